@@ -1,0 +1,257 @@
+//! The browser connection: launched or attached lazily on the first call that needs it, and
+//! relaunched when it died.
+
+mod cdp;
+mod page;
+mod settle;
+
+pub use cdp::{Cdp, CdpError, cdp};
+pub use page::{DialogInfo, McpPage, Navigated, Target};
+
+use chromiumoxide::{Browser, BrowserConfig};
+use futures::StreamExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How to get a browser: the reference's launch and connect flags.
+#[derive(Debug, Clone, Default)]
+pub struct BrowserOptions {
+    pub browser_url: Option<String>,
+    pub ws_endpoint: Option<String>,
+    pub executable_path: Option<PathBuf>,
+    pub headless: bool,
+    pub isolated: bool,
+    pub user_data_dir: Option<PathBuf>,
+    pub chrome_args: Vec<String>,
+    pub viewport: Option<(u32, u32)>,
+    pub proxy_server: Option<String>,
+    pub accept_insecure_certs: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    #[error(
+        "Could not find a Chrome or Chromium binary. Install Chromium (e.g. `apt-get install chromium`) or pass --executablePath."
+    )]
+    NoExecutable,
+    #[error("Failed to launch the browser ({executable}): {reason}")]
+    Launch { executable: String, reason: String },
+    #[error("Failed to connect to the browser at {url}: {reason}")]
+    Connect { url: String, reason: String },
+    #[error(
+        "The browser is already running for {0}. Use --isolated to run multiple browser instances."
+    )]
+    ProfileInUse(String),
+    #[error("Cannot create the browser profile directory {dir}: {reason}")]
+    Profile { dir: String, reason: String },
+}
+
+/// A live connection. Dropping it kills a browser we launched.
+pub struct BrowserConn {
+    pub browser: Browser,
+    alive: Arc<AtomicBool>,
+    launched: bool,
+    /// Deleted (with the profile) when the browser is closed: `--isolated`.
+    _temporary_profile: Option<tempfile::TempDir>,
+}
+
+impl BrowserConn {
+    pub async fn open(options: &BrowserOptions) -> Result<BrowserConn, BrowserError> {
+        if let Some(url) = options
+            .ws_endpoint
+            .as_ref()
+            .or(options.browser_url.as_ref())
+        {
+            return Self::connect(url).await;
+        }
+        Self::launch(options).await
+    }
+
+    async fn connect(url: &str) -> Result<BrowserConn, BrowserError> {
+        let (browser, handler) =
+            Browser::connect(url.to_string())
+                .await
+                .map_err(|error| BrowserError::Connect {
+                    url: url.to_string(),
+                    reason: error.to_string(),
+                })?;
+        Ok(Self::with_handler(browser, handler, false, None))
+    }
+
+    async fn launch(options: &BrowserOptions) -> Result<BrowserConn, BrowserError> {
+        let executable = options
+            .executable_path
+            .clone()
+            .or_else(find_chromium)
+            .ok_or(BrowserError::NoExecutable)?;
+        let (profile_dir, temporary) = match (&options.user_data_dir, options.isolated) {
+            (Some(dir), _) => (dir.clone(), None),
+            (None, true) => {
+                let temp = tempfile::Builder::new()
+                    .prefix("devtools-mcp-profile-")
+                    .tempdir()
+                    .map_err(|error| BrowserError::Profile {
+                        dir: std::env::temp_dir().display().to_string(),
+                        reason: error.to_string(),
+                    })?;
+                (temp.path().to_path_buf(), Some(temp))
+            }
+            (None, false) => (default_profile_dir(), None),
+        };
+        std::fs::create_dir_all(&profile_dir).map_err(|error| BrowserError::Profile {
+            dir: profile_dir.display().to_string(),
+            reason: error.to_string(),
+        })?;
+        if profile_dir.join("SingletonLock").exists() && temporary.is_none() {
+            return Err(BrowserError::ProfileInUse(
+                profile_dir.display().to_string(),
+            ));
+        }
+        let mut builder = BrowserConfig::builder()
+            .chrome_executable(&executable)
+            .user_data_dir(&profile_dir)
+            .viewport(None)
+            .launch_timeout(Duration::from_secs(30))
+            .request_timeout(Duration::from_secs(30))
+            // chromiumoxide writes each argument as `--<key>`.
+            .args(
+                launch_args(options)
+                    .iter()
+                    .map(|arg| arg.trim_start_matches("--").to_string()),
+            );
+        builder = if options.headless {
+            builder.new_headless_mode()
+        } else {
+            builder.with_head()
+        };
+        if let Some((width, height)) = options.viewport {
+            builder = builder.window_size(width, height);
+        }
+        if options.accept_insecure_certs {
+            builder = builder.arg("ignore-certificate-errors");
+        }
+        let config = builder.build().map_err(|reason| BrowserError::Launch {
+            executable: executable.display().to_string(),
+            reason,
+        })?;
+        let (browser, handler) =
+            Browser::launch(config)
+                .await
+                .map_err(|error| BrowserError::Launch {
+                    executable: executable.display().to_string(),
+                    reason: error.to_string(),
+                })?;
+        Ok(Self::with_handler(browser, handler, true, temporary))
+    }
+
+    fn with_handler(
+        browser: Browser,
+        mut handler: chromiumoxide::Handler,
+        launched: bool,
+        temporary_profile: Option<tempfile::TempDir>,
+    ) -> BrowserConn {
+        let alive = Arc::new(AtomicBool::new(true));
+        let flag = alive.clone();
+        tokio::spawn(async move {
+            while let Some(event) = handler.next().await {
+                if let Err(error) = event {
+                    tracing::debug!(%error, "browser connection event error");
+                    if matches!(
+                        error,
+                        chromiumoxide::error::CdpError::Ws(_)
+                            | chromiumoxide::error::CdpError::ChannelSendError(_)
+                    ) {
+                        break;
+                    }
+                }
+            }
+            flag.store(false, Ordering::SeqCst);
+            tracing::info!("browser connection closed");
+        });
+        BrowserConn {
+            browser,
+            alive,
+            launched,
+            _temporary_profile: temporary_profile,
+        }
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::SeqCst)
+    }
+
+    /// Closes a launched browser (waiting briefly, then killing it); detaches from a connected
+    /// one, which keeps running.
+    pub async fn shutdown(mut self, budget: Duration) {
+        if !self.launched {
+            return;
+        }
+        let graceful = async {
+            let _closed = self.browser.close().await;
+            let _exited = self.browser.wait().await;
+        };
+        if tokio::time::timeout(budget, graceful).await.is_err() {
+            let _killed = self.browser.kill().await;
+            let _exited = self.browser.wait().await;
+        }
+    }
+
+    /// The pid of a browser we launched.
+    pub fn pid(&mut self) -> Option<u32> {
+        self.browser
+            .get_mut_child()
+            .and_then(|child| child.inner.id())
+    }
+}
+
+/// Flags that keep Chromium from calling home (this network refuses it, and it stalls) plus the
+/// reference's fixed ones and the user's `--chromeArg`s.
+fn launch_args(options: &BrowserOptions) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-crash-restore-bubble",
+    ]
+    .map(String::from)
+    .to_vec();
+    if options.headless {
+        args.push("--screen-info={3840x2160}".into());
+    }
+    // Chromium refuses to start as root with its sandbox on; containers run as root.
+    if running_as_root() && !options.chrome_args.iter().any(|arg| arg == "--no-sandbox") {
+        args.push("--no-sandbox".into());
+    }
+    if let Some(proxy) = &options.proxy_server {
+        args.push(format!("--proxy-server={proxy}"));
+    }
+    args.extend(options.chrome_args.iter().cloned());
+    args
+}
+
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|metadata| metadata.uid() == 0)
+}
+
+fn find_chromium() -> Option<PathBuf> {
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+        "/usr/bin/google-chrome-stable",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|path| path.is_file())
+}
+
+fn default_profile_dir() -> PathBuf {
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("devtools-mcp")
+        .join("chrome-profile")
+}

@@ -1,0 +1,334 @@
+//! Command-line flags: the reference's names (camelCase or kebab-case, `--no-X` for false),
+//! plus ours (plugin folders, workspace roots, local telemetry).
+
+use clap::{ArgAction, Parser};
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// MCP server for driving Chromium, in which every tool is a sandboxed WebAssembly component.
+#[derive(Parser, Serialize, Debug, Clone, Default)]
+#[command(name = "devtools-mcp", version, about, args_override_self = true)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// Connect to a running, debuggable Chrome, e.g. http://127.0.0.1:9222.
+    #[arg(long, short = 'u', conflicts_with = "ws_endpoint")]
+    pub browser_url: Option<String>,
+    /// Connect to the browser's WebSocket endpoint (ws:// or wss://).
+    #[arg(long, short = 'w')]
+    pub ws_endpoint: Option<String>,
+    /// Run the launched browser headless.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub headless: Option<bool>,
+    /// Chrome or Chromium binary to launch.
+    #[arg(long, short = 'e', conflicts_with_all = ["browser_url", "ws_endpoint"])]
+    pub executable_path: Option<PathBuf>,
+    /// Use a temporary user-data-dir, deleted when the browser closes.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub isolated: Option<bool>,
+    /// Persistent browser profile directory.
+    #[arg(long, conflicts_with_all = ["browser_url", "ws_endpoint"])]
+    pub user_data_dir: Option<PathBuf>,
+    /// Chrome channel (accepted for compatibility; the browser is found by --executablePath).
+    #[arg(long)]
+    pub channel: Option<String>,
+    /// Initial viewport of the first page, WIDTHxHEIGHT.
+    #[arg(long, value_parser = parse_viewport)]
+    #[serde(serialize_with = "serialize_viewport")]
+    pub viewport: Option<(u32, u32)>,
+    /// Extra argument for the launched browser (repeatable).
+    #[arg(long, allow_hyphen_values = true)]
+    pub chrome_arg: Vec<String>,
+    /// Proxy server passed to the launched browser.
+    #[arg(long)]
+    pub proxy_server: Option<String>,
+    /// Ignore certificate errors in the launched browser.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub accept_insecure_certs: Option<bool>,
+
+    /// Only the three slim tools (screenshot, navigate, evaluate).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub slim: Option<bool>,
+    /// CLI semantics: disabled tools stay listed and answer with how to enable them.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub via_cli: Option<bool>,
+    /// Add a required `pageId` to page-scoped tools and route calls by it.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_page_id_routing: Option<bool>,
+    /// Add `structuredContent` to tool results.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_structured_content: Option<bool>,
+    /// Enable coordinate-based tools.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_vision: Option<bool>,
+    /// Enable the screencast tools.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_screencast: Option<bool>,
+    /// Enable interop tools such as get_tab_id.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, hide = true)]
+    pub experimental_interop_tools: Option<bool>,
+    /// Enable the heap-snapshot analysis tools.
+    #[arg(long, alias = "experimental-memory", num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub memory_debugging: Option<bool>,
+    /// Emulation tools (on by default).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub category_emulation: Option<bool>,
+    /// Performance tools (on by default).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub category_performance: Option<bool>,
+    /// Network tools (on by default).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub category_network: Option<bool>,
+    /// Extension tools (off by default).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub category_extensions: Option<bool>,
+    /// Third-party developer tools exposed by pages (off by default).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub category_experimental_third_party: Option<bool>,
+    /// WebMCP tools (off by default).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub category_experimental_webmcp: Option<bool>,
+    /// Progressive Web App tools (off by default).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub category_pwa: Option<bool>,
+
+    /// A directory file parameters may point into (repeatable). The server's temp dir and the
+    /// client's MCP roots are always allowed too.
+    #[arg(long)]
+    pub workspace: Vec<PathBuf>,
+    /// Load every tool component in this folder too (repeatable).
+    #[arg(long)]
+    pub plugin_dir: Vec<PathBuf>,
+    /// Folder of the built-in tools (default: `plugins/` next to the binary).
+    #[arg(long)]
+    pub builtin_plugins: Option<PathBuf>,
+    /// Where compiled tool code is cached (default: the user's cache dir).
+    #[arg(long)]
+    pub cache_dir: Option<PathBuf>,
+    /// Append one local JSON line per tool call (tool, success, latency bucket, sanitized
+    /// parameters) to this file. Nothing is ever sent anywhere.
+    #[arg(long)]
+    pub telemetry_file: Option<PathBuf>,
+    /// Accepted for compatibility; this server never sends usage statistics.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, hide = true)]
+    pub usage_statistics: Option<bool>,
+    /// Write the server's log to this file instead of stderr.
+    #[arg(long)]
+    pub log_file: Option<PathBuf>,
+}
+
+impl Args {
+    /// Parses the process arguments, accepting the reference's spellings.
+    pub fn parse_compatible() -> Args {
+        let mut args = Args::parse_from(normalize(std::env::args()));
+        args.apply_cli_defaults();
+        args
+    }
+
+    /// Parses an explicit argument list (tests, the one-shot CLI).
+    pub fn try_parse_compatible<I: IntoIterator<Item = String>>(
+        argv: I,
+    ) -> Result<Args, clap::Error> {
+        let mut args = Args::try_parse_from(normalize(argv))?;
+        args.apply_cli_defaults();
+        Ok(args)
+    }
+
+    /// With `--viaCli` the reference turns on headless, memory debugging, extensions and
+    /// structured content unless they were given.
+    fn apply_cli_defaults(&mut self) {
+        if self.via_cli == Some(true) {
+            let connecting = self.browser_url.is_some() || self.ws_endpoint.is_some();
+            if !connecting {
+                self.headless.get_or_insert(true);
+            }
+            self.memory_debugging.get_or_insert(true);
+            self.category_extensions.get_or_insert(true);
+            self.experimental_structured_content.get_or_insert(true);
+        }
+    }
+
+    /// The flags as the JSON object tool definitions are computed from.
+    pub fn flags_json(&self) -> serde_json::Map<String, serde_json::Value> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(map)) => map
+                .into_iter()
+                .filter(|(_, value)| !value.is_null())
+                .collect(),
+            _ => serde_json::Map::new(),
+        }
+    }
+
+    pub fn enabled(value: Option<bool>) -> bool {
+        value == Some(true)
+    }
+}
+
+/// Rewrites `--fooBar` to `--foo-bar` and `--no-foo-bar` to `--foo-bar=false`, so one clap
+/// definition accepts every spelling the reference's yargs accepts.
+fn normalize<I: IntoIterator<Item = String>>(argv: I) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut after_double_dash = false;
+    for (index, arg) in argv.into_iter().enumerate() {
+        // The value of `--chrome-arg` is a browser flag: pass it through untouched.
+        let is_chrome_arg_value = out
+            .last()
+            .is_some_and(|previous: &String| previous == "--chrome-arg");
+        if index == 0
+            || after_double_dash
+            || is_chrome_arg_value
+            || !arg.starts_with("--")
+            || arg == "--"
+        {
+            after_double_dash |= arg == "--";
+            out.push(arg);
+            continue;
+        }
+        let (name, value) = match arg[2..].split_once('=') {
+            Some((name, value)) => (name.to_string(), Some(value.to_string())),
+            None => (arg[2..].to_string(), None),
+        };
+        let kebab = to_kebab(&name);
+        match (kebab.strip_prefix("no-"), value) {
+            (Some(positive), None) => {
+                out.push(format!("--{positive}=false"));
+            }
+            (_, Some(value)) => out.push(format!("--{kebab}={value}")),
+            (_, None) => out.push(format!("--{kebab}")),
+        }
+    }
+    out
+}
+
+fn to_kebab(name: &str) -> String {
+    let mut kebab = String::with_capacity(name.len() + 4);
+    for character in name.chars() {
+        if character.is_ascii_uppercase() {
+            kebab.push('-');
+            kebab.push(character.to_ascii_lowercase());
+        } else {
+            kebab.push(character);
+        }
+    }
+    kebab
+}
+
+fn parse_viewport(value: &str) -> Result<(u32, u32), String> {
+    let invalid = || format!("Invalid viewport \"{value}\": expected WIDTHxHEIGHT, e.g. 1280x720.");
+    let (width, height) = value.split_once('x').ok_or_else(invalid)?;
+    let width: u32 = width.trim().parse().map_err(|_| invalid())?;
+    let height: u32 = height.trim().parse().map_err(|_| invalid())?;
+    if width == 0 || height == 0 {
+        return Err(invalid());
+    }
+    Ok((width, height))
+}
+
+fn serialize_viewport<S: serde::Serializer>(
+    viewport: &Option<(u32, u32)>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match viewport {
+        Some((width, height)) => serializer.serialize_str(&format!("{width}x{height}")),
+        None => serializer.serialize_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Args {
+        let argv = std::iter::once("devtools-mcp")
+            .chain(args.iter().copied())
+            .map(String::from);
+        match Args::try_parse_compatible(argv) {
+            Ok(args) => args,
+            Err(error) => panic!("parse failed: {error}"),
+        }
+    }
+
+    #[test]
+    fn accepts_camel_and_kebab_case() {
+        let args = parse(&[
+            "--executablePath",
+            "/usr/bin/chromium",
+            "--user-data-dir=/tmp/p",
+        ]);
+        assert_eq!(
+            args.executable_path,
+            Some(PathBuf::from("/usr/bin/chromium"))
+        );
+        assert_eq!(args.user_data_dir, Some(PathBuf::from("/tmp/p")));
+    }
+
+    #[test]
+    fn booleans_take_no_prefix_and_explicit_values() {
+        let args = parse(&[
+            "--no-category-network",
+            "--categoryEmulation=false",
+            "--headless",
+        ]);
+        assert_eq!(args.category_network, Some(false));
+        assert_eq!(args.category_emulation, Some(false));
+        assert_eq!(args.headless, Some(true));
+        let args = parse(&["--categoryExtensions=true", "--no-usage-statistics"]);
+        assert_eq!(args.category_extensions, Some(true));
+        assert_eq!(args.usage_statistics, Some(false));
+    }
+
+    #[test]
+    fn chrome_args_keep_their_dashes() {
+        let args = parse(&["--chromeArg=--no-sandbox", "--chrome-arg", "--no-zygote"]);
+        assert_eq!(args.chrome_arg, vec!["--no-sandbox", "--no-zygote"]);
+    }
+
+    #[test]
+    fn via_cli_changes_defaults() {
+        let args = parse(&["--viaCli"]);
+        assert_eq!(args.headless, Some(true));
+        assert_eq!(args.category_extensions, Some(true));
+        assert_eq!(args.memory_debugging, Some(true));
+        let args = parse(&["--viaCli", "--browserUrl", "http://127.0.0.1:9222"]);
+        assert_eq!(args.headless, None);
+    }
+
+    #[test]
+    fn viewport_is_validated() {
+        assert_eq!(
+            parse(&["--viewport", "1280x720"]).viewport,
+            Some((1280, 720))
+        );
+        let error =
+            Args::try_parse_compatible(["devtools-mcp", "--viewport", "wide"].map(String::from));
+        assert!(error.is_err_and(|e| e.to_string().contains("expected WIDTHxHEIGHT")));
+    }
+
+    #[test]
+    fn flags_json_is_camel_case_without_unset_flags() {
+        let flags = parse(&["--categoryExtensions", "--experimentalPageIdRouting"]).flags_json();
+        assert_eq!(
+            flags.get("categoryExtensions"),
+            Some(&serde_json::Value::Bool(true))
+        );
+        assert_eq!(
+            flags.get("experimentalPageIdRouting"),
+            Some(&serde_json::Value::Bool(true))
+        );
+        assert!(!flags.contains_key("headless"));
+    }
+
+    #[test]
+    fn conflicting_connection_flags_are_refused() {
+        let result = Args::try_parse_compatible(
+            [
+                "devtools-mcp",
+                "--browserUrl",
+                "http://127.0.0.1:1",
+                "--wsEndpoint",
+                "ws://127.0.0.1:1",
+            ]
+            .map(String::from),
+        );
+        assert!(result.is_err());
+    }
+}

@@ -1,0 +1,188 @@
+//! devtools-mcp: an MCP server for driving Chromium in which every tool is a sandboxed
+//! WebAssembly component. `main` parses flags, loads the tools, serves MCP over stdio, and
+//! closes the browser on the way out.
+
+mod browser;
+mod cli;
+mod mcp;
+mod pipeline;
+mod plugin;
+mod response;
+mod sandbox;
+mod session;
+mod snapshot;
+mod telemetry;
+
+use crate::browser::BrowserOptions;
+use crate::cli::Args;
+use crate::pipeline::{Pipeline, ToolSet};
+use crate::plugin::{Loader, Runtime};
+use crate::sandbox::Sandbox;
+use crate::session::Session;
+use rmcp::ServiceExt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The three tools of `--slim`.
+const SLIM_TOOLS: [&str; 3] = ["evaluate", "navigate", "screenshot"];
+/// Time given to the browser to close on shutdown (the whole exit must take under 1 s).
+const BROWSER_CLOSE_BUDGET: Duration = Duration::from_millis(700);
+
+fn main() -> ExitCode {
+    let args = Args::parse_compatible();
+    init_logging(&args);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("devtools-mcp: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = match runtime.block_on(run(args)) {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("devtools-mcp: {error}");
+            1
+        }
+    };
+    // stdin's reader thread may still be blocked in read(2); do not wait for it.
+    std::process::exit(code);
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let pipeline = Arc::new(build_pipeline(&args).await?);
+    let session = Session::new(browser_options(&args), sandbox(&args)?);
+    let server = mcp::McpServer::new(pipeline, session.clone());
+    let service = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|error| format!("MCP initialization failed: {error}"))?;
+    let cancel = service.cancellation_token();
+    tokio::select! {
+        _ = service.waiting() => {}
+        _ = shutdown_signal() => cancel.cancel(),
+    }
+    session.shutdown(BROWSER_CLOSE_BUDGET).await;
+    Ok(())
+}
+
+/// Loads every tool component and decides, once, what each call will go through.
+async fn build_pipeline(args: &Args) -> Result<Pipeline, String> {
+    let flags = args.flags_json();
+    let flags_json = serde_json::Value::Object(flags.clone()).to_string();
+    let runtime = Runtime::new().map_err(|error| format!("cannot start wasmtime: {error}"))?;
+    let loader = Loader::new(runtime.clone(), Some(cache_dir(args)));
+    let mut dirs = vec![builtin_plugins_dir(args)?];
+    dirs.extend(args.plugin_dir.iter().cloned());
+    let mut tools = loader
+        .load_dirs(&dirs, &flags_json)
+        .await
+        .map_err(|error| error.to_string())?;
+    let slim = Args::enabled(args.slim);
+    if slim {
+        tools.retain(|tool| SLIM_TOOLS.contains(&tool.definition.name.as_str()));
+    }
+    let page_id_routing = Args::enabled(args.experimental_page_id_routing) && !slim;
+    let tools = ToolSet::new(tools, &flags, page_id_routing)?;
+    let telemetry = match &args.telemetry_file {
+        Some(path) => Some(telemetry::TelemetrySink::open(path).map_err(|error| {
+            format!("cannot open the telemetry file {}: {error}", path.display())
+        })?),
+        None => None,
+    };
+    Ok(Pipeline {
+        tools: Arc::new(tools),
+        runtime,
+        via_cli: Args::enabled(args.via_cli),
+        structured_content: Args::enabled(args.experimental_structured_content),
+        telemetry,
+    })
+}
+
+fn browser_options(args: &Args) -> BrowserOptions {
+    BrowserOptions {
+        browser_url: args.browser_url.clone(),
+        ws_endpoint: args.ws_endpoint.clone(),
+        executable_path: args.executable_path.clone(),
+        headless: Args::enabled(args.headless),
+        isolated: Args::enabled(args.isolated),
+        user_data_dir: args.user_data_dir.clone(),
+        chrome_args: args.chrome_arg.clone(),
+        viewport: args.viewport,
+        proxy_server: args.proxy_server.clone(),
+        accept_insecure_certs: Args::enabled(args.accept_insecure_certs),
+    }
+}
+
+/// `--workspace` roots first (relative paths resolve against the first), then the temp dir.
+fn sandbox(args: &Args) -> Result<Sandbox, String> {
+    let mut roots = args.workspace.clone();
+    roots.push(std::env::temp_dir());
+    Sandbox::new(roots).map_err(|error| format!("invalid --workspace: {error}"))
+}
+
+fn builtin_plugins_dir(args: &Args) -> Result<PathBuf, String> {
+    if let Some(dir) = &args.builtin_plugins {
+        return Ok(dir.clone());
+    }
+    let exe =
+        std::env::current_exe().map_err(|error| format!("cannot locate the binary: {error}"))?;
+    let beside = exe.parent().map(|dir| dir.join("plugins"));
+    match beside {
+        Some(dir) if dir.is_dir() => Ok(dir),
+        _ => Err(format!(
+            "no built-in tools found next to {} (expected a plugins/ folder; `cargo build -p devtools-mcp` builds it). Pass --builtin-plugins DIR to point elsewhere.",
+            exe.display()
+        )),
+    }
+}
+
+fn cache_dir(args: &Args) -> PathBuf {
+    args.cache_dir.clone().unwrap_or_else(|| {
+        dirs::cache_dir()
+            .unwrap_or_else(std::env::temp_dir)
+            .join("devtools-mcp")
+            .join("compiled")
+    })
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut terminate), Ok(mut interrupt), Ok(mut hangup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = interrupt.recv() => {}
+        _ = hangup.recv() => {}
+    }
+}
+
+fn init_logging(args: &Args) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,chromiumoxide=off"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false);
+    let file = args.log_file.as_ref().and_then(|path| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .ok()
+    });
+    match file {
+        Some(file) => builder.with_writer(std::sync::Mutex::new(file)).init(),
+        None => builder.with_writer(std::io::stderr).init(),
+    }
+}

@@ -1,0 +1,154 @@
+//! The MCP face of the server, written by hand over rmcp: tools come from the loaded plugins,
+//! calls go through the pipeline, and the client's roots widen the file sandbox.
+
+use crate::pipeline::{CallError, Pipeline};
+use crate::session::Session;
+use futures::FutureExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use std::sync::Arc;
+
+/// One MCP connection's view: the shared pipeline and the session it acts in.
+#[derive(Clone)]
+pub struct McpServer {
+    pipeline: Arc<Pipeline>,
+    session: Session,
+}
+
+impl McpServer {
+    pub fn new(pipeline: Arc<Pipeline>, session: Session) -> McpServer {
+        McpServer { pipeline, session }
+    }
+
+    /// Adds the client's `file://` roots to the sandbox. Roots are deprecated by SEP-2577 but
+    /// are what today's clients send, and the reference honours them.
+    #[allow(deprecated)]
+    async fn refresh_roots(&self, peer: &rmcp::service::Peer<RoleServer>) {
+        let supports_roots = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.roots.is_some());
+        if !supports_roots {
+            return;
+        }
+        let listed =
+            tokio::time::timeout(std::time::Duration::from_secs(5), peer.list_roots()).await;
+        let roots = match listed {
+            Ok(Ok(result)) => result.roots,
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "the client did not list its roots");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!("the client did not answer roots/list within 5 s");
+                return;
+            }
+        };
+        let mut state = self.session.lock().await;
+        for root in roots {
+            let Some(path) = root.uri.strip_prefix("file://") else {
+                continue;
+            };
+            let path = percent_decode(path);
+            if let Err(error) = state.sandbox.add_root(std::path::Path::new(&path)) {
+                tracing::warn!(root = %root.uri, %error, "ignoring a client root");
+            }
+        }
+    }
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%'
+            && let Some(hex) = text.get(index + 1..index + 3)
+            && let Ok(byte) = u8::from_str_radix(hex, 16)
+        {
+            decoded.push(byte);
+            index += 3;
+            continue;
+        }
+        decoded.push(bytes[index]);
+        index += 1;
+    }
+    String::from_utf8_lossy(&decoded).into_owned()
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut implementation = Implementation::new("devtools_mcp", env!("CARGO_PKG_VERSION"));
+        implementation.title =
+            Some("devtools-mcp: Chrome DevTools tools as WebAssembly components".into());
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(implementation)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mut result = ListToolsResult::default();
+        result.tools = self.pipeline.tools.listings(self.pipeline.via_cli);
+        Ok(result)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.pipeline
+            .tools
+            .get(name)
+            .filter(|tool| tool.listed(self.pipeline.via_cli))
+            .map(|tool| tool.listing.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // A bug in the host must cost one call, not the connection: a panic becomes an error.
+        let call = std::panic::AssertUnwindSafe(self.pipeline.call(
+            &self.session,
+            &request.name,
+            request.arguments,
+        ))
+        .catch_unwind();
+        // A cancelled call drops the pipeline future, and with it the session lock.
+        tokio::select! {
+            result = call => match result {
+                Ok(Ok(result)) => Ok(result.into()),
+                Ok(Err(error @ CallError::UnknownTool(_))) => Err(ErrorData::invalid_params(error.to_string(), None)),
+                Err(_) => Err(ErrorData::internal_error(
+                    format!("devtools-mcp failed while running {}; the server keeps serving. Please report this.", request.name),
+                    None,
+                )),
+            },
+            _ = context.ct.cancelled() => Err(ErrorData::internal_error("The call was cancelled.", None)),
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let server = self.clone();
+        tokio::spawn(async move { server.refresh_roots(&context.peer).await });
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.refresh_roots(&context.peer).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_decode;
+
+    #[test]
+    fn root_uris_are_percent_decoded() {
+        assert_eq!(percent_decode("/tmp/my%20dir"), "/tmp/my dir");
+        assert_eq!(percent_decode("/tmp/100%"), "/tmp/100%");
+    }
+}

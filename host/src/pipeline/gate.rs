@@ -1,0 +1,145 @@
+//! Gating: which tools the server's flags enable, and the reference's message for a disabled
+//! tool called with CLI semantics.
+
+use crate::plugin::{Category, ToolDefinition};
+use serde_json::{Map, Value};
+
+/// The reference's name, label and default of each category.
+pub fn category_info(category: Category) -> (&'static str, &'static str, bool) {
+    match category {
+        Category::Input => ("input", "Input automation", false),
+        Category::Navigation => ("navigation", "Navigation automation", false),
+        Category::Emulation => ("emulation", "Emulation", false),
+        Category::Performance => ("performance", "Performance", false),
+        Category::Network => ("network", "Network", false),
+        Category::Debugging => ("debugging", "Debugging", false),
+        Category::Extensions => ("extensions", "Extensions", true),
+        Category::ExperimentalThirdParty => ("experimentalThirdParty", "Third-party", true),
+        Category::Memory => ("memory", "Memory", false),
+        Category::ExperimentalWebmcp => ("experimentalWebmcp", "WebMCP", true),
+        Category::Pwa => ("pwa", "Progressive Web Apps", true),
+    }
+}
+
+/// `experimentalWebmcp` -> `categoryExperimentalWebmcp`.
+pub fn category_flag(category: Category) -> String {
+    let (name, _, _) = category_info(category);
+    let mut characters = name.chars();
+    match characters.next() {
+        Some(first) => format!(
+            "category{}{}",
+            first.to_ascii_uppercase(),
+            characters.as_str()
+        ),
+        None => "category".into(),
+    }
+}
+
+fn truthy(value: Option<&Value>) -> bool {
+    match value {
+        Some(Value::Bool(value)) => *value,
+        Some(Value::String(value)) => !value.is_empty(),
+        Some(Value::Number(value)) => value.as_f64().is_some_and(|n| n != 0.0),
+        Some(Value::Array(values)) => !values.is_empty(),
+        Some(Value::Object(_)) => true,
+        Some(Value::Null) | None => false,
+    }
+}
+
+/// `None` when the tool is enabled; otherwise the message a CLI caller gets.
+pub fn disabled_message(definition: &ToolDefinition, flags: &Map<String, Value>) -> Option<String> {
+    let category = definition.annotations.category;
+    let (_, label, off_by_default) = category_info(category);
+    let flag = category_flag(category);
+    let value = flags.get(&flag);
+    let category_disabled = if off_by_default {
+        !truthy(value)
+    } else {
+        value == Some(&Value::Bool(false))
+    };
+    let (reason, flag) = if category_disabled {
+        (format!("is in category {label} which"), flag)
+    } else {
+        let condition = definition
+            .annotations
+            .conditions
+            .iter()
+            .find(|condition| !truthy(flags.get(condition.as_str())))?;
+        (
+            format!("requires experimental feature --{condition} and"),
+            condition.clone(),
+        )
+    };
+    Some(format!(
+        "Tool {} {reason} is currently disabled. Enable it by running devtools-mcp --{flag}=true. For more information check the README.",
+        definition.name
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::bindings_for_tests::definition;
+    use serde_json::json;
+
+    fn flags(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn flag_names_follow_the_reference() {
+        assert_eq!(
+            category_flag(Category::ExperimentalWebmcp),
+            "categoryExperimentalWebmcp"
+        );
+        assert_eq!(category_flag(Category::Network), "categoryNetwork");
+    }
+
+    #[test]
+    fn on_by_default_categories_are_disabled_only_by_false() {
+        let tool = definition("list_network_requests", Category::Network, &[]);
+        assert_eq!(disabled_message(&tool, &flags(json!({}))), None);
+        assert_eq!(
+            disabled_message(&tool, &flags(json!({"categoryNetwork": true}))),
+            None
+        );
+        assert_eq!(
+            disabled_message(&tool, &flags(json!({"categoryNetwork": false}))).as_deref(),
+            Some(
+                "Tool list_network_requests is in category Network which is currently disabled. Enable it by running devtools-mcp --categoryNetwork=true. For more information check the README."
+            )
+        );
+    }
+
+    #[test]
+    fn off_by_default_categories_need_their_flag() {
+        let tool = definition("install_extension", Category::Extensions, &[]);
+        assert!(disabled_message(&tool, &flags(json!({}))).is_some());
+        assert_eq!(
+            disabled_message(&tool, &flags(json!({"categoryExtensions": true}))),
+            None
+        );
+    }
+
+    #[test]
+    fn conditions_name_the_experimental_flag() {
+        let tool = definition("click_at", Category::Input, &["experimentalVision"]);
+        assert_eq!(
+            disabled_message(&tool, &flags(json!({}))).as_deref(),
+            Some(
+                "Tool click_at requires experimental feature --experimentalVision and is currently disabled. Enable it by running devtools-mcp --experimentalVision=true. For more information check the README."
+            )
+        );
+        assert_eq!(
+            disabled_message(&tool, &flags(json!({"experimentalVision": true}))),
+            None
+        );
+    }
+
+    #[test]
+    fn input_cannot_be_disabled_by_an_undeclared_flag() {
+        // The reference declares no --categoryInput; our flags never carry it either.
+        let tool = definition("click", Category::Input, &[]);
+        assert_eq!(disabled_message(&tool, &flags(json!({}))), None);
+    }
+}

@@ -1,0 +1,527 @@
+//! File-parameter sandbox.
+//!
+//! Tools declare which parameters are file paths; before a handler runs, the host passes each
+//! value through [`Sandbox::resolve`], which canonicalizes it inside the allowed roots and
+//! rewrites it (mirrors `validatePath` / `validateAndResolvePathOrUrl` of chrome-devtools-mcp).
+//! Only the host writes files, and only through [`Sandbox::write`], which goes through a
+//! `cap_std::fs::Dir` per root so a symlink swapped in after validation cannot lead outside.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Component, Path, PathBuf};
+
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::fs::{Dir, OpenOptions};
+
+/// Why a path parameter or a write was refused. The texts match the reference server.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "Access denied: path {path} (canonical: {canonical}) is not within any of the configured workspace roots."
+    )]
+    AccessDenied { path: String, canonical: String },
+    #[error("Access denied: Cannot resolve base path for {path}.")]
+    CannotResolve { path: String },
+    /// Display is the reference's `Could not write ${filepath}`; the cause stays in `source`.
+    #[error("Could not write {}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// One allowed root: its canonical path (for checks) and an open handle (for writes).
+struct Root {
+    path: PathBuf,
+    dir: Dir,
+}
+
+/// The allowed roots. The first root is the base that relative paths resolve against.
+pub struct Sandbox {
+    roots: Vec<Root>,
+}
+
+impl Sandbox {
+    /// Opens every root. A root that cannot be opened is an error naming it, never skipped,
+    /// so a mistyped `--workspace` is noticed instead of silently shrinking the sandbox.
+    pub fn new(roots: impl IntoIterator<Item = PathBuf>) -> io::Result<Sandbox> {
+        let mut sandbox = Sandbox { roots: Vec::new() };
+        for root in roots {
+            sandbox.add_root(&root)?;
+        }
+        Ok(sandbox)
+    }
+
+    /// Adds a root (e.g. MCP client roots arriving after start-up); a duplicate is ignored.
+    pub fn add_root(&mut self, root: &Path) -> io::Result<()> {
+        let named =
+            |e: io::Error| io::Error::new(e.kind(), format!("root {}: {e}", root.display()));
+        let path = fs::canonicalize(root).map_err(named)?;
+        if self.roots.iter().any(|r| r.path == path) {
+            return Ok(());
+        }
+        // The only use of ambient authority: everything after goes through this handle.
+        let dir = Dir::open_ambient_dir(&path, cap_std::ambient_authority()).map_err(named)?;
+        self.roots.push(Root { path, dir });
+        Ok(())
+    }
+
+    /// The canonical roots, in the order they were added.
+    pub fn roots(&self) -> Vec<&Path> {
+        self.roots.iter().map(|r| r.path.as_path()).collect()
+    }
+
+    /// Validate a path parameter value; returns the rewritten value (canonical absolute path, or
+    /// the URL untouched). A `file:` URL is checked as a path and comes back as the `file:` URL
+    /// of the canonical path, as in the reference, so URL parameters stay URLs.
+    pub fn resolve(&self, value: &str) -> Result<String, SandboxError> {
+        match url_scheme(value).map(|s| s.to_ascii_lowercase()).as_deref() {
+            Some("http" | "https" | "ws" | "wss") => Ok(value.to_owned()),
+            Some("file") => {
+                let path = file_url_to_path(value).ok_or_else(|| SandboxError::CannotResolve {
+                    path: value.to_owned(),
+                })?;
+                let canonical = self.check(&path)?;
+                Ok(path_to_file_url(&canonical))
+            }
+            // Other "scheme:rest" strings are plain (relative) file names, as in the reference.
+            _ => self.check(value),
+        }
+    }
+
+    /// Canonicalizes `path` (relative to the first root) and checks that it lies in a root.
+    fn check(&self, path: &str) -> Result<String, SandboxError> {
+        let cannot = || SandboxError::CannotResolve {
+            path: path.to_owned(),
+        };
+        let base = self.roots.first().ok_or_else(cannot)?;
+        let canonical = canonicalize_lenient(&base.path.join(path)).map_err(|_| cannot())?;
+        if !self.roots.iter().any(|r| canonical.starts_with(&r.path)) {
+            return Err(SandboxError::AccessDenied {
+                path: path.to_owned(),
+                canonical: canonical.display().to_string(),
+            });
+        }
+        // A value that is not UTF-8 cannot be handed back in a JSON string unchanged.
+        canonical.to_str().map(str::to_owned).ok_or_else(cannot)
+    }
+
+    /// Write bytes to an already-resolved path, through the root Dir that contains it.
+    ///
+    /// Missing parent directories are created inside the root; a new file gets mode 0o600; the
+    /// final component is opened without following symlinks (the reference's `O_NOFOLLOW`), and
+    /// cap-std refuses any intermediate symlink that leads out of the root.
+    pub fn write(&self, resolved: &Path, bytes: &[u8]) -> Result<(), SandboxError> {
+        let io_err = |source| SandboxError::Io {
+            path: resolved.to_path_buf(),
+            source,
+        };
+        let denied = || SandboxError::AccessDenied {
+            path: resolved.display().to_string(),
+            canonical: resolved.display().to_string(),
+        };
+        // The deepest containing root gives the shortest path to walk.
+        let (root, rel) = self
+            .roots
+            .iter()
+            .filter_map(|r| resolved.strip_prefix(&r.path).ok().map(|rel| (r, rel)))
+            .max_by_key(|(r, _)| r.path.components().count())
+            .ok_or_else(denied)?;
+        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            return Err(denied());
+        }
+        if rel.as_os_str().is_empty() {
+            return Err(io_err(io::Error::from(io::ErrorKind::IsADirectory)));
+        }
+        if let Some(parent) = rel.parent()
+            && !parent.as_os_str().is_empty()
+        {
+            root.dir.create_dir_all(parent).map_err(io_err)?;
+        }
+        let mut options = OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        options.follow(FollowSymlinks::No);
+        #[cfg(unix)]
+        cap_std::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = root.dir.open_with(rel, &options).map_err(io_err)?;
+        file.write_all(bytes).map_err(io_err)
+    }
+}
+
+/// Replaces the extension of `path` (as Node's `path.extname` sees it) with `extension`
+/// (`".json"`), like the reference's `ensureExtension`. The new final component was not what
+/// was validated: hand the result to [`Sandbox::write`] (which never follows a final symlink)
+/// or resolve it again.
+pub fn ensure_extension(path: &str, extension: &str) -> String {
+    let name_start = path.rfind('/').map_or(0, |i| i + 1);
+    let name = &path[name_start..];
+    let current = match name.rfind('.') {
+        Some(i) if i > 0 && name != ".." => &name[i..],
+        _ => "",
+    };
+    format!("{}{extension}", &path[..path.len() - current.len()])
+}
+
+/// Canonicalizes an absolute path whose tail may not exist yet: existing components are resolved
+/// (symlinks followed) one at a time, missing ones are appended. A `..` pops a missing component
+/// or goes to the physical parent of the canonical prefix, so it can never hide an escape.
+/// A dangling symlink is an error: where it points is unknown, and a later writer might follow it.
+fn canonicalize_lenient(path: &Path) -> io::Result<PathBuf> {
+    let mut components = path.components().peekable();
+    let mut anchor = PathBuf::new();
+    while let Some(c @ (Component::Prefix(_) | Component::RootDir)) = components.peek().copied() {
+        anchor.push(c);
+        components.next();
+    }
+    let mut current = fs::canonicalize(&anchor)?;
+    let mut missing: Vec<OsString> = Vec::new();
+    for component in components {
+        match component {
+            Component::Normal(name) if missing.is_empty() => {
+                let next = current.join(name);
+                match fs::symlink_metadata(&next) {
+                    Ok(_) => current = fs::canonicalize(&next)?,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => missing.push(name.to_owned()),
+                    Err(e) => return Err(e),
+                }
+            }
+            Component::Normal(name) => missing.push(name.to_owned()),
+            Component::ParentDir => {
+                if missing.pop().is_none() {
+                    current.pop();
+                }
+            }
+            Component::CurDir | Component::Prefix(_) | Component::RootDir => {}
+        }
+    }
+    current.extend(missing);
+    Ok(current)
+}
+
+/// The scheme of an absolute URL (`scheme:`), as a WHATWG parser would accept it.
+fn url_scheme(value: &str) -> Option<&str> {
+    let value = value.trim_start_matches(|c: char| c <= ' ');
+    let (scheme, _) = value.split_once(':')?;
+    let mut chars = scheme.chars();
+    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    valid.then_some(scheme)
+}
+
+/// Node's `fileURLToPath` for POSIX: host empty or `localhost`, no encoded `/`, percent-decoded.
+fn file_url_to_path(url: &str) -> Option<String> {
+    let url = url
+        .trim_start_matches(|c: char| c <= ' ')
+        .replace('\\', "/");
+    let rest = url.get(5..)?; // after "file:", checked by the caller
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let path = match rest.strip_prefix("//") {
+        Some(authority_and_path) => {
+            let (host, path) = match authority_and_path.find('/') {
+                Some(i) => authority_and_path.split_at(i),
+                None => (authority_and_path, "/"),
+            };
+            (host.is_empty() || host.eq_ignore_ascii_case("localhost")).then_some(path)?
+        }
+        None => rest,
+    };
+    if path.to_ascii_lowercase().contains("%2f") {
+        return None;
+    }
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len() + 1);
+    if !path.starts_with('/') {
+        decoded.push(b'/');
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match hex
+            .filter(|_| bytes[i] == b'%')
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            Some(byte) => {
+                decoded.push(byte);
+                i += 3;
+            }
+            None => {
+                decoded.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(decoded).ok()
+}
+
+/// Node's `pathToFileURL(path).href`: percent-encodes what the URL path set requires.
+fn path_to_file_url(path: &str) -> String {
+    let mut url = String::from("file://");
+    for &byte in path.as_bytes() {
+        let keep = byte.is_ascii_graphic() && !b"\"#%<>?\\^`{}".contains(&byte);
+        if keep {
+            url.push(char::from(byte));
+        } else {
+            url.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    /// `<tmp>/a/root` (the sandbox), `<tmp>/a/root-evil`, `<tmp>/outside/secret.txt`.
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        tmp: PathBuf,
+        root: PathBuf,
+        outside: PathBuf,
+        sandbox: Sandbox,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tmp = fs::canonicalize(dir.path()).expect("canonical tempdir");
+        let root = tmp.join("a/root");
+        let outside = tmp.join("outside");
+        for d in [root.join("sub"), tmp.join("a/root-evil"), outside.clone()] {
+            fs::create_dir_all(d).expect("mkdir");
+        }
+        fs::write(outside.join("secret.txt"), "secret").expect("write secret");
+        fs::write(root.join("file.txt"), "in").expect("write file");
+        fs::write(root.join("my file.txt"), "in").expect("write file");
+        fs::write(tmp.join("a/root-evil/x.txt"), "evil").expect("write evil");
+        symlink(outside.join("secret.txt"), root.join("link-file")).expect("symlink");
+        symlink(&outside, root.join("link-dir")).expect("symlink");
+        symlink(root.join("file.txt"), root.join("link-inside")).expect("symlink");
+        symlink(outside.join("nope.txt"), root.join("dangling")).expect("symlink");
+        symlink(&root, tmp.join("alias")).expect("symlink");
+        let sandbox = Sandbox::new([root.clone()]).expect("sandbox");
+        Fixture {
+            _tmp: dir,
+            tmp,
+            root,
+            outside,
+            sandbox,
+        }
+    }
+
+    fn denied(path: &str, canonical: &Path) -> Result<String, String> {
+        Err(format!(
+            "Access denied: path {path} (canonical: {}) is not within any of the configured workspace roots.",
+            canonical.display()
+        ))
+    }
+
+    fn cannot(path: &str) -> Result<String, String> {
+        Err(format!(
+            "Access denied: Cannot resolve base path for {path}."
+        ))
+    }
+
+    /// What `resolve` must answer; paths are relative to the fixture's temp dir.
+    enum Expect {
+        Ok(&'static str),
+        Url(&'static str),
+        Raw,
+        Deny(&'static str),
+        Cannot,
+    }
+
+    #[test]
+    fn attack_table() {
+        use Expect::*;
+        let f = fixture();
+        let abs = |rel: &str| f.tmp.join(rel).display().to_string();
+        let url = |rel: &str| format!("file://{}", abs(rel));
+        #[rustfmt::skip]
+        let cases: Vec<(&str, String, Expect)> = vec![
+            // Climbing out with `..` from the base directory.
+            ("dotdot", "../../outside".into(), Deny("outside")),
+            // An absolute path outside every root.
+            ("absolute out", abs("outside/secret.txt"), Deny("outside/secret.txt")),
+            // A symlink inside the root pointing at a file outside.
+            ("symlink file", "link-file".into(), Deny("outside/secret.txt")),
+            // A symlink inside the root pointing at a directory outside.
+            ("symlink dir", "link-dir/secret.txt".into(), Deny("outside/secret.txt")),
+            // A new file below a symlinked directory would land outside.
+            ("symlink dir new", "link-dir/new.txt".into(), Deny("outside/new.txt")),
+            // A final-component symlink pointing inside is followed and rewritten.
+            ("final symlink", "link-inside".into(), Ok("a/root/file.txt")),
+            // A dangling final symlink might be followed later by someone else: refused.
+            ("dangling", "dangling".into(), Cannot),
+            // A not-yet-existing nested relative path is accepted.
+            ("new nested", "rep/2024/t.json".into(), Ok("a/root/rep/2024/t.json")),
+            // `..` in the missing remainder cannot climb past the root either.
+            ("missing ..", "new/../../../outside/x".into(), Deny("outside/x")),
+            // `..` in the missing remainder that stays inside is normalised.
+            ("missing .. in", "new/../kept.txt".into(), Ok("a/root/kept.txt")),
+            // A file inside, reached through a symlinked alias, is rewritten to canonical.
+            ("alias", abs("alias/sub/../file.txt"), Ok("a/root/file.txt")),
+            // Going through a regular file as if it were a directory.
+            ("not a dir", "file.txt/x".into(), Cannot),
+            // A `file:` URL inside comes back as the canonical `file:` URL, encoding kept.
+            ("url in", url("a/root/sub/../my%20file.txt"), Url("a/root/my%20file.txt")),
+            // A `file:` URL outside is refused.
+            ("url out", url("outside/secret.txt"), Deny("outside/secret.txt")),
+            // A `file:` URL naming a remote host is no local path.
+            ("url host", "file://evil.example/etc/passwd".into(), Cannot),
+            // An encoded `/` is refused, as by Node's fileURLToPath.
+            ("url %2F", url("a/root/..%2F..%2Fx"), Cannot),
+            // http, https, ws and wss URLs pass through untouched.
+            ("http", "http://example.com/../x".into(), Raw),
+            ("wss", "WSS://example.com/x".into(), Raw),
+            // The root itself, relatively and absolutely.
+            ("root dot", ".".into(), Ok("a/root")),
+            ("root abs", abs("a/root"), Ok("a/root")),
+            // `<tmp>/a/root-evil` must not match the root `<tmp>/a/root`.
+            ("prefix trick", abs("a/root-evil/x.txt"), Deny("a/root-evil/x.txt")),
+            // The filesystem root.
+            ("slash", "/".into(), Deny("/")),
+        ];
+        for (what, input, expect) in cases {
+            // For a `file:` URL the message names the decoded path.
+            let path = input.strip_prefix("file://").unwrap_or(&input);
+            let expected = match expect {
+                Ok(rel) => Result::Ok(abs(rel)),
+                Url(rel) => Result::Ok(url(rel)),
+                Raw => Result::Ok(input.clone()),
+                Deny(rel) => denied(path, &f.tmp.join(rel)),
+                Cannot => cannot(&input),
+            };
+            let got = f.sandbox.resolve(&input).map_err(|e| e.to_string());
+            assert_eq!(got, expected, "case {what}: input {input}");
+        }
+    }
+
+    #[test]
+    fn write_creates_parents_and_mode_0600() {
+        let f = fixture();
+        let resolved = f.sandbox.resolve("deep/er/out.json").expect("resolve");
+        f.sandbox.write(Path::new(&resolved), b"{}").expect("write");
+        let path = f.root.join("deep/er/out.json");
+        assert_eq!(
+            fs::read(&path).expect("read back"),
+            b"{}",
+            "content written"
+        );
+        let mode = fs::metadata(&path).expect("metadata").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "new file mode");
+        f.sandbox.write(&path, b"again").expect("overwrite");
+        assert_eq!(
+            fs::read(&path).expect("read back"),
+            b"again",
+            "truncated and rewritten"
+        );
+    }
+
+    #[test]
+    fn write_refuses_symlinks_swapped_in_after_resolve() {
+        let f = fixture();
+        // A directory replaced by a symlink to the outside.
+        let resolved = f.sandbox.resolve("sub/out.txt").expect("resolve");
+        fs::remove_dir(f.root.join("sub")).expect("rmdir");
+        symlink(&f.outside, f.root.join("sub")).expect("symlink");
+        let err = f
+            .sandbox
+            .write(Path::new(&resolved), b"x")
+            .expect_err("dir swap must fail");
+        assert_eq!(
+            err.to_string(),
+            format!("Could not write {resolved}"),
+            "dir swap message"
+        );
+        assert!(
+            !f.outside.join("out.txt").exists(),
+            "nothing written outside"
+        );
+        // The final component replaced by a symlink to the outside.
+        let resolved = f.sandbox.resolve("final.txt").expect("resolve");
+        symlink(f.outside.join("secret.txt"), f.root.join("final.txt")).expect("symlink");
+        let err = f
+            .sandbox
+            .write(Path::new(&resolved), b"x")
+            .expect_err("file swap must fail");
+        assert!(
+            matches!(err, SandboxError::Io { .. }),
+            "file swap is an Io error: {err}"
+        );
+        let secret = fs::read_to_string(f.outside.join("secret.txt")).expect("read secret");
+        assert_eq!(secret, "secret", "outside file untouched");
+    }
+
+    #[test]
+    fn write_refuses_paths_outside_roots() {
+        let f = fixture();
+        let target = f.outside.join("x.txt");
+        let err = f.sandbox.write(&target, b"x").expect_err("outside");
+        assert_eq!(
+            err.to_string(),
+            denied(&target.display().to_string(), &target).expect_err("an error text")
+        );
+        let sneaky = f.root.join("../../outside/x.txt");
+        assert!(
+            f.sandbox.write(&sneaky, b"x").is_err(),
+            "`..` after a root prefix"
+        );
+        assert!(
+            f.sandbox.write(&f.root, b"x").is_err(),
+            "root itself is a directory"
+        );
+        assert!(!target.exists(), "nothing written outside");
+    }
+
+    #[test]
+    fn roots_are_canonical_deduped_and_must_exist() {
+        let mut f = fixture();
+        f.sandbox
+            .add_root(&f.tmp.join("alias"))
+            .expect("alias root");
+        f.sandbox.add_root(&f.outside).expect("second root");
+        assert_eq!(
+            f.sandbox.roots(),
+            vec![f.root.as_path(), f.outside.as_path()],
+            "deduped"
+        );
+        assert!(
+            f.sandbox
+                .resolve(&f.outside.join("secret.txt").display().to_string())
+                .is_ok()
+        );
+        let missing = f.tmp.join("missing");
+        let err = Sandbox::new([missing.clone()])
+            .err()
+            .expect("missing root must fail");
+        assert!(
+            err.to_string().contains(&missing.display().to_string()),
+            "names root: {err}"
+        );
+        let empty = Sandbox::new([]).expect("no roots");
+        assert_eq!(
+            empty.resolve("x").map_err(|e| e.to_string()),
+            cannot("x"),
+            "no base"
+        );
+    }
+
+    #[test]
+    fn ensure_extension_matches_node_extname() {
+        for (input, expected) in [
+            ("/r/trace", "/r/trace.json"),
+            ("/r/trace.txt", "/r/trace.json"),
+            ("/r/trace.json", "/r/trace.json"),
+            ("/r/a.b/trace", "/r/a.b/trace.json"),
+            ("/r/.hidden", "/r/.hidden.json"),
+            ("/r/..foo", "/r/..json"),
+            ("/r/a.", "/r/a.json"),
+        ] {
+            assert_eq!(ensure_extension(input, ".json"), expected, "input {input}");
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! One session's browser state: the browser connection, its pages, the selected page, named
+//! isolated contexts and the file sandbox. The pipeline is handed this value (behind its
+//! FIFO lock), never globals, so serving several tenants is having several sessions.
+
+use crate::browser::{BrowserConn, BrowserError, BrowserOptions, McpPage, cdp};
+use crate::sandbox::Sandbox;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+/// Page ids come from one process-wide counter, so a stale id fails instead of aliasing a page
+/// opened later (or a page of another session).
+static NEXT_PAGE_ID: AtomicU32 = AtomicU32::new(1);
+
+const CLOSED_SELECTED_PAGE: &str =
+    "The selected page has been closed. Call list_pages to see open pages.";
+
+/// A session: its state behind one FIFO lock (tokio's mutex queues waiters in order).
+#[derive(Clone)]
+pub struct Session {
+    state: Arc<Mutex<SessionState>>,
+}
+
+impl Session {
+    pub fn new(options: BrowserOptions, sandbox: Sandbox) -> Session {
+        Session {
+            state: Arc::new(Mutex::new(SessionState {
+                options,
+                browser: None,
+                pages: BTreeMap::new(),
+                selected: None,
+                contexts: HashMap::new(),
+                sandbox,
+                had_browser: false,
+                reconnected: false,
+            })),
+        }
+    }
+
+    /// Waits for this session's turn. The guard is owned so it can travel with the call (into
+    /// the wasm store) and is released on every path when dropped.
+    pub async fn lock(&self) -> OwnedMutexGuard<SessionState> {
+        self.state.clone().lock_owned().await
+    }
+
+    /// Closes a browser we launched (used on shutdown).
+    pub async fn shutdown(&self, budget: Duration) {
+        let mut state = self.state.lock().await;
+        state.pages.clear();
+        if let Some(browser) = state.browser.take() {
+            browser.shutdown(budget).await;
+        }
+    }
+}
+
+/// One row of `## Pages`.
+pub struct PageEntry {
+    pub id: u32,
+    pub title: String,
+    pub url: String,
+    pub selected: bool,
+    pub isolated_context: Option<String>,
+}
+
+pub struct SessionState {
+    options: BrowserOptions,
+    browser: Option<BrowserConn>,
+    pages: BTreeMap<u32, McpPage>,
+    selected: Option<u32>,
+    /// Named isolated browser contexts: name -> browserContextId.
+    contexts: HashMap<String, String>,
+    pub sandbox: Sandbox,
+    had_browser: bool,
+    reconnected: bool,
+}
+
+impl SessionState {
+    /// Launches or connects on first use, and again after the browser died.
+    pub async fn ensure_browser(&mut self) -> Result<(), BrowserError> {
+        if self.browser.as_ref().is_some_and(BrowserConn::is_alive) {
+            return Ok(());
+        }
+        if let Some(dead) = self.browser.take() {
+            dead.shutdown(Duration::from_millis(200)).await;
+        }
+        self.pages.clear();
+        self.selected = None;
+        self.contexts.clear();
+        let browser = BrowserConn::open(&self.options).await?;
+        self.browser = Some(browser);
+        if self.had_browser {
+            self.reconnected = true;
+        }
+        self.had_browser = true;
+        self.discover_initial_pages().await;
+        Ok(())
+    }
+
+    /// Whether the browser was restarted since the last call (shown once).
+    pub fn take_reconnected(&mut self) -> bool {
+        std::mem::take(&mut self.reconnected)
+    }
+
+    fn browser(&self) -> Result<&chromiumoxide::Browser, String> {
+        self.browser
+            .as_ref()
+            .map(|connection| &connection.browser)
+            .ok_or_else(|| "The browser is not running.".to_string())
+    }
+
+    /// Adopts the pages the browser already has; opens one if it has none.
+    async fn discover_initial_pages(&mut self) {
+        for _attempt in 0..20 {
+            if let Some(connection) = self.browser.as_mut() {
+                let _fetched = connection.browser.fetch_targets().await;
+            }
+            self.sync_pages().await;
+            if !self.pages.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if self.pages.is_empty()
+            && let Err(error) = self.new_page("about:blank", false, None, None).await
+        {
+            tracing::warn!(%error, "could not open a first page");
+        }
+    }
+
+    /// Brings the page table in line with the browser: pages opened by the page itself
+    /// (popups) get ids, pages closed elsewhere disappear. Browser-internal pages (`chrome://`
+    /// and the like) are left out, as the reference's target filter does.
+    pub async fn sync_pages(&mut self) {
+        let Ok(browser) = self.browser() else { return };
+        let Ok(live) = browser.pages().await else {
+            return;
+        };
+        let internal = self.internal_targets().await;
+        let live: Vec<chromiumoxide::Page> = live
+            .into_iter()
+            .filter(|page| !internal.contains(&target_key(page)))
+            .collect();
+        let live_ids: Vec<String> = live.iter().map(target_key).collect();
+        self.pages
+            .retain(|_, page| live_ids.contains(&target_key(&page.page)));
+        for page in live {
+            let key = target_key(&page);
+            if self
+                .pages
+                .values()
+                .any(|known| target_key(&known.page) == key)
+            {
+                continue;
+            }
+            let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
+            match McpPage::attach(id, page, None).await {
+                Ok(page) => {
+                    self.pages.insert(id, page);
+                }
+                Err(error) => tracing::debug!(%error, "could not track a page"),
+            }
+        }
+        if self.selected.is_none() {
+            self.selected = self.pages.keys().next().copied();
+        }
+    }
+
+    /// The browser's targets: id -> (type, title, url).
+    async fn targets(&self) -> HashMap<String, (String, String, String)> {
+        let mut targets = HashMap::new();
+        let Ok(browser) = self.browser() else {
+            return targets;
+        };
+        let Ok(answer) = browser
+            .execute(cdp("Target.getTargets", serde_json::json!({})))
+            .await
+        else {
+            return targets;
+        };
+        for info in answer.result["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let text = |key: &str| info[key].as_str().unwrap_or_default().to_string();
+            targets.insert(text("targetId"), (text("type"), text("title"), text("url")));
+        }
+        targets
+    }
+
+    /// Targets that are not the user's pages: internal schemes, or not of type `page`.
+    async fn internal_targets(&self) -> Vec<String> {
+        self.targets()
+            .await
+            .into_iter()
+            .filter(|(_, (kind, _, url))| {
+                kind != "page"
+                    || [
+                        "chrome://",
+                        "chrome-untrusted://",
+                        "chrome-extension://",
+                        "devtools://",
+                    ]
+                    .iter()
+                    .any(|scheme| url.starts_with(scheme))
+            })
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// The page page-scoped tools act on.
+    pub fn selected_page(&self) -> Result<&McpPage, String> {
+        let id = self.selected.ok_or("No page selected")?;
+        self.pages
+            .get(&id)
+            .ok_or_else(|| CLOSED_SELECTED_PAGE.to_string())
+    }
+
+    pub fn selected_id(&self) -> Result<u32, String> {
+        self.selected_page().map(|page| page.id)
+    }
+
+    pub fn page(&self, id: u32) -> Result<&McpPage, String> {
+        self.pages
+            .get(&id)
+            .ok_or_else(|| "No page found".to_string())
+    }
+
+    pub fn page_mut(&mut self, id: u32) -> Result<&mut McpPage, String> {
+        self.pages
+            .get_mut(&id)
+            .ok_or_else(|| "No page found".to_string())
+    }
+
+    pub async fn select_page(&mut self, id: u32, bring_to_front: bool) -> Result<(), String> {
+        let page = self.page(id)?;
+        if bring_to_front {
+            page.page
+                .bring_to_front()
+                .await
+                .map_err(|error| error.to_string())?;
+        }
+        self.selected = Some(id);
+        Ok(())
+    }
+
+    /// Opens a page (in a named isolated context if asked), loads `url`, selects it unless
+    /// `background`.
+    pub async fn new_page(
+        &mut self,
+        url: &str,
+        background: bool,
+        isolated_context: Option<&str>,
+        timeout: Option<Duration>,
+    ) -> Result<u32, String> {
+        let context_id = match isolated_context {
+            Some(name) => Some(self.browser_context(name).await?),
+            None => None,
+        };
+        let mut params =
+            chromiumoxide::cdp::browser_protocol::target::CreateTargetParams::new("about:blank");
+        params.background = Some(background);
+        params.browser_context_id = context_id.map(Into::into);
+        let page = self
+            .browser()?
+            .new_page(params)
+            .await
+            .map_err(|error| error.to_string())?;
+        let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
+        let page = McpPage::attach(id, page, isolated_context.map(String::from)).await?;
+        self.pages.insert(id, page);
+        if !background {
+            self.selected = Some(id);
+            let _front = self.page(id)?.page.bring_to_front().await;
+        }
+        if url != "about:blank" {
+            let page = self.page(id)?;
+            page.navigate(
+                crate::browser::Target::Url(url.to_string()),
+                timeout,
+                true,
+                None,
+            )
+            .await?;
+        }
+        Ok(id)
+    }
+
+    async fn browser_context(&mut self, name: &str) -> Result<String, String> {
+        if let Some(id) = self.contexts.get(name) {
+            return Ok(id.clone());
+        }
+        let created = self
+            .browser()?
+            .execute(cdp("Target.createBrowserContext", serde_json::json!({})))
+            .await
+            .map_err(|error| error.to_string())?;
+        let id = created.result["browserContextId"]
+            .as_str()
+            .ok_or("The browser did not create a browser context.")?
+            .to_string();
+        self.contexts.insert(name.to_string(), id.clone());
+        Ok(id)
+    }
+
+    /// Closes a page; `false` when it is the last one (which stays open).
+    pub async fn close_page(&mut self, id: u32) -> Result<bool, String> {
+        self.sync_pages().await;
+        self.page(id)?;
+        if self.pages.len() <= 1 {
+            return Ok(false);
+        }
+        if let Some(page) = self.pages.remove(&id) {
+            page.page
+                .clone()
+                .close()
+                .await
+                .map_err(|error| error.to_string())?;
+        }
+        if self.selected == Some(id) {
+            self.selected = self.pages.keys().next().copied();
+        }
+        Ok(true)
+    }
+
+    /// The rows of `## Pages`. Titles are read from the document (at most 1 s each, as the
+    /// reference does); a page stalled by a dialog gets the browser's last known title.
+    pub async fn page_list(&mut self) -> Vec<PageEntry> {
+        self.sync_pages().await;
+        let targets = self.targets().await;
+        let mut entries = Vec::with_capacity(self.pages.len());
+        for (id, page) in &self.pages {
+            let known = targets.get(&target_key(&page.page));
+            let url = match known {
+                Some((_, _, url)) => url.clone(),
+                None => page.url().await,
+            };
+            let title = match page.dialog() {
+                Some(_) => known
+                    .map(|(_, title, _)| title.clone())
+                    .filter(|title| *title != url)
+                    .unwrap_or_default(),
+                None => page.title(Duration::from_secs(1)).await,
+            };
+            entries.push(PageEntry {
+                id: *id,
+                title,
+                url,
+                selected: self.selected == Some(*id),
+                isolated_context: page.isolated_context.clone(),
+            });
+        }
+        entries
+    }
+}
+
+fn target_key(page: &chromiumoxide::Page) -> String {
+    page.target_id().as_ref().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex as StdMutex;
+
+    fn session() -> Session {
+        let sandbox = match Sandbox::new([std::env::temp_dir()]) {
+            Ok(sandbox) => sandbox,
+            Err(error) => panic!("sandbox: {error}"),
+        };
+        Session::new(BrowserOptions::default(), sandbox)
+    }
+
+    #[tokio::test]
+    async fn calls_take_the_lock_in_arrival_order() {
+        let session = session();
+        let order = Arc::new(StdMutex::new(Vec::new()));
+        let first = session.lock().await;
+        let mut waiters = Vec::new();
+        for index in 0..5 {
+            let session = session.clone();
+            let order = order.clone();
+            waiters.push(tokio::spawn(async move {
+                let _guard = session.lock().await;
+                order.lock().map(|mut order| order.push(index)).ok();
+            }));
+            // Let each waiter queue before the next one arrives.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        drop(first);
+        for waiter in waiters {
+            waiter.await.ok();
+        }
+        let order = order.lock().map(|order| order.clone()).unwrap_or_default();
+        assert_eq!(order, vec![0, 1, 2, 3, 4]);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_releases_the_lock() {
+        let session = session();
+        let holder = session.clone();
+        let call = tokio::spawn(async move {
+            let _guard = holder.lock().await;
+            std::future::pending::<()>().await;
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        call.abort();
+        let next = tokio::time::timeout(Duration::from_secs(1), session.lock()).await;
+        assert!(
+            next.is_ok(),
+            "the lock must be free once the call is dropped"
+        );
+    }
+}

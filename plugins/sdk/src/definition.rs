@@ -1,0 +1,198 @@
+//! A tool's definition, computed from the server's flags.
+
+use crate::__bindings::exports::devtools::tool::tool as wit_tool;
+use crate::Category;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value};
+
+/// The server's parsed flags (camelCase names, as the reference's parsed arguments).
+pub struct Flags(Map<String, Value>);
+
+impl Flags {
+    pub(crate) fn parse(json: &str) -> Flags {
+        match serde_json::from_str(json) {
+            Ok(Value::Object(map)) => Flags(map),
+            _ => Flags(Map::new()),
+        }
+    }
+
+    /// Whether a flag is set to a truthy value (`true`, a non-empty string, a non-zero number).
+    pub fn enabled(&self, name: &str) -> bool {
+        match self.0.get(name) {
+            Some(Value::Bool(value)) => *value,
+            Some(Value::String(value)) => !value.is_empty(),
+            Some(Value::Number(value)) => value.as_f64().is_some_and(|n| n != 0.0),
+            Some(Value::Array(values)) => !values.is_empty(),
+            Some(Value::Object(_)) => true,
+            Some(Value::Null) | None => false,
+        }
+    }
+
+    /// A flag's raw value.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.get(name)
+    }
+}
+
+/// What a tool tells the host about itself. The JSON Schema comes from the parameters struct.
+pub struct Definition {
+    name: String,
+    description: String,
+    category: Category,
+    title: Option<String>,
+    read_only: bool,
+    conditions: Vec<String>,
+    blocked_by_dialog: bool,
+    file_params: Vec<String>,
+    hidden_params: Vec<String>,
+    required_params: Vec<String>,
+}
+
+impl Definition {
+    pub fn new(name: &str, category: Category, description: impl Into<String>) -> Self {
+        Definition {
+            name: name.to_string(),
+            description: description.into(),
+            category,
+            title: None,
+            read_only: false,
+            conditions: Vec::new(),
+            blocked_by_dialog: false,
+            file_params: Vec::new(),
+            hidden_params: Vec::new(),
+            required_params: Vec::new(),
+        }
+    }
+
+    /// Sets the MCP `readOnlyHint`.
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    /// The host refuses the call while a dialog is open on the target page.
+    pub fn blocked_by_dialog(mut self) -> Self {
+        self.blocked_by_dialog = true;
+        self
+    }
+
+    /// The tool is enabled only when this server flag is truthy.
+    pub fn condition(mut self, flag: &str) -> Self {
+        self.conditions.push(flag.to_string());
+        self
+    }
+
+    /// A human-friendly title.
+    pub fn title(mut self, title: &str) -> Self {
+        self.title = Some(title.to_string());
+        self
+    }
+
+    /// This parameter holds a file path: the host checks it against the sandbox first.
+    pub fn file_param(mut self, name: &str) -> Self {
+        self.file_params.push(name.to_string());
+        self
+    }
+
+    /// Leaves a field of the parameters struct out of the schema (for flag-dependent params).
+    pub fn hide_param(mut self, name: &str) -> Self {
+        self.hidden_params.push(name.to_string());
+        self
+    }
+
+    /// Marks a field as required although its Rust type is optional (flag-dependent params).
+    pub fn require_param(mut self, name: &str) -> Self {
+        self.required_params.push(name.to_string());
+        self
+    }
+
+    pub(crate) fn into_wit<P: schemars::JsonSchema>(
+        self,
+        page_scoped: bool,
+    ) -> wit_tool::ToolDefinition {
+        let schema = self.schema::<P>();
+        wit_tool::ToolDefinition {
+            name: self.name,
+            description: self.description,
+            annotations: wit_tool::Annotations {
+                title: self.title,
+                category: self.category,
+                read_only_hint: self.read_only,
+                conditions: self.conditions,
+            },
+            input_schema: schema.to_string(),
+            page_scoped,
+            blocked_by_dialog: self.blocked_by_dialog,
+            file_params: self.file_params,
+        }
+    }
+
+    /// The parameters' JSON Schema in the shape MCP clients expect: an inline draft-07 object
+    /// schema whose optional fields are plain types (not `["string", "null"]`).
+    fn schema<P: schemars::JsonSchema>(&self) -> Value {
+        let settings = SchemaSettings::draft07().with(|settings| {
+            settings.inline_subschemas = true;
+        });
+        let mut schema = settings
+            .into_generator()
+            .into_root_schema_for::<P>()
+            .to_value();
+        let Some(object) = schema.as_object_mut() else {
+            return schema;
+        };
+        object.remove("title");
+        object.insert("type".into(), Value::from("object"));
+        let properties = object
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(properties) = properties.as_object_mut() {
+            for hidden in &self.hidden_params {
+                properties.remove(hidden);
+            }
+            properties.values_mut().for_each(strip_null);
+        }
+        let mut required: Vec<Value> = match object.remove("required") {
+            Some(Value::Array(values)) => values,
+            _ => Vec::new(),
+        };
+        required.retain(|name| !self.hidden_params.iter().any(|hidden| name == hidden));
+        for name in &self.required_params {
+            if !required.iter().any(|value| value == name) {
+                required.push(Value::from(name.as_str()));
+            }
+        }
+        if !required.is_empty() {
+            object.insert("required".into(), Value::Array(required));
+        }
+        schema
+    }
+}
+
+/// Optional fields are expressed by `required`, as zod does, so `Option<T>`'s null branch goes.
+fn strip_null(property: &mut Value) {
+    let Some(object) = property.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Array(types)) = object.get_mut("type") {
+        types.retain(|kind| kind != "null");
+        if types.len() == 1 {
+            let single = types.remove(0);
+            object.insert("type".into(), single);
+        }
+    }
+    if let Some(Value::Array(branches)) = object.get("anyOf") {
+        let non_null: Vec<&Value> = branches
+            .iter()
+            .filter(|branch| branch.get("type").is_none_or(|kind| kind != "null"))
+            .collect();
+        if let [only] = non_null.as_slice()
+            && let Some(inner) = only.as_object()
+        {
+            let inner = inner.clone();
+            object.remove("anyOf");
+            for (key, value) in inner {
+                object.entry(key).or_insert(value);
+            }
+        }
+    }
+}

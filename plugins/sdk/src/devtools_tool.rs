@@ -1,0 +1,138 @@
+//! Write a devtools-mcp tool in about fifteen lines.
+//!
+//! A tool is a parameters struct (serde + schemars derives; field docs become the JSON Schema),
+//! one trait impl and one macro:
+//!
+//! ```ignore
+//! use devtools_tool::{Category, Definition, Flags, Page, PageTool, Response};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! #[serde(rename_all = "camelCase")]
+//! struct Params {
+//!     /// Whether to include all possible information available in the full a11y tree.
+//!     verbose: Option<bool>,
+//! }
+//!
+//! struct TakeSnapshot;
+//! impl PageTool for TakeSnapshot {
+//!     type Params = Params;
+//!     fn definition(_flags: &Flags) -> Definition {
+//!         Definition::new("take_snapshot", Category::Debugging, "Take a text snapshot ...")
+//!     }
+//!     fn handle(_page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
+//!         response.include_snapshot(params.verbose.unwrap_or(false), None);
+//!         Ok(())
+//!     }
+//! }
+//! devtools_tool::register_page_tool!(TakeSnapshot);
+//! ```
+//!
+//! Authors never see WIT, wit-bindgen or JSON: the SDK parses the parameters before `handle`
+//! runs and turns a bad one into the tool's error.
+
+mod definition;
+mod response;
+
+use serde::de::DeserializeOwned;
+
+pub use definition::{Definition, Flags};
+pub use response::Response;
+
+#[doc(hidden)]
+pub mod __bindings {
+    wit_bindgen::generate!({
+        path: "../../wit",
+        world: "plugin",
+        pub_export_macro: true,
+        export_macro_name: "__export_plugin",
+        default_bindings_module: "::devtools_tool::__bindings",
+    });
+}
+
+pub use __bindings::devtools::tool::pages::{Dialog, NavigateOptions, Navigated, Navigation, Page};
+pub use __bindings::exports::devtools::tool::tool::Category;
+
+use __bindings::exports::devtools::tool::tool as wit_tool;
+
+/// Errors cross the boundary as plain text: `Err(format!("…"))` is all a tool writes.
+pub type Result<T, E = String> = core::result::Result<T, E>;
+
+/// The page collection, for tools that are not page-scoped (`list_pages`, `new_page`, ...).
+pub mod pages {
+    pub use crate::__bindings::devtools::tool::pages::{close, get, new_page, select, selected};
+}
+
+/// A tool that acts on one page: the host resolves it (selected page, or `pageId` with
+/// page-id routing) and refuses the call while a dialog blocks it, if the definition says so.
+pub trait PageTool {
+    type Params: DeserializeOwned + schemars::JsonSchema;
+    /// The definition for these server flags (the reference's factory form).
+    fn definition(flags: &Flags) -> Definition;
+    fn handle(page: &Page, params: Self::Params, response: &mut Response) -> Result<()>;
+}
+
+/// A tool that works on the whole session rather than one page.
+pub trait GlobalTool {
+    type Params: DeserializeOwned + schemars::JsonSchema;
+    /// The definition for these server flags (the reference's factory form).
+    fn definition(flags: &Flags) -> Definition;
+    fn handle(params: Self::Params, response: &mut Response) -> Result<()>;
+}
+
+fn parse_params<P: DeserializeOwned>(params: &str) -> Result<P> {
+    serde_json::from_str(params).map_err(|error| format!("Invalid arguments: {error}"))
+}
+
+fn export_definition<P: schemars::JsonSchema>(
+    definition: fn(&Flags) -> Definition,
+    flags: &str,
+    page_scoped: bool,
+) -> wit_tool::ToolDefinition {
+    let flags = Flags::parse(flags);
+    definition(&flags).into_wit::<P>(page_scoped)
+}
+
+#[doc(hidden)]
+pub struct PageToolExport<T>(core::marker::PhantomData<T>);
+
+impl<T: PageTool> wit_tool::Guest for PageToolExport<T> {
+    fn definition(flags: String) -> wit_tool::ToolDefinition {
+        export_definition::<T::Params>(T::definition, &flags, true)
+    }
+
+    fn handle(params: String, page: Option<&Page>) -> Result<()> {
+        let page = page.ok_or("This page-scoped tool was called without a page.")?;
+        T::handle(page, parse_params(&params)?, &mut Response::new())
+    }
+}
+
+#[doc(hidden)]
+pub struct GlobalToolExport<T>(core::marker::PhantomData<T>);
+
+impl<T: GlobalTool> wit_tool::Guest for GlobalToolExport<T> {
+    fn definition(flags: String) -> wit_tool::ToolDefinition {
+        export_definition::<T::Params>(T::definition, &flags, false)
+    }
+
+    fn handle(params: String, _page: Option<&Page>) -> Result<()> {
+        T::handle(parse_params(&params)?, &mut Response::new())
+    }
+}
+
+/// Exports a [`PageTool`] as the component's tool.
+#[macro_export]
+macro_rules! register_page_tool {
+    ($tool:ty) => {
+        type __DevtoolsToolExport = $crate::PageToolExport<$tool>;
+        $crate::__bindings::__export_plugin!(__DevtoolsToolExport with_types_in $crate::__bindings);
+    };
+}
+
+/// Exports a [`GlobalTool`] as the component's tool.
+#[macro_export]
+macro_rules! register_global_tool {
+    ($tool:ty) => {
+        type __DevtoolsToolExport = $crate::GlobalToolExport<$tool>;
+        $crate::__bindings::__export_plugin!(__DevtoolsToolExport with_types_in $crate::__bindings);
+    };
+}

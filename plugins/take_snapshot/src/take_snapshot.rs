@@ -1,0 +1,36 @@
+//! `take_snapshot`: the page's accessibility tree as text, with uids to act on.
+
+use devtools_tool::{Category, Definition, Flags, Page, PageTool, Response};
+use serde::Deserialize;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Params {
+    /// Whether to include all possible information available in the full a11y tree. Default is false.
+    verbose: Option<bool>,
+    /// The absolute path, or a path relative to the current working directory, to save the snapshot to instead of attaching it to the response.
+    file_path: Option<String>,
+}
+
+struct TakeSnapshot;
+
+impl PageTool for TakeSnapshot {
+    type Params = Params;
+
+    fn definition(_flags: &Flags) -> Definition {
+        Definition::new(
+            "take_snapshot",
+            Category::Debugging,
+            "Take a text snapshot of the currently selected page based on the a11y tree. The snapshot lists page elements along with a unique\nidentifier (uid). Always use the latest snapshot. Prefer taking a snapshot over taking a screenshot. The snapshot indicates the element selected\nin the DevTools Elements panel (if any).",
+        )
+        .blocked_by_dialog()
+        .file_param("filePath")
+    }
+
+    fn handle(_page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
+        response.include_snapshot(params.verbose.unwrap_or(false), params.file_path);
+        Ok(())
+    }
+}
+
+devtools_tool::register_page_tool!(TakeSnapshot);

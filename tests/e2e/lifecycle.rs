@@ -1,0 +1,239 @@
+//! The server's life: lazy browser, relaunch after a crash, exit on EOF and signals without
+//! orphans, and what the loader accepts, refuses and caches.
+
+use crate::support::{McpServer, browser_args, descendants, wait_until_gone};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+fn binary_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_browser_starts_lazily_and_exits_with_the_server() {
+    let server = McpServer::start(&[]).await;
+    let tools = server.list_tools().await;
+    let names: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
+    let sorted = {
+        let mut copy = names.clone();
+        copy.sort();
+        copy
+    };
+    assert_eq!(names, sorted, "tools are sorted by name");
+    assert_eq!(
+        names,
+        [
+            "click",
+            "close_page",
+            "evaluate_script",
+            "handle_dialog",
+            "list_pages",
+            "navigate_page",
+            "new_page",
+            "select_page",
+            "take_snapshot"
+        ]
+    );
+    assert!(
+        descendants(server.pid()).is_empty(),
+        "no browser before the first call"
+    );
+
+    server.call("list_pages", json!({})).await;
+    let browser = descendants(server.pid());
+    assert!(!browser.is_empty(), "the first call launches the browser");
+    let took = server.shutdown().await;
+    assert!(
+        took < Duration::from_secs(1),
+        "exit on stdin EOF took {took:?}"
+    );
+    assert!(
+        wait_until_gone(&browser, Duration::from_secs(2))
+            .await
+            .is_empty(),
+        "Chromium outlived the server"
+    );
+}
+
+#[tokio::test]
+async fn sigterm_and_sigint_stop_the_server_and_its_browser() {
+    for signal in ["-TERM", "-INT"] {
+        let server = McpServer::start(&[]).await;
+        server.call("list_pages", json!({})).await;
+        let browser = descendants(server.pid());
+        assert!(!browser.is_empty());
+        let started = std::time::Instant::now();
+        let status = std::process::Command::new("kill")
+            .args([signal, &server.pid().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        let left = wait_until_gone(&[server.pid()], Duration::from_secs(3)).await;
+        let took = started.elapsed();
+        assert!(left.is_empty(), "the server ignored {signal}");
+        assert!(took < Duration::from_secs(1), "{signal} exit took {took:?}");
+        assert!(
+            wait_until_gone(&browser, Duration::from_secs(2))
+                .await
+                .is_empty(),
+            "Chromium outlived {signal}"
+        );
+        drop(server);
+    }
+}
+
+#[tokio::test]
+async fn a_dead_browser_is_relaunched_with_the_reference_note() {
+    let server = McpServer::start(&[]).await;
+    let first = server.call("list_pages", json!({})).await;
+    assert_eq!(first.text, "## Pages\n1: about:blank [selected]");
+    let browser = descendants(server.pid());
+    let pids: Vec<String> = browser.iter().map(u32::to_string).collect();
+    std::process::Command::new("kill")
+        .arg("-KILL")
+        .args(&pids)
+        .status()
+        .expect("kill");
+    assert!(
+        wait_until_gone(&browser, Duration::from_secs(5))
+            .await
+            .is_empty()
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let after = server.call("list_pages", json!({})).await;
+    assert!(!after.is_error, "{}", after.text);
+    let mut lines = after.text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "Note: the browser was restarted or reconnected since the last call. Page ids have changed. Call list_pages to see open pages."
+        )
+    );
+    assert_eq!(lines.next(), Some("## Pages"));
+    let row = lines.next().unwrap_or_default();
+    assert!(
+        row.ends_with(": about:blank [selected]") && !row.starts_with("1:"),
+        "page ids are never reused: {row}"
+    );
+    let once = server.call("list_pages", json!({})).await;
+    assert!(
+        once.text.starts_with("## Pages"),
+        "the note is shown once: {}",
+        once.text
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn components_with_foreign_imports_and_duplicate_names_are_refused() {
+    let wasi_dir = binary_dir().join("test-plugins-wasip2");
+    let wasi_dir_arg = wasi_dir.to_string_lossy().into_owned();
+    let mut args = browser_args();
+    args.extend(["--plugin-dir".to_string(), wasi_dir_arg]);
+    let refused = McpServer::start_with(args, Vec::new()).await;
+    let Err(error) = refused else {
+        panic!("a component importing WASI must be refused")
+    };
+    assert!(
+        error.contains(&format!(
+            "Plugin {}",
+            wasi_dir.join("wasi_tool.wasm").display()
+        )),
+        "{error}"
+    );
+    assert!(error.contains("imports `wasi:"), "{error}");
+
+    let duplicate = tempfile::tempdir().expect("temp dir");
+    std::fs::copy(
+        binary_dir().join("plugins/click.wasm"),
+        duplicate.path().join("my_click.wasm"),
+    )
+    .expect("copy");
+    let mut args = browser_args();
+    args.extend([
+        "--plugin-dir".to_string(),
+        duplicate.path().to_string_lossy().into_owned(),
+    ]);
+    let Err(error) = McpServer::start_with(args, Vec::new()).await else {
+        panic!("a duplicate tool name must be refused")
+    };
+    assert!(
+        error.contains("Two plugins define the tool `click`"),
+        "{error}"
+    );
+    assert!(
+        error.contains("plugins/click.wasm") && error.contains("my_click.wasm"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn components_load_too_and_a_second_start_compiles_nothing() {
+    // A real component (not a core module): encoded here from a fixture module.
+    let plugins = tempfile::tempdir().expect("temp dir");
+    let module = std::fs::read(binary_dir().join("test-plugins/network_probe.wasm"))
+        .expect("fixture module");
+    let component = wit_component::ComponentEncoder::default()
+        .module(&module)
+        .and_then(|encoder| encoder.validate(true).encode())
+        .expect("componentize");
+    assert!(wasmparser::Parser::is_component(&component));
+    std::fs::write(plugins.path().join("probe.wasm"), component).expect("write component");
+
+    let cache = tempfile::tempdir().expect("cache dir");
+    let mut args = browser_args();
+    let cache_arg = cache.path().to_string_lossy().into_owned();
+    // The later --cache-dir wins over the shared one in browser_args.
+    args.extend([
+        "--plugin-dir".into(),
+        plugins.path().to_string_lossy().into_owned(),
+        "--cache-dir".into(),
+        cache_arg,
+    ]);
+    let server = McpServer::start_with(args.clone(), Vec::new())
+        .await
+        .expect("start");
+    assert_eq!(
+        server.call("network_probe", json!({})).await.text,
+        "Network category is on"
+    );
+    server.shutdown().await;
+
+    let entries = cache_entries(cache.path());
+    assert_eq!(
+        entries.len(),
+        10,
+        "one compiled artifact per tool: {entries:?}"
+    );
+    let server = McpServer::start_with(args, Vec::new())
+        .await
+        .expect("second start");
+    assert_eq!(server.list_tools().await.len(), 10);
+    server.shutdown().await;
+    assert_eq!(
+        cache_entries(cache.path()),
+        entries,
+        "the second start rewrote the cache"
+    );
+}
+
+fn cache_entries(dir: &Path) -> Vec<(String, SystemTime)> {
+    let mut entries: Vec<(String, SystemTime)> = std::fs::read_dir(dir)
+        .expect("cache dir")
+        .filter_map(Result::ok)
+        .map(|entry| {
+            let modified = entry
+                .metadata()
+                .and_then(|meta| meta.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            (entry.file_name().to_string_lossy().into_owned(), modified)
+        })
+        .collect();
+    entries.sort();
+    entries
+}
