@@ -5,8 +5,8 @@ mod cdp;
 mod page;
 mod settle;
 
-pub use cdp::{Cdp, CdpError, cdp};
-pub use page::{DialogInfo, McpPage, Navigated, Target};
+pub use cdp::cdp;
+pub use page::{McpPage, Target};
 
 use chromiumoxide::{Browser, BrowserConfig};
 use futures::StreamExt;
@@ -196,13 +196,6 @@ impl BrowserConn {
             let _killed = self.browser.kill().await;
             let _exited = self.browser.wait().await;
         }
-    }
-
-    /// The pid of a browser we launched.
-    pub fn pid(&mut self) -> Option<u32> {
-        self.browser
-            .get_mut_child()
-            .and_then(|child| child.inner.id())
     }
 }
 

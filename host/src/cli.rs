@@ -119,9 +119,7 @@ pub struct Args {
 impl Args {
     /// Parses the process arguments, accepting the reference's spellings.
     pub fn parse_compatible() -> Args {
-        let mut args = Args::parse_from(normalize(std::env::args()));
-        args.apply_cli_defaults();
-        args
+        Args::try_parse_compatible(std::env::args()).unwrap_or_else(|error| error.exit())
     }
 
     /// Parses an explicit argument list (tests, the one-shot CLI).

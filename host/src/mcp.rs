@@ -93,9 +93,9 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut result = ListToolsResult::default();
-        result.tools = self.pipeline.tools.listings(self.pipeline.via_cli);
-        Ok(result)
+        Ok(ListToolsResult::with_all_items(
+            self.pipeline.tools.listings(self.pipeline.via_cli),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -6,8 +6,8 @@ mod host_api;
 mod loader;
 
 pub use bindings::exports::devtools::tool::tool::{Category, ToolDefinition};
-pub use host_api::{CallState, PageHandle, Rendered};
-pub use loader::{LoadError, Loader};
+pub use host_api::{CallState, PageHandle};
+pub use loader::Loader;
 
 use bindings::Plugin;
 use std::path::PathBuf;

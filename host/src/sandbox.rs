@@ -69,6 +69,7 @@ impl Sandbox {
     }
 
     /// The canonical roots, in the order they were added.
+    #[cfg(test)]
     pub fn roots(&self) -> Vec<&Path> {
         self.roots.iter().map(|r| r.path.as_path()).collect()
     }

@@ -21,7 +21,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use ax_node::{AxNode, AxValue};
-pub use ax_tree::{AxTree, serialize_ax_tree};
+pub use ax_tree::AxTree;
+#[cfg(test)]
+pub use ax_tree::serialize_ax_tree;
 
 static NEXT_SNAPSHOT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -48,18 +50,16 @@ impl UidMap {
     }
 
     /// The uid remembered for a node, if any.
+    #[cfg(test)]
     pub fn get(&self, loader_id: &str, backend_node_id: Option<i64>) -> Option<&str> {
         self.map
             .get(&Self::key(loader_id, backend_node_id))
             .map(String::as_str)
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.map.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
     }
 }
 
@@ -79,6 +79,7 @@ pub struct SnapshotNode {
 
 impl SnapshotNode {
     /// The value of one attribute, e.g. `"value"` or `"focused"`.
+    #[cfg(test)]
     pub fn attribute(&self, key: &str) -> Option<&AxValue> {
         self.attributes
             .iter()
@@ -231,6 +232,7 @@ impl Snapshot {
     }
 
     /// The uid of the node with this backend id, as `resolveCdpElementId`.
+    #[cfg(test)]
     pub fn uid_of_backend_node(&self, backend_node_id: i64) -> Option<&str> {
         find_reversed(&self.root, |n| n.backend_node_id == Some(backend_node_id))
             .map(|n| n.uid.as_str())

@@ -22,11 +22,16 @@ pub const DIALOG: &str = r#"<!doctype html>
   <p id="answer"></p>
 </body></html>"#;
 
+pub const FRAMED: &str = r#"<!doctype html>
+<html><head><title>Framed</title></head>
+<body><h1>Outer</h1><iframe src="/next" title="inner"></iframe></body></html>"#;
+
 pub fn server() -> FixtureServer {
     FixtureServer::start(vec![
         Route::html("/", INDEX),
         Route::html("/next", NEXT),
         Route::html("/dialog", DIALOG),
+        Route::html("/framed", FRAMED),
     ])
 }
 

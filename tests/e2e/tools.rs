@@ -311,3 +311,41 @@ async fn a_dialog_blocks_calls_until_handled() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn snapshots_descend_into_iframes() {
+    let pages = fixtures::server();
+    let server = McpServer::start(&[]).await;
+    server
+        .call("navigate_page", json!({ "url": pages.url("/framed") }))
+        .await;
+    let snapshot = server.call("take_snapshot", json!({})).await;
+    assert!(!snapshot.is_error, "{}", snapshot.text);
+    let lines: Vec<&str> = snapshot.text.lines().collect();
+    let frame = lines
+        .iter()
+        .position(|line| line.contains(" Iframe "))
+        .unwrap_or_else(|| panic!("no Iframe: {}", snapshot.text));
+    let inner = lines
+        .iter()
+        .position(|line| line.contains("heading \"Second page\""))
+        .unwrap_or_else(|| panic!("no frame content: {}", snapshot.text));
+    assert!(
+        inner > frame,
+        "the frame's content sits under its Iframe node: {}",
+        snapshot.text
+    );
+    // Elements inside the frame can be acted on by uid.
+    let heading = uid_of(&snapshot.text, "heading \"Second page\"");
+    let text = server
+        .call(
+            "evaluate_script",
+            json!({ "function": "(el) => el.textContent", "args": [heading] }),
+        )
+        .await;
+    assert_eq!(
+        text.text,
+        "Script ran on page and returned:\n```json\n\"Second page\"\n```"
+    );
+    server.shutdown().await;
+}

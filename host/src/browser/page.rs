@@ -3,12 +3,13 @@
 
 use super::cdp::{cdp, send};
 use super::settle;
-use crate::snapshot::{Snapshot, UidMap, serialize_ax_tree};
+use crate::snapshot::{AxNode, AxTree, Snapshot, UidMap};
 use chromiumoxide::cdp::browser_protocol::page::{
     EventJavascriptDialogClosed, EventJavascriptDialogOpening, EventLoadEventFired,
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -16,6 +17,8 @@ use tokio::sync::watch;
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 /// The reference's default navigation timeout.
 pub const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(10);
+/// Nested iframes followed by a snapshot.
+const MAX_FRAME_DEPTH: usize = 8;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct DialogInfo {
@@ -315,19 +318,13 @@ impl McpPage {
         Ok(true)
     }
 
-    /// Takes a fresh snapshot; later uid lookups use it.
+    /// Takes a fresh snapshot (descending into same-process iframes, as the reference's
+    /// `includeIframes` does); later uid lookups use it.
     pub async fn take_snapshot(
         &mut self,
         snapshot_id: u64,
         verbose: bool,
     ) -> Result<&Snapshot, String> {
-        let tree = send(
-            &self.page,
-            cdp("Accessibility.getFullAXTree", json!({})),
-            COMMAND_TIMEOUT,
-        )
-        .await
-        .map_err(|error| error.to_string())?;
         let frames = send(
             &self.page,
             cdp("Page.getFrameTree", json!({})),
@@ -335,17 +332,76 @@ impl McpPage {
         )
         .await
         .map_err(|error| error.to_string())?;
-        let loader_id = frames["frameTree"]["frame"]["loaderId"]
+        let mut loaders = HashMap::new();
+        collect_loaders(&frames["frameTree"], &mut loaders);
+        let main_frame = frames["frameTree"]["frame"]["id"]
             .as_str()
             .unwrap_or_default();
-        let nodes = tree["nodes"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let root =
-            serialize_ax_tree(nodes, !verbose).ok_or("Failed to create accessibility snapshot")?;
-        let snapshot = Snapshot::build(root, loader_id, snapshot_id, verbose, &mut self.uids);
+        let loader_id = loaders.get(main_frame).cloned().unwrap_or_default();
+        let root = self
+            .frame_snapshot(None, !verbose, &loaders, 0)
+            .await?
+            .ok_or("Failed to create accessibility snapshot")?;
+        let snapshot = Snapshot::build(root, &loader_id, snapshot_id, verbose, &mut self.uids);
         Ok(self.snapshot.insert(snapshot))
+    }
+
+    /// One frame's serialized tree, with its child frames attached under their `Iframe` nodes.
+    fn frame_snapshot<'a>(
+        &'a self,
+        frame_id: Option<String>,
+        interesting_only: bool,
+        loaders: &'a HashMap<String, String>,
+        depth: usize,
+    ) -> futures::future::BoxFuture<'a, Result<Option<AxNode>, String>> {
+        Box::pin(async move {
+            let params = match &frame_id {
+                Some(id) => json!({ "frameId": id }),
+                None => json!({}),
+            };
+            let tree = send(
+                &self.page,
+                cdp("Accessibility.getFullAXTree", params),
+                COMMAND_TIMEOUT,
+            )
+            .await
+            .map_err(|error| error.to_string())?;
+            let nodes = tree["nodes"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let Some(mut tree) = AxTree::from_cdp(nodes) else {
+                return Ok(None);
+            };
+            if depth < MAX_FRAME_DEPTH {
+                for backend_node_id in tree.iframe_backend_node_ids() {
+                    let described = send(
+                        &self.page,
+                        cdp(
+                            "DOM.describeNode",
+                            json!({ "backendNodeId": backend_node_id }),
+                        ),
+                        COMMAND_TIMEOUT,
+                    )
+                    .await;
+                    let Some(child) = described
+                        .ok()
+                        .and_then(|node| node["node"]["frameId"].as_str().map(String::from))
+                    else {
+                        continue;
+                    };
+                    // A cross-process frame has its own session; it stays a bare Iframe node.
+                    if let Ok(Some(mut frame)) = self
+                        .frame_snapshot(Some(child.clone()), interesting_only, loaders, depth + 1)
+                        .await
+                    {
+                        frame.loader_id = loaders.get(&child).cloned();
+                        tree.attach_iframe(backend_node_id, frame);
+                    }
+                }
+            }
+            Ok(tree.serialize(interesting_only))
+        })
     }
 
     /// The DOM node behind a uid of the latest snapshot, with the reference's messages.
@@ -508,6 +564,19 @@ impl McpPage {
             _ => "undefined".to_string(),
         };
         Ok((text, navigated))
+    }
+}
+
+/// frame id -> loaderId for the whole frame tree.
+fn collect_loaders(tree: &Value, loaders: &mut HashMap<String, String>) {
+    if let (Some(id), Some(loader)) = (
+        tree["frame"]["id"].as_str(),
+        tree["frame"]["loaderId"].as_str(),
+    ) {
+        loaders.insert(id.to_string(), loader.to_string());
+    }
+    for child in tree["childFrames"].as_array().into_iter().flatten() {
+        collect_loaders(child, loaders);
     }
 }
 

@@ -15,9 +15,6 @@ pub struct PageHandle {
     pub id: u32,
 }
 
-/// What the response declared, handed back to the pipeline after the call.
-pub type Rendered = ResponseDraft;
-
 /// The store data of one call.
 pub struct CallState {
     pub table: ResourceTable,

@@ -45,6 +45,7 @@ pub struct AxNode {
 
 impl AxNode {
     /// The value of one serialized property, e.g. `"level"` or `"focused"`.
+    #[cfg(test)]
     pub fn property(&self, key: &str) -> Option<&AxValue> {
         self.properties
             .iter()
@@ -54,6 +55,7 @@ impl AxNode {
 
     /// Lets a caller graft a child frame's tree under an `Iframe` node after serializing.
     /// Prefer [`AxTree::attach_iframe`](super::AxTree::attach_iframe), which also makes the `Iframe` node interesting.
+    #[cfg(test)]
     pub fn children_mut(&mut self) -> &mut Vec<AxNode> {
         &mut self.children
     }

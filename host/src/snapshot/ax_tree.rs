@@ -249,6 +249,7 @@ impl<'a> AxTree<'a> {
 }
 
 /// Builds the serialized tree from the raw `nodes` of CDP `Accessibility.getFullAXTree`.
+#[cfg(test)]
 pub fn serialize_ax_tree(nodes: &[Value], interesting_only: bool) -> Option<AxNode> {
     AxTree::from_cdp(nodes)?.serialize(interesting_only)
 }
