@@ -11,17 +11,34 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// How long the first call waits for the client's roots, as the reference does.
+const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One MCP connection's view: the shared pipeline and the session it acts in.
 #[derive(Clone)]
 pub struct McpServer {
     pipeline: Arc<Pipeline>,
     session: Session,
+    /// Becomes true once the client's roots (if it offers any) are in the sandbox, so that the
+    /// first call's file parameters are checked against them.
+    roots_ready: Arc<watch::Sender<bool>>,
 }
 
 impl McpServer {
     pub fn new(pipeline: Arc<Pipeline>, session: Session) -> McpServer {
-        McpServer { pipeline, session }
+        McpServer {
+            pipeline,
+            session,
+            roots_ready: Arc::new(watch::channel(false).0),
+        }
+    }
+
+    async fn wait_for_roots(&self) {
+        let mut ready = self.roots_ready.subscribe();
+        let _waited = tokio::time::timeout(ROOTS_TIMEOUT, ready.wait_for(|ready| *ready)).await;
     }
 
     /// Adds the client's `file://` roots to the sandbox. Roots are deprecated by SEP-2577 but
@@ -34,8 +51,7 @@ impl McpServer {
         if !supports_roots {
             return;
         }
-        let listed =
-            tokio::time::timeout(std::time::Duration::from_secs(5), peer.list_roots()).await;
+        let listed = tokio::time::timeout(ROOTS_TIMEOUT, peer.list_roots()).await;
         let roots = match listed {
             Ok(Ok(result)) => result.roots,
             Ok(Err(error)) => {
@@ -111,6 +127,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.wait_for_roots().await;
         // A bug in the host must cost one call, not the connection: a panic becomes an error.
         let call = std::panic::AssertUnwindSafe(self.pipeline.call(
             &self.session,
@@ -134,7 +151,10 @@ impl ServerHandler for McpServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let server = self.clone();
-        tokio::spawn(async move { server.refresh_roots(&context.peer).await });
+        tokio::spawn(async move {
+            server.refresh_roots(&context.peer).await;
+            server.roots_ready.send_replace(true);
+        });
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {

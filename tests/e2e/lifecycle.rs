@@ -1,7 +1,7 @@
 //! The server's life: lazy browser, relaunch after a crash, exit on EOF and signals without
 //! orphans, and what the loader accepts, refuses and caches.
 
-use crate::support::{McpServer, browser_args, descendants, wait_until_gone};
+use crate::support::{self, McpServer, browser_args, descendants, wait_until_gone};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -236,4 +236,96 @@ fn cache_entries(dir: &Path) -> Vec<(String, SystemTime)> {
         .collect();
     entries.sort();
     entries
+}
+
+/// A Chromium started by the test, listening for DevTools on a free loopback port.
+struct ExternalBrowser {
+    child: std::process::Child,
+    ws_endpoint: String,
+    _profile: tempfile::TempDir,
+}
+
+impl ExternalBrowser {
+    fn start() -> ExternalBrowser {
+        use std::io::{BufRead, BufReader};
+        let profile = tempfile::tempdir().expect("profile");
+        let mut child = std::process::Command::new(support::chromium_path())
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--remote-debugging-address=127.0.0.1",
+                "--remote-debugging-port=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start chromium");
+        let stderr = child.stderr.take().expect("stderr");
+        let ws_endpoint = BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|line| {
+                line.split_once("DevTools listening on ")
+                    .map(|(_, url)| url.trim().to_string())
+            })
+            .expect("DevTools endpoint");
+        ExternalBrowser {
+            child,
+            ws_endpoint,
+            _profile: profile,
+        }
+    }
+
+    fn http_url(&self) -> String {
+        let authority = self
+            .ws_endpoint
+            .trim_start_matches("ws://")
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        format!("http://{authority}")
+    }
+}
+
+impl Drop for ExternalBrowser {
+    fn drop(&mut self) {
+        let _killed = self.child.kill();
+        let _reaped = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn the_server_attaches_to_a_running_browser_and_leaves_it_running() {
+    let mut browser = ExternalBrowser::start();
+    let cache = support::cache_dir().to_string_lossy().into_owned();
+    for connect in [
+        vec!["--browserUrl".to_string(), browser.http_url()],
+        vec!["--wsEndpoint".to_string(), browser.ws_endpoint.clone()],
+    ] {
+        let mut args = connect.clone();
+        args.extend(["--cache-dir".to_string(), cache.clone()]);
+        let server = McpServer::start_with(args, Vec::new())
+            .await
+            .expect("start");
+        let listed = server.call("list_pages", json!({})).await;
+        assert!(!listed.is_error, "{connect:?}: {}", listed.text);
+        assert!(listed.text.starts_with("## Pages\n"), "{}", listed.text);
+        assert!(listed.text.contains(": about:blank"), "{}", listed.text);
+        assert!(
+            descendants(server.pid()).is_empty(),
+            "attaching launches nothing"
+        );
+        server.shutdown().await;
+        assert!(
+            browser.child.try_wait().expect("status").is_none(),
+            "a browser we attached to keeps running"
+        );
+    }
 }

@@ -9,8 +9,13 @@ async fn the_python_sdk_lists_and_calls_tools() {
     let pages = fixtures::server();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/python/mcp_client.py");
     let url = pages.url("/");
+    // A root outside the temp dir (which is always allowed): only the client's roots open it.
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("root dir");
+    let root_path = root.path().canonicalize().expect("canonical root");
+    let root_env = root_path.clone();
     let output = tokio::task::spawn_blocking(move || {
         Command::new("python3")
+            .env("MCP_CLIENT_ROOT", root_env)
             .arg(script)
             .arg(env!("CARGO_BIN_EXE_devtools-mcp"))
             .arg(url)
@@ -42,4 +47,12 @@ async fn the_python_sdk_lists_and_calls_tools() {
         report["calls"]["evaluate_script"]["text"],
         "Script ran on page and returned:\n```json\n\"Fixture\"\n```"
     );
+    let saved = root_path.join("from-python.txt");
+    assert_eq!(
+        report["calls"]["save_snapshot"]["text"],
+        format!("Saved snapshot to {}.", saved.display()),
+        "{report}"
+    );
+    let written = std::fs::read_to_string(&saved).expect("snapshot saved into the client's root");
+    assert!(written.contains("RootWebArea \"Fixture\""), "{written}");
 }

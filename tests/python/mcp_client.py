@@ -8,6 +8,9 @@ then `evaluate_script` reading `document.title`, and prints one JSON object to s
 
     {"tools": [names], "calls": {"new_page": {"text": ..., "isError": ...}, ...}}
 
+With MCP_CLIENT_ROOT=<dir> in the environment the client also offers that folder as its
+MCP root and asks `take_snapshot` to save into it (the call is reported as "save_snapshot").
+
 A tool answering with `isError` is reported in that object, not treated as a failure: the
 caller asserts on it. Any protocol or transport failure, or taking longer than 60 s, exits
 non-zero with a message on stderr. The server's own stderr passes through to ours.
@@ -20,7 +23,7 @@ import sys
 import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.types import PaginatedRequestParams
+from mcp.types import ListRootsResult, PaginatedRequestParams, Root
 
 TIMEOUT_SECONDS = 60
 
@@ -47,18 +50,26 @@ async def run(binary: str, url: str, server_args: list[str]) -> dict:
     # server sees the same CHROMIUM, RUST_LOG, HOME... as in the Rust tests.
     params = StdioServerParameters(command=binary, args=server_args, env=dict(os.environ))
     calls = [
-        ("new_page", {"url": url}),
-        ("take_snapshot", {}),
-        ("evaluate_script", {"function": "() => document.title"}),
+        ("new_page", {"url": url}, "new_page"),
+        ("take_snapshot", {}, "take_snapshot"),
+        ("evaluate_script", {"function": "() => document.title"}, "evaluate_script"),
     ]
+    root = os.environ.get("MCP_CLIENT_ROOT")
+    list_roots = None
+    if root:
+        calls.append(("take_snapshot", {"filePath": os.path.join(root, "from-python.txt")}, "save_snapshot"))
+
+        async def list_roots(_context) -> ListRootsResult:
+            return ListRootsResult(roots=[Root(uri=f"file://{root}", name="test root")])
+
     with anyio.fail_after(TIMEOUT_SECONDS):
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, list_roots_callback=list_roots) as session:
                 await session.initialize()
                 output = {"tools": await list_tool_names(session), "calls": {}}
-                for name, arguments in calls:
+                for name, arguments, label in calls:
                     result = await session.call_tool(name, arguments)
-                    output["calls"][name] = summarize(result)
+                    output["calls"][label] = summarize(result)
                 return output
 
 
