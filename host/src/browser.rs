@@ -2,11 +2,22 @@
 //! relaunched when it died.
 
 mod cdp;
+pub mod collectors;
+mod emulation;
+mod heap;
+mod input;
 mod page;
+mod page_actions;
+mod page_snapshot;
+mod page_trace;
+mod screenshot;
 mod settle;
+mod trace;
 
 pub use cdp::cdp;
+pub use emulation::EmulateRequest;
 pub use page::{McpPage, Target};
+pub use screenshot::ScreenshotFlags;
 
 use chromiumoxide::{Browser, BrowserConfig};
 use futures::StreamExt;
@@ -28,6 +39,10 @@ pub struct BrowserOptions {
     pub viewport: Option<(u32, u32)>,
     pub proxy_server: Option<String>,
     pub accept_insecure_certs: bool,
+    /// `--screenshot*` defaults.
+    pub screenshot: ScreenshotFlags,
+    /// `--redactNetworkHeaders`.
+    pub redact_network_headers: bool,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -10,6 +10,10 @@ use std::path::PathBuf;
 #[command(name = "devtools-mcp", version, about, args_override_self = true)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
+    #[command(subcommand)]
+    #[serde(skip)]
+    pub command: Option<Command>,
+
     /// Connect to a running, debuggable Chrome, e.g. http://127.0.0.1:9222.
     #[arg(long, short = 'u', conflicts_with = "ws_endpoint")]
     pub browser_url: Option<String>,
@@ -91,6 +95,23 @@ pub struct Args {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub category_pwa: Option<bool>,
 
+    /// Default `take_screenshot` format.
+    #[arg(long, value_parser = ["png", "jpeg", "webp"])]
+    pub screenshot_format: Option<String>,
+    /// Default JPEG/WebP quality (0-100).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub screenshot_quality: Option<u32>,
+    /// Downscale screenshots wider than this (aspect ratio kept).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub screenshot_max_width: Option<u32>,
+    /// Downscale screenshots taller than this (aspect ratio kept).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub screenshot_max_height: Option<u32>,
+
+    /// Redact sensitive headers (cookies, authorization...) in network request details.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub redact_network_headers: Option<bool>,
+
     /// A directory file parameters may point into (repeatable). The server's temp dir and the
     /// client's MCP roots are always allowed too.
     #[arg(long)]
@@ -116,6 +137,21 @@ pub struct Args {
     pub log_file: Option<PathBuf>,
 }
 
+/// One-shot commands; without one the server speaks MCP over stdio.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum Command {
+    /// Run one tool and print its response (CLI semantics: a disabled tool explains how to
+    /// enable it). With --browserUrl, several calls can share one browser.
+    Call {
+        /// The tool name, e.g. take_snapshot.
+        tool: String,
+        /// Its parameters as a JSON object, e.g. '{"url": "http://127.0.0.1:8080"}'.
+        params: Option<String>,
+    },
+    /// List the tools with their category and whether the flags enable them.
+    Tools,
+}
+
 impl Args {
     /// Parses the process arguments, accepting the reference's spellings.
     pub fn parse_compatible() -> Args {
@@ -134,6 +170,9 @@ impl Args {
     /// With `--viaCli` the reference turns on headless, memory debugging, extensions and
     /// structured content unless they were given.
     fn apply_cli_defaults(&mut self) {
+        if self.command.is_some() {
+            self.via_cli.get_or_insert(true);
+        }
         if self.via_cli == Some(true) {
             let connecting = self.browser_url.is_some() || self.ws_endpoint.is_some();
             if !connecting {
@@ -164,6 +203,7 @@ impl Args {
 /// Rewrites `--fooBar` to `--foo-bar` and `--no-foo-bar` to `--foo-bar=false`, so one clap
 /// definition accepts every spelling the reference's yargs accepts.
 fn normalize<I: IntoIterator<Item = String>>(argv: I) -> Vec<String> {
+    let argv = subcommand_last(argv.into_iter().collect());
     let mut out = Vec::new();
     let mut after_double_dash = false;
     for (index, arg) in argv.into_iter().enumerate() {
@@ -195,6 +235,22 @@ fn normalize<I: IntoIterator<Item = String>>(argv: I) -> Vec<String> {
         }
     }
     out
+}
+
+/// `devtools-mcp call <tool> [params] --flags...` reads naturally, but clap wants the server
+/// flags before the subcommand: move the subcommand and its positionals to the end.
+fn subcommand_last(mut argv: Vec<String>) -> Vec<String> {
+    let positionals = match argv.get(1).map(String::as_str) {
+        Some("call") => 3,
+        Some("tools") => 1,
+        _ => return argv,
+    };
+    let mut taken = vec![argv.remove(1)];
+    while taken.len() < positionals && argv.get(1).is_some_and(|arg| !arg.starts_with('-')) {
+        taken.push(argv.remove(1));
+    }
+    argv.extend(taken);
+    argv
 }
 
 fn to_kebab(name: &str) -> String {
@@ -288,6 +344,23 @@ mod tests {
         assert_eq!(args.memory_debugging, Some(true));
         let args = parse(&["--viaCli", "--browserUrl", "http://127.0.0.1:9222"]);
         assert_eq!(args.headless, None);
+    }
+
+    #[test]
+    fn one_shot_commands_use_cli_semantics() {
+        let args = parse(&[
+            "call",
+            "list_pages",
+            "{}",
+            "--browserUrl",
+            "http://127.0.0.1:9222",
+        ]);
+        assert!(
+            matches!(args.command, Some(Command::Call { ref tool, .. }) if tool == "list_pages")
+        );
+        assert_eq!(args.via_cli, Some(true));
+        assert!(!args.flags_json().contains_key("command"));
+        assert!(matches!(parse(&["tools"]).command, Some(Command::Tools)));
     }
 
     #[test]

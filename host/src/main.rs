@@ -5,6 +5,7 @@
 mod browser;
 mod cli;
 mod mcp;
+mod oneshot;
 mod pipeline;
 mod plugin;
 mod response;
@@ -13,7 +14,7 @@ mod session;
 mod snapshot;
 mod telemetry;
 
-use crate::browser::BrowserOptions;
+use crate::browser::{BrowserOptions, ScreenshotFlags};
 use crate::cli::Args;
 use crate::pipeline::{Pipeline, ToolSet};
 use crate::plugin::{Loader, Runtime};
@@ -57,6 +58,19 @@ fn main() -> ExitCode {
 async fn run(args: Args) -> Result<(), String> {
     let pipeline = Arc::new(build_pipeline(&args).await?);
     let session = Session::new(browser_options(&args), sandbox(&args)?);
+    match &args.command {
+        Some(cli::Command::Tools) => {
+            oneshot::tools(&pipeline);
+            return Ok(());
+        }
+        Some(cli::Command::Call { tool, params }) => {
+            return match oneshot::call(&pipeline, &session, tool, params.as_deref()).await? {
+                true => Ok(()),
+                false => Err(format!("{tool} answered with an error")),
+            };
+        }
+        None => {}
+    }
     let server = mcp::McpServer::new(pipeline, session.clone());
     let service = server
         .serve(rmcp::transport::stdio())
@@ -99,6 +113,7 @@ async fn build_pipeline(args: &Args) -> Result<Pipeline, String> {
         tools: Arc::new(tools),
         runtime,
         via_cli: Args::enabled(args.via_cli),
+        slim,
         structured_content: Args::enabled(args.experimental_structured_content),
         telemetry,
     })
@@ -116,6 +131,13 @@ fn browser_options(args: &Args) -> BrowserOptions {
         viewport: args.viewport,
         proxy_server: args.proxy_server.clone(),
         accept_insecure_certs: Args::enabled(args.accept_insecure_certs),
+        redact_network_headers: Args::enabled(args.redact_network_headers),
+        screenshot: ScreenshotFlags {
+            format: args.screenshot_format.clone(),
+            quality: args.screenshot_quality,
+            max_width: args.screenshot_max_width,
+            max_height: args.screenshot_max_height,
+        },
     }
 }
 

@@ -34,6 +34,8 @@ pub struct Pipeline {
     pub runtime: Runtime,
     pub via_cli: bool,
     pub structured_content: bool,
+    /// `--slim`: responses are the tool's lines only.
+    pub slim: bool,
     pub telemetry: Option<TelemetrySink>,
 }
 
@@ -138,6 +140,7 @@ impl Pipeline {
             reconnected,
             error: handler_error,
             structured: self.structured_content,
+            slim: self.slim,
             state: &mut state,
         }
         .render()

@@ -109,6 +109,14 @@ impl Sandbox {
         canonical.to_str().map(str::to_owned).ok_or_else(cannot)
     }
 
+    /// Resolves `path` (with `extension` forced) and writes `data` there; returns the final
+    /// path. For every file a tool asks the host to write.
+    pub fn save(&self, path: &str, extension: &str, data: &[u8]) -> Result<String, SandboxError> {
+        let file = self.resolve(&ensure_extension(path, extension))?;
+        self.write(Path::new(&file), data)?;
+        Ok(file)
+    }
+
     /// Write bytes to an already-resolved path, through the root Dir that contains it.
     ///
     /// Missing parent directories are created inside the root; a new file gets mode 0o600; the
@@ -270,6 +278,28 @@ fn path_to_file_url(path: &str) -> String {
         }
     }
     url
+}
+
+/// `saveTemporaryFile`: a fresh `chrome-devtools-mcp-XXXXXX` directory under the OS temp dir,
+/// the file created new and owner-only, so no planted file or link is followed. Errors read
+/// like the reference's `Could not write <path>` with its cause.
+pub fn save_temporary_file(bytes: &[u8], filename: &str) -> Result<PathBuf, String> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let directory = tempfile::Builder::new()
+        .prefix("chrome-devtools-mcp-")
+        .rand_bytes(6)
+        .tempdir()
+        .map_err(|error| format!("Could not create a temporary directory\nCause: {error}"))?
+        .keep();
+    let path = directory.join(filename);
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .and_then(|mut file| file.write_all(bytes));
+    written.map_err(|error| format!("Could not write {}\nCause: {error}", path.display()))?;
+    Ok(path)
 }
 
 #[cfg(test)]
@@ -523,6 +553,29 @@ mod tests {
             ("/r/a.", "/r/a.json"),
         ] {
             assert_eq!(ensure_extension(input, ".json"), expected, "input {input}");
+        }
+    }
+
+    #[test]
+    fn large_images_go_to_a_private_temporary_file() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = save_temporary_file(&[7; 16], "screenshot.png").expect("saved");
+        assert_eq!(
+            path.file_name().and_then(|n| n.to_str()),
+            Some("screenshot.png")
+        );
+        let folder = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str());
+        assert!(folder.is_some_and(|name| name.starts_with("chrome-devtools-mcp-")));
+        let mode = std::fs::metadata(&path)
+            .expect("metadata")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        if let Some(parent) = path.parent() {
+            std::fs::remove_dir_all(parent).expect("cleaned up");
         }
     }
 }

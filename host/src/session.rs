@@ -98,6 +98,10 @@ impl SessionState {
         Ok(())
     }
 
+    pub fn screenshot_flags(&self) -> crate::browser::ScreenshotFlags {
+        self.options.screenshot.clone()
+    }
+
     /// Whether the browser was restarted since the last call (shown once).
     pub fn take_reconnected(&mut self) -> bool {
         std::mem::take(&mut self.reconnected)
@@ -155,7 +159,7 @@ impl SessionState {
                 continue;
             }
             let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
-            match McpPage::attach(id, page, None).await {
+            match McpPage::attach(id, page, None, self.options.redact_network_headers).await {
                 Ok(page) => {
                     self.pages.insert(id, page);
                 }
@@ -234,6 +238,15 @@ impl SessionState {
             .ok_or_else(|| "No page found".to_string())
     }
 
+    /// A page and the sandbox together, for actions that write files.
+    pub fn page_and_sandbox(&mut self, id: u32) -> Result<(&mut McpPage, &Sandbox), String> {
+        let page = self
+            .pages
+            .get_mut(&id)
+            .ok_or_else(|| "No page found".to_string())?;
+        Ok((page, &self.sandbox))
+    }
+
     pub async fn select_page(&mut self, id: u32, bring_to_front: bool) -> Result<(), String> {
         let page = self.page(id)?;
         if bring_to_front {
@@ -269,7 +282,13 @@ impl SessionState {
             .await
             .map_err(|error| error.to_string())?;
         let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
-        let page = McpPage::attach(id, page, isolated_context.map(String::from)).await?;
+        let page = McpPage::attach(
+            id,
+            page,
+            isolated_context.map(String::from),
+            self.options.redact_network_headers,
+        )
+        .await?;
         self.pages.insert(id, page);
         if !background {
             self.selected = Some(id);

@@ -26,12 +26,42 @@ pub const FRAMED: &str = r#"<!doctype html>
 <html><head><title>Framed</title></head>
 <body><h1>Outer</h1><iframe src="/next" title="inner"></iframe></body></html>"#;
 
+pub const FORM: &str = r#"<!doctype html>
+<html><head><title>Form</title></head>
+<body>
+  <form id="form" onsubmit="event.preventDefault(); document.getElementById('status').textContent = 'submitted ' + document.getElementById('name').value">
+    <label>Name <input id="name" type="text"></label>
+    <label>Bio <textarea id="bio"></textarea></label>
+    <label>Color <select id="color"><option value="r">Red</option><option value="g">Green</option></select></label>
+    <label><input id="agree" type="checkbox"> Agree</label>
+    <label><input id="file" type="file"> Attachment</label>
+    <button type="submit">Send</button>
+  </form>
+  <p id="status">idle</p>
+  <div id="hover-target" style="width:100px;height:40px" onmouseover="this.textContent='hovered'">Hover me</div>
+  <div id="source" draggable="true" style="width:60px;height:30px" ondragstart="event.dataTransfer.setData('text/plain', 'dragged')">Drag me</div>
+  <div id="target" style="width:120px;height:60px" ondragover="event.preventDefault()" ondrop="event.preventDefault(); this.textContent = 'dropped ' + event.dataTransfer.getData('text/plain')">Drop here</div>
+  <button onclick="setTimeout(() => { const p = document.createElement('p'); p.textContent = 'Late content'; document.body.append(p); }, 300)">Load later</button>
+</body></html>"#;
+
+pub const CONSOLE: &str = r#"<!doctype html>
+<html><head><title>Console</title></head>
+<body><script>
+  console.log('hello from the page', 42);
+  console.warn('careful');
+  console.error('broken');
+  fetch('/data.json').then(response => response.json()).then(data => console.log('fetched', data.value));
+</script></body></html>"#;
+
 pub fn server() -> FixtureServer {
     FixtureServer::start(vec![
         Route::html("/", INDEX),
         Route::html("/next", NEXT),
         Route::html("/dialog", DIALOG),
         Route::html("/framed", FRAMED),
+        Route::html("/form", FORM),
+        Route::html("/console", CONSOLE),
+        Route::new("/data.json", "application/json", r#"{"value": 7}"#),
     ])
 }
 

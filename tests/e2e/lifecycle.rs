@@ -24,20 +24,23 @@ async fn the_browser_starts_lazily_and_exits_with_the_server() {
         copy
     };
     assert_eq!(names, sorted, "tools are sorted by name");
-    assert_eq!(
-        names,
-        [
-            "click",
-            "close_page",
-            "evaluate_script",
-            "handle_dialog",
-            "list_pages",
-            "navigate_page",
-            "new_page",
-            "select_page",
-            "take_snapshot"
-        ]
-    );
+    // The first nine tools are always there; the parity test checks the whole list.
+    for name in [
+        "click",
+        "close_page",
+        "evaluate_script",
+        "handle_dialog",
+        "list_pages",
+        "navigate_page",
+        "new_page",
+        "select_page",
+        "take_snapshot",
+    ] {
+        assert!(
+            names.iter().any(|listed| listed == name),
+            "{name} is listed: {names:?}"
+        );
+    }
     assert!(
         descendants(server.pid()).is_empty(),
         "no browser before the first call"
@@ -198,22 +201,26 @@ async fn components_load_too_and_a_second_start_compiles_nothing() {
     let server = McpServer::start_with(args.clone(), Vec::new())
         .await
         .expect("start");
+    let listed = server.list_tools().await.len();
     assert_eq!(
         server.call("network_probe", json!({})).await.text,
         "Network category is on"
     );
     server.shutdown().await;
 
+    let builtin = std::fs::read_dir(binary_dir().join("plugins"))
+        .expect("plugins")
+        .count();
     let entries = cache_entries(cache.path());
     assert_eq!(
         entries.len(),
-        10,
+        builtin + 1,
         "one compiled artifact per tool: {entries:?}"
     );
     let server = McpServer::start_with(args, Vec::new())
         .await
         .expect("second start");
-    assert_eq!(server.list_tools().await.len(), 10);
+    assert_eq!(server.list_tools().await.len(), listed);
     server.shutdown().await;
     assert_eq!(
         cache_entries(cache.path()),

@@ -1,9 +1,12 @@
 //! End-to-end tests: the real `devtools-mcp` binary, spoken to over MCP stdio, driving real
 //! Chromium on fixture pages served by the tests on 127.0.0.1, with the real tool components.
 
+mod debugging;
 mod fixtures;
 mod harness_selftest;
+mod input;
 mod lifecycle;
+mod parity;
 mod pipeline;
 mod python_client;
 mod support;

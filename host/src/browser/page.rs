@@ -2,14 +2,15 @@
 //! ask for (navigate, click, evaluate, snapshot).
 
 use super::cdp::{cdp, send};
-use super::settle;
-use crate::snapshot::{AxNode, AxTree, Snapshot, UidMap};
+use super::collectors::Collectors;
+use super::emulation::Emulation;
+use super::trace::{Recording, TraceSummary};
+use crate::snapshot::{Snapshot, UidMap};
 use chromiumoxide::cdp::browser_protocol::page::{
     EventJavascriptDialogClosed, EventJavascriptDialogOpening, EventLoadEventFired,
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -17,8 +18,6 @@ use tokio::sync::watch;
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 /// The reference's default navigation timeout.
 pub const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(10);
-/// Nested iframes followed by a snapshot.
-const MAX_FRAME_DEPTH: usize = 8;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct DialogInfo {
@@ -44,9 +43,14 @@ pub struct McpPage {
     pub id: u32,
     pub page: chromiumoxide::Page,
     pub isolated_context: Option<String>,
-    dialog: watch::Receiver<Option<DialogInfo>>,
-    uids: UidMap,
-    snapshot: Option<Snapshot>,
+    pub(super) dialog: watch::Receiver<Option<DialogInfo>>,
+    pub(super) uids: UidMap,
+    pub(super) snapshot: Option<Snapshot>,
+    pub(super) emulation: Emulation,
+    pub(super) collectors: Collectors,
+    /// The running performance trace, and the summary of the last one.
+    pub(super) trace: Option<Recording>,
+    pub(super) last_trace: Option<TraceSummary>,
     listener: tokio::task::JoinHandle<()>,
 }
 
@@ -62,6 +66,7 @@ impl McpPage {
         id: u32,
         page: chromiumoxide::Page,
         isolated_context: Option<String>,
+        redact_network_headers: bool,
     ) -> Result<McpPage, String> {
         let opened = page
             .event_listener::<EventJavascriptDialogOpening>()
@@ -73,6 +78,8 @@ impl McpPage {
             .map_err(|error| error.to_string())?;
         let (sender, receiver) = watch::channel(None);
         let listener = tokio::spawn(watch_dialogs(opened, closed, sender));
+        let collectors = Collectors::attach(&page).await?;
+        collectors.set_redact_network_headers(redact_network_headers);
         Ok(McpPage {
             id,
             page,
@@ -80,8 +87,25 @@ impl McpPage {
             dialog: receiver,
             uids: UidMap::default(),
             snapshot: None,
+            emulation: Emulation::default(),
+            collectors,
+            trace: None,
+            last_trace: None,
             listener,
         })
+    }
+
+    pub fn emulation(&self) -> &Emulation {
+        &self.emulation
+    }
+
+    pub fn collectors(&self) -> &Collectors {
+        &self.collectors
+    }
+
+    /// The default wait for an action, scaled by CPU emulation.
+    pub fn action_timeout(&self) -> Duration {
+        self.emulation.action_timeout()
     }
 
     pub fn dialog(&self) -> Option<DialogInfo> {
@@ -161,7 +185,7 @@ impl McpPage {
         accept_before_unload: bool,
         init_script: Option<&str>,
     ) -> Result<Navigated, String> {
-        let timeout = timeout.unwrap_or(NAVIGATION_TIMEOUT);
+        let timeout = timeout.unwrap_or_else(|| self.emulation.navigation_timeout());
         let script_id = match init_script {
             Some(source) => send(
                 &self.page,
@@ -317,280 +341,6 @@ impl McpPage {
         .map_err(|error| error.to_string())?;
         Ok(true)
     }
-
-    /// Takes a fresh snapshot (descending into same-process iframes, as the reference's
-    /// `includeIframes` does); later uid lookups use it.
-    pub async fn take_snapshot(
-        &mut self,
-        snapshot_id: u64,
-        verbose: bool,
-    ) -> Result<&Snapshot, String> {
-        let frames = send(
-            &self.page,
-            cdp("Page.getFrameTree", json!({})),
-            COMMAND_TIMEOUT,
-        )
-        .await
-        .map_err(|error| error.to_string())?;
-        let mut loaders = HashMap::new();
-        collect_loaders(&frames["frameTree"], &mut loaders);
-        let main_frame = frames["frameTree"]["frame"]["id"]
-            .as_str()
-            .unwrap_or_default();
-        let loader_id = loaders.get(main_frame).cloned().unwrap_or_default();
-        let root = self
-            .frame_snapshot(None, !verbose, &loaders, 0)
-            .await?
-            .ok_or("Failed to create accessibility snapshot")?;
-        let snapshot = Snapshot::build(root, &loader_id, snapshot_id, verbose, &mut self.uids);
-        Ok(self.snapshot.insert(snapshot))
-    }
-
-    /// One frame's serialized tree, with its child frames attached under their `Iframe` nodes.
-    fn frame_snapshot<'a>(
-        &'a self,
-        frame_id: Option<String>,
-        interesting_only: bool,
-        loaders: &'a HashMap<String, String>,
-        depth: usize,
-    ) -> futures::future::BoxFuture<'a, Result<Option<AxNode>, String>> {
-        Box::pin(async move {
-            let params = match &frame_id {
-                Some(id) => json!({ "frameId": id }),
-                None => json!({}),
-            };
-            let tree = send(
-                &self.page,
-                cdp("Accessibility.getFullAXTree", params),
-                COMMAND_TIMEOUT,
-            )
-            .await
-            .map_err(|error| error.to_string())?;
-            let nodes = tree["nodes"]
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or_default();
-            let Some(mut tree) = AxTree::from_cdp(nodes) else {
-                return Ok(None);
-            };
-            if depth < MAX_FRAME_DEPTH {
-                for backend_node_id in tree.iframe_backend_node_ids() {
-                    let described = send(
-                        &self.page,
-                        cdp(
-                            "DOM.describeNode",
-                            json!({ "backendNodeId": backend_node_id }),
-                        ),
-                        COMMAND_TIMEOUT,
-                    )
-                    .await;
-                    let Some(child) = described
-                        .ok()
-                        .and_then(|node| node["node"]["frameId"].as_str().map(String::from))
-                    else {
-                        continue;
-                    };
-                    // A cross-process frame has its own session; it stays a bare Iframe node.
-                    if let Ok(Some(mut frame)) = self
-                        .frame_snapshot(Some(child.clone()), interesting_only, loaders, depth + 1)
-                        .await
-                    {
-                        frame.loader_id = loaders.get(&child).cloned();
-                        tree.attach_iframe(backend_node_id, frame);
-                    }
-                }
-            }
-            Ok(tree.serialize(interesting_only))
-        })
-    }
-
-    /// The DOM node behind a uid of the latest snapshot, with the reference's messages.
-    async fn resolve_uid(&self, uid: &str) -> Result<String, String> {
-        let snapshot = self.snapshot.as_ref().ok_or_else(|| {
-            format!(
-                "No snapshot found for page {}. Use take_snapshot to capture one.",
-                self.id
-            )
-        })?;
-        let backend_node_id = snapshot
-            .find(uid)
-            .and_then(|node| node.backend_node_id)
-            .ok_or_else(|| format!("Element uid \"{uid}\" not found on page {}.", self.id))?;
-        let resolved = send(
-            &self.page,
-            cdp(
-                "DOM.resolveNode",
-                json!({ "backendNodeId": backend_node_id }),
-            ),
-            COMMAND_TIMEOUT,
-        )
-        .await
-        .map_err(|_| format!("Element with uid {uid} no longer exists on the page."))?;
-        resolved["object"]["objectId"]
-            .as_str()
-            .map(String::from)
-            .ok_or_else(|| format!("Element with uid {uid} no longer exists on the page."))
-    }
-
-    /// Clicks the element's centre `count` times, then waits for the page to settle. Returns the
-    /// URL it navigated to, if it did.
-    pub async fn click(&self, uid: &str, count: u32) -> Result<Option<String>, String> {
-        let object_id = self.resolve_uid(uid).await?;
-        let interaction_failed = || {
-            format!(
-                "Failed to interact with the element with uid {uid}. The element did not become interactive within the configured timeout."
-            )
-        };
-        let (_, navigated) = settle::after_action(self, async {
-            let (x, y) = self.clickable_point(&object_id).await.map_err(|error| {
-                tracing::debug!(%error, "element not clickable");
-                interaction_failed()
-            })?;
-            self.mouse_clicks(x, y, count).await.map_err(|error| {
-                tracing::debug!(%error, "click failed");
-                interaction_failed()
-            })
-        })
-        .await?;
-        Ok(navigated)
-    }
-
-    async fn clickable_point(&self, object_id: &str) -> Result<(f64, f64), String> {
-        let scroll = cdp(
-            "DOM.scrollIntoViewIfNeeded",
-            json!({ "objectId": object_id }),
-        );
-        send(&self.page, scroll, COMMAND_TIMEOUT)
-            .await
-            .map_err(|error| error.to_string())?;
-        let quads = send(
-            &self.page,
-            cdp("DOM.getContentQuads", json!({ "objectId": object_id })),
-            COMMAND_TIMEOUT,
-        )
-        .await
-        .map_err(|error| error.to_string())?;
-        let quad: Vec<f64> = quads["quads"][0]
-            .as_array()
-            .map(|points| points.iter().filter_map(Value::as_f64).collect())
-            .unwrap_or_default();
-        if quad.len() != 8 {
-            return Err("the element has no visible box".into());
-        }
-        let x = (quad[0] + quad[2] + quad[4] + quad[6]) / 4.0;
-        let y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4.0;
-        Ok((x, y))
-    }
-
-    async fn mouse_clicks(&self, x: f64, y: f64, count: u32) -> Result<(), String> {
-        let mouse = |kind: &str, click_count: u32| {
-            cdp(
-                "Input.dispatchMouseEvent",
-                json!({ "type": kind, "x": x, "y": y, "button": "left", "clickCount": click_count }),
-            )
-        };
-        let moved = cdp(
-            "Input.dispatchMouseEvent",
-            json!({ "type": "mouseMoved", "x": x, "y": y }),
-        );
-        send(&self.page, moved, COMMAND_TIMEOUT)
-            .await
-            .map_err(|error| error.to_string())?;
-        for click_count in 1..=count.max(1) {
-            for kind in ["mousePressed", "mouseReleased"] {
-                send(&self.page, mouse(kind, click_count), COMMAND_TIMEOUT)
-                    .await
-                    .map_err(|error| error.to_string())?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Runs a function declaration with elements (by uid) as arguments and returns the JSON text
-    /// of its awaited result, then waits for the page to settle.
-    pub async fn evaluate(
-        &self,
-        function: &str,
-        arg_uids: &[String],
-    ) -> Result<(String, Option<String>), String> {
-        let mut object_ids = Vec::with_capacity(arg_uids.len());
-        for uid in arg_uids {
-            object_ids.push(self.resolve_uid(uid).await?);
-        }
-        let wrapper = format!(
-            "async function(...args) {{ return JSON.stringify(await ({function})(...args)); }}"
-        );
-        let params = match object_ids.first() {
-            Some(first) => json!({
-                "functionDeclaration": wrapper,
-                "objectId": first,
-                "arguments": object_ids.iter().map(|id| json!({ "objectId": id })).collect::<Vec<_>>(),
-                "awaitPromise": true,
-                "returnByValue": true,
-            }),
-            None => {
-                let global = send(
-                    &self.page,
-                    cdp("Runtime.evaluate", json!({ "expression": "globalThis" })),
-                    COMMAND_TIMEOUT,
-                )
-                .await
-                .map_err(|error| error.to_string())?;
-                json!({
-                    "functionDeclaration": wrapper,
-                    "objectId": global["result"]["objectId"],
-                    "awaitPromise": true,
-                    "returnByValue": true,
-                })
-            }
-        };
-        let evaluation = async {
-            send(
-                &self.page,
-                cdp("Runtime.callFunctionOn", params),
-                Duration::from_secs(60),
-            )
-            .await
-            .map_err(|error| error.to_string())
-        };
-        let (result, navigated) =
-            settle::after_action(self, settle::accepting_dialogs(self, evaluation)).await?;
-        let result = result.ok_or("A dialog opened during the evaluation and is still open.")?;
-        if let Some(exception) = result.get("exceptionDetails") {
-            return Err(exception_message(exception));
-        }
-        let text = match &result["result"]["value"] {
-            Value::String(json) => json.clone(),
-            _ => "undefined".to_string(),
-        };
-        Ok((text, navigated))
-    }
-}
-
-/// frame id -> loaderId for the whole frame tree.
-fn collect_loaders(tree: &Value, loaders: &mut HashMap<String, String>) {
-    if let (Some(id), Some(loader)) = (
-        tree["frame"]["id"].as_str(),
-        tree["frame"]["loaderId"].as_str(),
-    ) {
-        loaders.insert(id.to_string(), loader.to_string());
-    }
-    for child in tree["childFrames"].as_array().into_iter().flatten() {
-        collect_loaders(child, loaders);
-    }
-}
-
-/// The message of a thrown error, as Puppeteer reports it (`x is not defined`).
-fn exception_message(details: &Value) -> String {
-    let description = details["exception"]["description"]
-        .as_str()
-        .or_else(|| details["text"].as_str())
-        .unwrap_or("Evaluation failed");
-    let first_line = description.lines().next().unwrap_or(description);
-    match first_line.split_once(": ") {
-        Some((name, message)) if name.ends_with("Error") => message.to_string(),
-        _ => first_line.to_string(),
-    }
 }
 
 async fn watch_dialogs(
@@ -613,20 +363,5 @@ async fn watch_dialogs(
                 None => return,
             },
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exception_messages_drop_the_error_name() {
-        let details = json!({"exception": {"description": "ReferenceError: nope is not defined\n    at <anonymous>:1:1"}});
-        assert_eq!(exception_message(&details), "nope is not defined");
-        let details = json!({"exception": {"description": "boom"}, "text": "Uncaught"});
-        assert_eq!(exception_message(&details), "boom");
-        let details = json!({"text": "Uncaught"});
-        assert_eq!(exception_message(&details), "Uncaught");
     }
 }

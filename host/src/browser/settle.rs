@@ -99,9 +99,18 @@ async fn dom_quiet(page: &McpPage) {
     }
 }
 
-/// Runs `work`, accepting any dialog that opens meanwhile (the reference's default
-/// `dialogAction` for script evaluation), so the evaluation can finish.
-pub async fn accepting_dialogs<T>(page: &McpPage, work: impl Future<Output = T>) -> T {
+/// Runs `work`, handling any dialog that opens meanwhile as `action` says (`accept`, the
+/// default, `dismiss`, or a prompt text to accept with), so the work can finish.
+pub async fn handling_dialogs<T>(
+    page: &McpPage,
+    action: Option<&str>,
+    work: impl Future<Output = T>,
+) -> T {
+    let (accept, prompt_text) = match action {
+        None | Some("accept") => (true, None),
+        Some("dismiss") => (false, None),
+        Some(text) => (true, Some(text)),
+    };
     let mut dialogs = page.dialog_watch();
     tokio::pin!(work);
     loop {
@@ -112,8 +121,8 @@ pub async fn accepting_dialogs<T>(page: &McpPage, work: impl Future<Output = T>)
         if !opened {
             return work.await;
         }
-        if let Err(error) = page.handle_dialog(true, None).await {
-            tracing::debug!(%error, "could not accept a dialog during evaluation");
+        if let Err(error) = page.handle_dialog(accept, prompt_text).await {
+            tracing::debug!(%error, "could not handle a dialog during evaluation");
         }
         // Let the closed event reset the state before watching again.
         page.wait_dialog_closed(Duration::from_millis(500)).await;

@@ -9,7 +9,7 @@ use wasmtime::component::types::ComponentItem;
 
 /// The only interfaces a tool may import.
 pub const ALLOWED_IMPORTS: [&str; 2] =
-    ["devtools:tool/pages@0.1.0", "devtools:tool/response@0.1.0"];
+    ["devtools:tool/pages@0.2.0", "devtools:tool/response@0.2.0"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {

@@ -1,6 +1,6 @@
 //! `evaluate_script`: runs a JavaScript function in the page and returns its JSON result.
 
-use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, pages};
+use devtools_tool::{Category, Definition, EvaluateOptions, Flags, GlobalTool, Response, pages};
 use serde::Deserialize;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -14,6 +14,12 @@ struct Params {
     function: String,
     /// An optional list of arguments to pass to the function.
     args: Option<Vec<String>>,
+    /// The absolute or relative path to a file to save the script output to. If omitted, the output is returned inline.
+    file_path: Option<String>,
+    /// Handle dialogs while execution. "accept", "dismiss", or string for response of window.prompt. Defaults to accept.
+    dialog_action: Option<String>,
+    /// Whether to wait for the DOM to settle. Pass false if the script only reads data. Defaults to true.
+    wait_for_stable_dom: Option<bool>,
 }
 
 struct EvaluateScript;
@@ -27,7 +33,8 @@ impl GlobalTool for EvaluateScript {
             Category::Debugging,
             "Evaluate a JavaScript function inside the currently selected page. Returns the response as JSON, so returned values have to be JSON-serializable.",
         )
-        .blocked_by_dialog();
+        .blocked_by_dialog()
+        .file_param("filePath");
         // The reference adds `pageId` itself (it is not page-scoped) when routing is on.
         if flags.enabled("experimentalPageIdRouting") && !flags.enabled("slim") {
             definition.require_param("pageId")
@@ -41,7 +48,16 @@ impl GlobalTool for EvaluateScript {
             Some(id) => pages::get(id)?,
             None => pages::selected()?,
         };
-        let result = page.evaluate(&params.function, &params.args.unwrap_or_default())?;
+        let options = EvaluateOptions {
+            dialog_action: params.dialog_action,
+            wait_for_stable_dom: params.wait_for_stable_dom.unwrap_or(true),
+        };
+        let result = page.evaluate(&params.function, &params.args.unwrap_or_default(), &options)?;
+        if let Some(path) = params.file_path {
+            let file = response.save_file(&path, result.as_bytes(), ".json")?;
+            response.line(format!("Script ran on page. Output saved to {file}."));
+            return Ok(());
+        }
         response.line("Script ran on page and returned:");
         response.line("```json");
         response.line(result);

@@ -46,6 +46,7 @@ pub struct Definition {
     file_params: Vec<String>,
     hidden_params: Vec<String>,
     required_params: Vec<String>,
+    param_descriptions: Vec<(String, String)>,
 }
 
 impl Definition {
@@ -61,6 +62,7 @@ impl Definition {
             file_params: Vec::new(),
             hidden_params: Vec::new(),
             required_params: Vec::new(),
+            param_descriptions: Vec::new(),
         }
     }
 
@@ -103,6 +105,13 @@ impl Definition {
     /// Marks a field as required although its Rust type is optional (flag-dependent params).
     pub fn require_param(mut self, name: &str) -> Self {
         self.required_params.push(name.to_string());
+        self
+    }
+
+    /// Replaces a parameter's description (for descriptions that depend on flags).
+    pub fn param_description(mut self, name: &str, description: &str) -> Self {
+        self.param_descriptions
+            .push((name.to_string(), description.to_string()));
         self
     }
 
@@ -150,6 +159,11 @@ impl Definition {
                 properties.remove(hidden);
             }
             properties.values_mut().for_each(strip_null);
+            for (name, description) in &self.param_descriptions {
+                if let Some(Value::Object(property)) = properties.get_mut(name) {
+                    property.insert("description".into(), Value::from(description.as_str()));
+                }
+            }
         }
         let mut required: Vec<Value> = match object.remove("required") {
             Some(Value::Array(values)) => values,

@@ -49,7 +49,11 @@ pub mod __bindings {
     });
 }
 
-pub use __bindings::devtools::tool::pages::{Dialog, NavigateOptions, Navigated, Navigation, Page};
+pub use __bindings::devtools::tool::pages::{
+    Dialog, Emulation, EvaluateOptions, NavigateOptions, Navigated, Navigation, Page, Screenshot,
+    ScreenshotOptions, TraceOptions,
+};
+pub use __bindings::devtools::tool::response::ListOptions;
 pub use __bindings::exports::devtools::tool::tool::Category;
 
 use __bindings::exports::devtools::tool::tool as wit_tool;

@@ -1,6 +1,7 @@
 //! The response a handler declares; the host renders it in the reference's section order.
 
 use crate::__bindings::devtools::tool::response as wit_response;
+use crate::{ListOptions, Screenshot};
 
 /// Intents for the response of this call. Nothing is rendered in the component: the host
 /// assembles the text, the snapshot and the images after the handler returns.
@@ -31,5 +32,51 @@ impl Response {
     /// Attaches an image content item.
     pub fn attach_image(&mut self, data: &[u8], mime_type: &str) {
         wit_response::attach_image(data, mime_type);
+    }
+
+    /// Attaches a screenshot, or has the host save it to `file_path` (or to a temp file when it
+    /// is too large to inline).
+    pub fn attach_screenshot(&mut self, screenshot: &Screenshot, file_path: Option<&str>) {
+        wit_response::attach_screenshot(
+            &screenshot.data,
+            &screenshot.mime_type,
+            &screenshot.extension,
+            file_path,
+        );
+    }
+
+    /// Writes `data` to a (host-checked) path with `extension` forced; returns the final path.
+    pub fn save_file(&mut self, path: &str, data: &[u8], extension: &str) -> crate::Result<String> {
+        wit_response::save_file(path, data, extension)
+    }
+
+    /// Writes `data` to a new temp file named `file_name`; returns its path.
+    pub fn save_temp_file(&mut self, file_name: &str, data: &[u8]) -> crate::Result<String> {
+        wit_response::save_temp_file(file_name, data)
+    }
+
+    /// Adds `## Console messages`.
+    pub fn include_console_messages(&mut self, options: &ListOptions) {
+        wit_response::include_console_messages(options);
+    }
+
+    /// Adds one console message in detail.
+    pub fn include_console_message(&mut self, msgid: u32) {
+        wit_response::include_console_message(msgid);
+    }
+
+    /// Adds `## Network requests`.
+    pub fn include_network_requests(&mut self, options: &ListOptions) {
+        wit_response::include_network_requests(options);
+    }
+
+    /// Adds one request in detail; bodies optionally saved to files.
+    pub fn include_network_request(
+        &mut self,
+        reqid: Option<u32>,
+        request_file: Option<&str>,
+        response_file: Option<&str>,
+    ) {
+        wit_response::include_network_request(reqid, request_file, response_file);
     }
 }

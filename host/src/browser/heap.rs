@@ -1,0 +1,81 @@
+//! V8 heap snapshots, taken the way Puppeteer's `Page.captureHeapSnapshot` (which the reference's
+//! `take_heapsnapshot` calls) takes them: enable the heap profiler, collect garbage so the snapshot
+//! holds only live objects, then `HeapProfiler.takeHeapSnapshot`. The browser streams the
+//! snapshot as `HeapProfiler.addHeapSnapshotChunk` events *before* it answers the command, so we
+//! listen first and concatenate every chunk; the bytes are the `.heapsnapshot` JSON.
+
+use super::cdp::{cdp, send};
+use chromiumoxide::cdp::js_protocol::heap_profiler::EventAddHeapSnapshotChunk;
+use chromiumoxide::listeners::EventStream;
+use futures::{FutureExt, StreamExt};
+use serde_json::json;
+use std::time::Duration;
+
+/// Bound for the quick profiler commands (enable, garbage collection, disable).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+/// Bound for the snapshot itself: a large heap takes a while to serialise.
+const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Takes a heap snapshot of `page`'s main JavaScript realm and returns the raw
+/// `.heapsnapshot` bytes (a JSON document with `snapshot`, `nodes`, `edges`, `strings`, ...).
+pub async fn take_heap_snapshot(page: &chromiumoxide::Page) -> Result<Vec<u8>, String> {
+    // Subscribe before asking: the chunks arrive before the command's answer.
+    let mut chunks = page
+        .event_listener::<EventAddHeapSnapshotChunk>()
+        .await
+        .map_err(|error| error.to_string())?;
+    send(page, cdp("HeapProfiler.enable", json!({})), COMMAND_TIMEOUT)
+        .await
+        .map_err(|error| error.to_string())?;
+    let taken = snapshot(page, &mut chunks).await;
+    // Like Puppeteer, always switch the profiler off again, whether or not the snapshot worked.
+    let disabled = send(
+        page,
+        cdp("HeapProfiler.disable", json!({})),
+        COMMAND_TIMEOUT,
+    )
+    .await;
+    let bytes = taken?;
+    disabled.map_err(|error| error.to_string())?;
+    Ok(bytes)
+}
+
+/// Collects garbage, then takes the snapshot while draining the chunk stream, so a large
+/// snapshot never piles up in the listener's queue.
+async fn snapshot(
+    page: &chromiumoxide::Page,
+    chunks: &mut EventStream<EventAddHeapSnapshotChunk>,
+) -> Result<Vec<u8>, String> {
+    send(
+        page,
+        cdp("HeapProfiler.collectGarbage", json!({})),
+        COMMAND_TIMEOUT,
+    )
+    .await
+    .map_err(|error| error.to_string())?;
+    let take = send(
+        page,
+        cdp(
+            "HeapProfiler.takeHeapSnapshot",
+            json!({"reportProgress": false}),
+        ),
+        SNAPSHOT_TIMEOUT,
+    );
+    tokio::pin!(take);
+    let mut bytes = Vec::new();
+    let answer = loop {
+        tokio::select! {
+            answer = &mut take => break answer,
+            Some(chunk) = chunks.next() => bytes.extend_from_slice(chunk.chunk.as_bytes()),
+        }
+    };
+    answer.map_err(|error| error.to_string())?;
+    // Chunks dispatched just before the answer may still sit in the queue.
+    while let Some(Some(chunk)) = chunks.next().now_or_never() {
+        bytes.extend_from_slice(chunk.chunk.as_bytes());
+    }
+    if bytes.is_empty() {
+        return Err("The browser returned an empty heap snapshot.".to_string());
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,397 @@
+//! `devtools:tool/pages`: the page collection and the `page` resource, forwarded to the session.
+
+use super::{CallState, PageHandle, timeout};
+use crate::browser::{EmulateRequest, Target};
+use crate::plugin::bindings::devtools::tool::pages;
+use std::time::Duration;
+use wasmtime::component::Resource;
+
+/// Unwraps the tool-level error of a page lookup into the host function's result.
+macro_rules! page_or_return {
+    ($state:expr, $handle:expr) => {
+        match $state.page(&$handle)? {
+            Ok(page) => page,
+            Err(error) => return Ok(Err(error)),
+        }
+    };
+}
+
+impl pages::Host for CallState {
+    async fn selected(&mut self) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
+        let id = match self.session().and_then(|session| session.selected_id()) {
+            Ok(id) => id,
+            Err(error) => return Ok(Err(error)),
+        };
+        Ok(Ok(self.table.push(PageHandle { id })?))
+    }
+
+    async fn get(&mut self, id: u32) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
+        if let Err(error) = self
+            .session()
+            .and_then(|session| session.page(id).map(|_| ()))
+        {
+            return Ok(Err(error));
+        }
+        Ok(Ok(self.table.push(PageHandle { id })?))
+    }
+
+    async fn select(
+        &mut self,
+        id: u32,
+        bring_to_front: bool,
+    ) -> wasmtime::Result<Result<(), String>> {
+        match self.session() {
+            Ok(session) => Ok(session.select_page(id, bring_to_front).await),
+            Err(error) => Ok(Err(error)),
+        }
+    }
+
+    async fn new_page(
+        &mut self,
+        url: String,
+        background: bool,
+        isolated_context: Option<String>,
+        timeout_ms: Option<u32>,
+    ) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
+        let session = match self.session() {
+            Ok(session) => session,
+            Err(error) => return Ok(Err(error)),
+        };
+        let created = session
+            .new_page(
+                &url,
+                background,
+                isolated_context.as_deref(),
+                timeout(timeout_ms),
+            )
+            .await;
+        match created {
+            Ok(id) => Ok(Ok(self.table.push(PageHandle { id })?)),
+            Err(error) => Ok(Err(error)),
+        }
+    }
+
+    async fn close(&mut self, id: u32) -> wasmtime::Result<Result<bool, String>> {
+        match self.session() {
+            Ok(session) => Ok(session.close_page(id).await),
+            Err(error) => Ok(Err(error)),
+        }
+    }
+}
+
+impl pages::HostPage for CallState {
+    async fn id(&mut self, handle: Resource<PageHandle>) -> wasmtime::Result<u32> {
+        self.page_id(&handle)
+    }
+
+    async fn url(&mut self, handle: Resource<PageHandle>) -> wasmtime::Result<String> {
+        Ok(match self.page(&handle)? {
+            Ok(page) => page.url().await,
+            Err(_) => String::new(),
+        })
+    }
+
+    async fn navigate(
+        &mut self,
+        handle: Resource<PageHandle>,
+        target: pages::Navigation,
+        options: pages::NavigateOptions,
+    ) -> wasmtime::Result<Result<pages::Navigated, String>> {
+        let page = page_or_return!(self, handle);
+        let target = match target {
+            pages::Navigation::Url(url) => Target::Url(url),
+            pages::Navigation::Back => Target::Back,
+            pages::Navigation::Forward => Target::Forward,
+            pages::Navigation::Reload(ignore_cache) => Target::Reload { ignore_cache },
+        };
+        let outcome = page
+            .navigate(
+                target,
+                timeout(options.timeout_ms),
+                options.accept_before_unload,
+                options.init_script.as_deref(),
+            )
+            .await;
+        Ok(outcome.map(|done| pages::Navigated {
+            url: done.url,
+            before_unload_handled: done.before_unload_handled,
+        }))
+    }
+
+    async fn click(
+        &mut self,
+        handle: Resource<PageHandle>,
+        uid: String,
+        count: u32,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let outcome = page_or_return!(self, handle).click(&uid, count).await;
+        Ok(outcome.map(|navigated| self.navigated(navigated)))
+    }
+
+    async fn hover(
+        &mut self,
+        handle: Resource<PageHandle>,
+        uid: String,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let outcome = page_or_return!(self, handle).hover(&uid).await;
+        Ok(outcome.map(|navigated| self.navigated(navigated)))
+    }
+
+    async fn fill(
+        &mut self,
+        handle: Resource<PageHandle>,
+        uid: String,
+        value: String,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let outcome = page_or_return!(self, handle).fill(&uid, &value).await;
+        Ok(outcome.map(|navigated| self.navigated(navigated)))
+    }
+
+    async fn type_text(
+        &mut self,
+        handle: Resource<PageHandle>,
+        text: String,
+        submit_key: Option<String>,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let outcome = page_or_return!(self, handle)
+            .type_text(&text, submit_key.as_deref())
+            .await;
+        Ok(outcome.map(|navigated| self.navigated(navigated)))
+    }
+
+    async fn press_key(
+        &mut self,
+        handle: Resource<PageHandle>,
+        key: String,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let outcome = page_or_return!(self, handle).press_key(&key).await;
+        Ok(outcome.map(|navigated| self.navigated(navigated)))
+    }
+
+    async fn drag(
+        &mut self,
+        handle: Resource<PageHandle>,
+        from_uid: String,
+        to_uid: String,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let outcome = page_or_return!(self, handle).drag(&from_uid, &to_uid).await;
+        Ok(outcome.map(|navigated| self.navigated(navigated)))
+    }
+
+    async fn upload_files(
+        &mut self,
+        handle: Resource<PageHandle>,
+        uid: String,
+        paths: Vec<String>,
+    ) -> wasmtime::Result<Result<(), String>> {
+        // The paths were checked by the sandbox step, but a plugin could pass others here.
+        let checked: Result<Vec<String>, String> = match self.session() {
+            Ok(session) => paths
+                .iter()
+                .map(|path| {
+                    session
+                        .sandbox
+                        .resolve(path)
+                        .map_err(|error| error.to_string())
+                })
+                .collect(),
+            Err(error) => Err(error),
+        };
+        let paths = match checked {
+            Ok(paths) => paths,
+            Err(error) => return Ok(Err(error)),
+        };
+        let outcome = page_or_return!(self, handle)
+            .upload_files(&uid, &paths)
+            .await;
+        Ok(outcome.map(|navigated| self.navigated(navigated)))
+    }
+
+    async fn wait_for(
+        &mut self,
+        handle: Resource<PageHandle>,
+        texts: Vec<String>,
+        timeout_ms: Option<u32>,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let page = page_or_return!(self, handle);
+        let limit = timeout(timeout_ms).unwrap_or_else(|| page.action_timeout());
+        Ok(page.wait_for_text(&texts, limit).await)
+    }
+
+    async fn resize(
+        &mut self,
+        handle: Resource<PageHandle>,
+        width: u32,
+        height: u32,
+    ) -> wasmtime::Result<Result<(), String>> {
+        Ok(page_or_return!(self, handle).resize(width, height).await)
+    }
+
+    async fn emulate(
+        &mut self,
+        handle: Resource<PageHandle>,
+        settings: pages::Emulation,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let request = EmulateRequest {
+            network_conditions: settings.network_conditions,
+            cpu_throttling_rate: settings.cpu_throttling_rate,
+            geolocation: settings.geolocation,
+            user_agent: settings.user_agent,
+            color_scheme: settings.color_scheme,
+            viewport: settings.viewport,
+            extra_http_headers: settings.extra_http_headers,
+        };
+        Ok(page_or_return!(self, handle).emulate(request).await)
+    }
+
+    async fn screenshot(
+        &mut self,
+        handle: Resource<PageHandle>,
+        options: pages::ScreenshotOptions,
+    ) -> wasmtime::Result<Result<pages::Screenshot, String>> {
+        let flags = match self.session() {
+            Ok(session) => session.screenshot_flags(),
+            Err(error) => return Ok(Err(error)),
+        };
+        let page = page_or_return!(self, handle);
+        let shot = page
+            .screenshot(
+                options.format,
+                options.quality,
+                options.uid.as_deref(),
+                options.full_page,
+                &flags,
+            )
+            .await;
+        Ok(shot.map(|shot| pages::Screenshot {
+            data: shot.bytes,
+            mime_type: shot.mime_type,
+            extension: shot.extension.to_string(),
+        }))
+    }
+
+    async fn start_trace(
+        &mut self,
+        handle: Resource<PageHandle>,
+        options: pages::TraceOptions,
+    ) -> wasmtime::Result<Result<Vec<String>, String>> {
+        let id = self.page_id(&handle)?;
+        let (page, sandbox) = match self
+            .session()
+            .and_then(|session| session.page_and_sandbox(id))
+        {
+            Ok(pair) => pair,
+            Err(error) => return Ok(Err(error)),
+        };
+        Ok(page
+            .start_trace(
+                options.reload,
+                options.auto_stop,
+                options.file_path.as_deref(),
+                sandbox,
+            )
+            .await)
+    }
+
+    async fn stop_trace(
+        &mut self,
+        handle: Resource<PageHandle>,
+        file_path: Option<String>,
+    ) -> wasmtime::Result<Result<Vec<String>, String>> {
+        let id = self.page_id(&handle)?;
+        let (page, sandbox) = match self
+            .session()
+            .and_then(|session| session.page_and_sandbox(id))
+        {
+            Ok(pair) => pair,
+            Err(error) => return Ok(Err(error)),
+        };
+        Ok(page.stop_trace(file_path.as_deref(), sandbox).await)
+    }
+
+    async fn analyze_insight(
+        &mut self,
+        handle: Resource<PageHandle>,
+        insight_set_id: String,
+        insight_name: String,
+    ) -> wasmtime::Result<Result<Vec<String>, String>> {
+        Ok(page_or_return!(self, handle).analyze_insight(&insight_set_id, &insight_name))
+    }
+
+    async fn take_heap_snapshot(
+        &mut self,
+        handle: Resource<PageHandle>,
+        file_path: String,
+    ) -> wasmtime::Result<Result<Vec<String>, String>> {
+        let id = self.page_id(&handle)?;
+        let (page, sandbox) = match self
+            .session()
+            .and_then(|session| session.page_and_sandbox(id))
+        {
+            Ok(pair) => pair,
+            Err(error) => return Ok(Err(error)),
+        };
+        Ok(page.take_heap_snapshot(&file_path, sandbox).await)
+    }
+
+    async fn evaluate(
+        &mut self,
+        handle: Resource<PageHandle>,
+        function: String,
+        args: Vec<String>,
+        options: pages::EvaluateOptions,
+    ) -> wasmtime::Result<Result<String, String>> {
+        let outcome = page_or_return!(self, handle)
+            .evaluate(
+                &function,
+                &args,
+                options.dialog_action.as_deref(),
+                options.wait_for_stable_dom,
+            )
+            .await;
+        Ok(outcome.map(|(result, navigated)| {
+            self.navigated(navigated);
+            result
+        }))
+    }
+
+    async fn evaluate_expression(
+        &mut self,
+        handle: Resource<PageHandle>,
+        script: String,
+    ) -> wasmtime::Result<Result<String, String>> {
+        Ok(page_or_return!(self, handle)
+            .evaluate_expression(&script)
+            .await)
+    }
+
+    async fn dialog(
+        &mut self,
+        handle: Resource<PageHandle>,
+    ) -> wasmtime::Result<Option<pages::Dialog>> {
+        let dialog = self.page(&handle)?.ok().and_then(|page| page.dialog());
+        Ok(dialog.map(|dialog| pages::Dialog {
+            kind: dialog.kind,
+            message: dialog.message,
+            default_value: dialog.default_value,
+        }))
+    }
+
+    async fn handle_dialog(
+        &mut self,
+        handle: Resource<PageHandle>,
+        accept: bool,
+        prompt_text: Option<String>,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let page = page_or_return!(self, handle);
+        let handled = page.handle_dialog(accept, prompt_text.as_deref()).await;
+        // The closed event clears the state; wait for it so the response shows no dialog.
+        page.wait_dialog_closed(Duration::from_secs(1)).await;
+        Ok(handled)
+    }
+
+    async fn drop(&mut self, handle: Resource<PageHandle>) -> wasmtime::Result<()> {
+        self.table.delete(handle)?;
+        Ok(())
+    }
+}

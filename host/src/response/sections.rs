@@ -1,0 +1,217 @@
+//! The sections of a response, each rendered from the session's state.
+
+use super::{ListRequest, NetworkRequestDetail, Output, SnapshotRequest};
+use crate::browser::collectors::Page as Pagination;
+use crate::session::SessionState;
+use crate::snapshot::next_snapshot_id;
+use serde_json::{Value, json};
+
+/// `Emulating ...` lines of the page's emulation state.
+pub fn emulation(out: &mut Output, state: &SessionState, page: u32) {
+    if let Ok(page) = state.page(page) {
+        let (lines, data) = page.emulation().lines();
+        out.text.extend(lines);
+        out.data.extend(data);
+    }
+}
+
+/// `# Open dialog` while one is open on the page.
+pub fn dialog(out: &mut Output, state: &SessionState, page: u32) {
+    let Some(dialog) = state.page(page).ok().and_then(|page| page.dialog()) else {
+        return;
+    };
+    let default_value = match (&dialog.default_value, dialog.kind.as_str()) {
+        (Some(value), "prompt") => format!(" (default value: \"{value}\")"),
+        _ => String::new(),
+    };
+    out.text.push(format!(
+        "# Open dialog\n{}: {}{default_value}.\nCall handle_dialog to handle it before continuing.",
+        dialog.kind, dialog.message
+    ));
+    out.data.insert(
+        "dialog".into(),
+        json!({ "type": dialog.kind, "message": dialog.message, "defaultValue": dialog.default_value.unwrap_or_default() }),
+    );
+}
+
+/// `## Pages`.
+pub async fn pages(out: &mut Output, state: &mut SessionState) {
+    let entries = state.page_list().await;
+    if entries.is_empty() {
+        return;
+    }
+    out.text.push("## Pages".into());
+    let mut pages = Vec::new();
+    for entry in &entries {
+        let title = truncate_title(&entry.title);
+        let label = if title.is_empty() {
+            entry.url.clone()
+        } else {
+            format!("{title} ({})", entry.url)
+        };
+        let selected = if entry.selected { " [selected]" } else { "" };
+        let context = entry
+            .isolated_context
+            .as_ref()
+            .map(|name| format!(" isolatedContext={name}"))
+            .unwrap_or_default();
+        out.text
+            .push(format!("{}: {label}{selected}{context}", entry.id));
+        let mut page =
+            json!({ "id": entry.id, "url": entry.url, "title": title, "selected": entry.selected });
+        if let Some(name) = &entry.isolated_context {
+            page["isolatedContext"] = Value::from(name.as_str());
+        }
+        pages.push(page);
+    }
+    out.data.insert("pages".into(), Value::Array(pages));
+}
+
+/// `## Latest page snapshot`, or `Saved snapshot to <file>.`
+pub async fn snapshot(
+    out: &mut Output,
+    state: &mut SessionState,
+    page: Option<u32>,
+    request: &SnapshotRequest,
+) -> Result<(), String> {
+    let id = page.ok_or("No page selected")?;
+    let snapshot = state
+        .page_mut(id)?
+        .take_snapshot(next_snapshot_id(), request.verbose)
+        .await?;
+    let text = snapshot.to_text();
+    let json = snapshot.to_json();
+    match &request.file_path {
+        None => {
+            out.text.push("## Latest page snapshot".into());
+            out.text.push(text);
+            out.data.insert("snapshot".into(), json);
+        }
+        Some(path) => {
+            let file = write(state, path, ".txt", text.as_bytes())?;
+            out.text.push(format!("Saved snapshot to {file}."));
+            out.data
+                .insert("snapshotFilePath".into(), Value::from(file));
+        }
+    }
+    Ok(())
+}
+
+/// Writes through the sandbox (checked again: the path came from a plugin).
+fn write(state: &SessionState, path: &str, extension: &str, data: &[u8]) -> Result<String, String> {
+    state
+        .sandbox
+        .save(path, extension, data)
+        .map_err(|error| error.to_string())
+}
+
+fn pagination(request: &ListRequest) -> Pagination {
+    Pagination {
+        size: request.page_size,
+        index: request.page_idx,
+    }
+}
+
+pub fn console_messages(
+    out: &mut Output,
+    state: &SessionState,
+    page: Option<u32>,
+    request: &ListRequest,
+) -> Result<(), String> {
+    let page = state.page(page.ok_or("No page selected")?)?;
+    let (lines, data) = page.collectors().console_list(
+        pagination(request),
+        request.types.as_deref(),
+        request.include_preserved,
+        request.include_stack_traces,
+    );
+    out.text.extend(lines);
+    merge(out, data);
+    Ok(())
+}
+
+pub fn console_message(
+    out: &mut Output,
+    state: &SessionState,
+    page: Option<u32>,
+    msgid: u32,
+) -> Result<(), String> {
+    let page = state.page(page.ok_or("No page selected")?)?;
+    let (lines, data) = page.collectors().console_detail(u64::from(msgid))?;
+    out.text.extend(lines);
+    merge(out, data);
+    Ok(())
+}
+
+pub fn network_requests(
+    out: &mut Output,
+    state: &SessionState,
+    page: Option<u32>,
+    request: &ListRequest,
+) -> Result<(), String> {
+    let page = state.page(page.ok_or("No page selected")?)?;
+    let (lines, data) = page.collectors().network_list(
+        pagination(request),
+        request.types.as_deref(),
+        request.include_preserved,
+    );
+    out.text.extend(lines);
+    merge(out, data);
+    Ok(())
+}
+
+pub async fn network_request(
+    out: &mut Output,
+    state: &SessionState,
+    page: Option<u32>,
+    detail: &NetworkRequestDetail,
+) -> Result<(), String> {
+    let page = state.page(page.ok_or("No page selected")?)?;
+    let request = page
+        .collectors()
+        .network_detail(&page.page, detail.reqid.map(u64::from))
+        .await?;
+    let mut request_file = None;
+    if let (Some(path), Some(body)) = (&detail.request_file, &request.request_body) {
+        request_file = Some(write(state, path, ".network-request", body)?);
+    }
+    let mut response_file = None;
+    if let (Some(path), Some(body)) = (&detail.response_file, &request.response_body) {
+        response_file = Some(write(state, path, ".network-response", body)?);
+    }
+    let (lines, data) =
+        request.with_saved_bodies(request_file.as_deref(), response_file.as_deref());
+    out.text.extend(lines);
+    merge(out, data);
+    Ok(())
+}
+
+/// Adds a section's structured keys (an object) to the response's.
+fn merge(out: &mut Output, data: Value) {
+    if let Value::Object(map) = data {
+        out.data.extend(map);
+    }
+}
+
+/// The reference's 50-character title cut (counted in UTF-16 units, as JavaScript does).
+fn truncate_title(title: &str) -> String {
+    const MAX: usize = 50;
+    let units: Vec<u16> = title.encode_utf16().collect();
+    if units.len() <= MAX {
+        return title.to_string();
+    }
+    format!("{}...", String::from_utf16_lossy(&units[..MAX - 3]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::truncate_title;
+
+    #[test]
+    fn titles_are_cut_at_fifty_characters() {
+        assert_eq!(truncate_title("short"), "short");
+        let long = "x".repeat(60);
+        assert_eq!(truncate_title(&long), format!("{}...", "x".repeat(47)));
+        assert_eq!(truncate_title(&"y".repeat(50)), "y".repeat(50));
+    }
+}

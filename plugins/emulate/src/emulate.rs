@@ -1,0 +1,95 @@
+//! `emulate`: sets the page's whole emulation state.
+
+use devtools_tool::{Category, Definition, Emulation, Flags, Page, PageTool, Response};
+use serde::Deserialize;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+enum NetworkConditions {
+    Offline,
+    #[serde(rename = "Slow 3G")]
+    Slow3G,
+    #[serde(rename = "Fast 3G")]
+    Fast3G,
+    #[serde(rename = "Slow 4G")]
+    Slow4G,
+    #[serde(rename = "Fast 4G")]
+    Fast4G,
+}
+
+impl NetworkConditions {
+    fn name(&self) -> &'static str {
+        match self {
+            NetworkConditions::Offline => "Offline",
+            NetworkConditions::Slow3G => "Slow 3G",
+            NetworkConditions::Fast3G => "Fast 3G",
+            NetworkConditions::Slow4G => "Slow 4G",
+            NetworkConditions::Fast4G => "Fast 4G",
+        }
+    }
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+enum ColorScheme {
+    Dark,
+    Light,
+    Auto,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Params {
+    /// Throttle network. Omit to disable throttling.
+    network_conditions: Option<NetworkConditions>,
+    /// Represents the CPU slowdown factor. Omit or set the rate to 1 to disable throttling
+    #[schemars(range(min = 1, max = 20))]
+    cpu_throttling_rate: Option<f64>,
+    /// Geolocation (`<latitude>,<longitude>`) to emulate. Latitude between -90 and 90. Longitude between -180 and 180. Omit to clear the geolocation override.
+    geolocation: Option<String>,
+    /// User agent to emulate. Set to empty string to clear the user agent override.
+    user_agent: Option<String>,
+    /// Emulate the dark or the light mode. Set to "auto" to reset to the default.
+    color_scheme: Option<ColorScheme>,
+    /// Emulate device viewports '<width>x<height>x<devicePixelRatio>[,mobile][,touch][,landscape]'. 'touch' and 'mobile' to emulate mobile devices. 'landscape' to emulate landscape mode.
+    viewport: Option<String>,
+    /// Extra HTTP headers as a JSON string object, e.g. {"X-Custom": "value", "Authorization": "Bearer token"}. Headers are included into every HTTP request originating from the page and persist across navigations until cleared. Pass an empty string to clear all extra headers.
+    extra_http_headers: Option<String>,
+}
+
+struct Emulate;
+
+impl PageTool for Emulate {
+    type Params = Params;
+
+    fn definition(_flags: &Flags) -> Definition {
+        Definition::new(
+            "emulate",
+            Category::Emulation,
+            "Emulates various features on the selected page.",
+        )
+        .blocked_by_dialog()
+    }
+
+    fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
+        let color_scheme = params.color_scheme.map(|scheme| match scheme {
+            ColorScheme::Dark => "dark".to_string(),
+            ColorScheme::Light => "light".to_string(),
+            ColorScheme::Auto => "auto".to_string(),
+        });
+        page.emulate(&Emulation {
+            network_conditions: params
+                .network_conditions
+                .map(|network| network.name().to_string()),
+            cpu_throttling_rate: params.cpu_throttling_rate,
+            geolocation: params.geolocation,
+            user_agent: params.user_agent,
+            color_scheme,
+            viewport: params.viewport,
+            extra_http_headers: params.extra_http_headers,
+        })?;
+        response.line("Emulation configured successfully");
+        Ok(())
+    }
+}
+
+devtools_tool::register_page_tool!(Emulate);

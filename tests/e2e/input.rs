@@ -1,0 +1,216 @@
+//! Input tools against a real form: hover, fill, fill_form, type_text, press_key, drag,
+//! upload_file, and the settling after each action.
+
+use crate::fixtures::{self, uid_of};
+use crate::support::McpServer;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+async fn value(server: &McpServer, expression: &str) -> String {
+    let output = server
+        .call(
+            "evaluate_script",
+            json!({ "function": format!("() => {expression}") }),
+        )
+        .await;
+    assert!(!output.is_error, "{}", output.text);
+    output.text.lines().nth(2).unwrap_or_default().to_string()
+}
+
+#[tokio::test]
+async fn forms_are_filled_typed_and_submitted() {
+    let pages = fixtures::server();
+    let workspace = tempfile::tempdir().expect("workspace");
+    let upload = workspace.path().join("notes.txt");
+    std::fs::write(&upload, "hello").expect("upload file");
+    let workspace_arg = workspace.path().to_string_lossy().into_owned();
+    let server = McpServer::start(&["--workspace", &workspace_arg]).await;
+    server
+        .call("navigate_page", json!({ "url": pages.url("/form") }))
+        .await;
+    let snapshot = server.call("take_snapshot", json!({})).await.text;
+    let name = uid_of(&snapshot, "textbox \"Name\"");
+    let bio = uid_of(&snapshot, "textbox \"Bio\"");
+    let color = uid_of(&snapshot, "combobox \"Color\"");
+    let agree = uid_of(&snapshot, "checkbox \"Agree\"");
+
+    let filled = server
+        .call("fill", json!({ "uid": name, "value": "Ada" }))
+        .await;
+    assert_eq!(filled.text, "Successfully filled out the element");
+    assert_eq!(
+        value(&server, "document.getElementById('name').value").await,
+        "\"Ada\""
+    );
+
+    let form = server
+        .call(
+            "fill_form",
+            json!({ "elements": [
+                { "uid": bio, "value": "Writes programs" },
+                { "uid": color, "value": "Green" },
+                { "uid": agree, "value": "true" }
+            ], "includeSnapshot": true }),
+        )
+        .await;
+    assert!(
+        form.text
+            .starts_with("Successfully filled out the form\n## Latest page snapshot\n"),
+        "{}",
+        form.text
+    );
+    assert_eq!(
+        value(&server, "document.getElementById('bio').value").await,
+        "\"Writes programs\""
+    );
+    assert_eq!(
+        value(&server, "document.getElementById('color').value").await,
+        "\"g\""
+    );
+    assert_eq!(
+        value(&server, "document.getElementById('agree').checked").await,
+        "true"
+    );
+    let wrong = server
+        .call("fill", json!({ "uid": agree, "value": "yes" }))
+        .await;
+    assert!(wrong.is_error, "{}", wrong.text);
+
+    server
+        .call("fill", json!({ "uid": name, "value": "" }))
+        .await;
+    server
+        .call(
+            "evaluate_script",
+            json!({ "function": "() => document.getElementById('name').focus()" }),
+        )
+        .await;
+    let typed = server
+        .call(
+            "type_text",
+            json!({ "text": "Grace", "submitKey": "Enter" }),
+        )
+        .await;
+    assert_eq!(typed.text, "Typed text \"Grace + Enter\"");
+    assert_eq!(
+        value(&server, "document.getElementById('status').textContent").await,
+        "\"submitted Grace\""
+    );
+
+    let selected = server
+        .call("press_key", json!({ "key": "Control+A" }))
+        .await;
+    assert_eq!(selected.text, "Successfully pressed key: Control+A");
+    assert_eq!(
+        value(
+            &server,
+            "window.getSelection().toString() || document.activeElement.selectionEnd"
+        )
+        .await,
+        "5"
+    );
+
+    let hover_target = uid_of(&snapshot, "StaticText \"Hover me\"");
+    let hovered = server.call("hover", json!({ "uid": hover_target })).await;
+    assert_eq!(hovered.text, "Successfully hovered over the element");
+    assert_eq!(
+        value(
+            &server,
+            "document.getElementById('hover-target').textContent"
+        )
+        .await,
+        "\"hovered\""
+    );
+
+    let source = uid_of(&snapshot, "StaticText \"Drag me\"");
+    let target = uid_of(&snapshot, "StaticText \"Drop here\"");
+    let dragged = server
+        .call("drag", json!({ "from_uid": source, "to_uid": target }))
+        .await;
+    assert_eq!(dragged.text, "Successfully dragged an element");
+    assert_eq!(
+        value(&server, "document.getElementById('target').textContent").await,
+        "\"dropped dragged\""
+    );
+
+    let file_input = uid_of(&snapshot, "button \"Attachment\"");
+    let upload_path = upload.to_string_lossy().into_owned();
+    let uploaded = server
+        .call(
+            "upload_file",
+            json!({ "uid": file_input, "filePaths": [upload_path] }),
+        )
+        .await;
+    assert!(!uploaded.is_error, "{}", uploaded.text);
+    assert!(
+        uploaded.text.starts_with("File uploaded from "),
+        "{}",
+        uploaded.text
+    );
+    assert_eq!(
+        value(&server, "document.getElementById('file').files[0].name").await,
+        "\"notes.txt\""
+    );
+    let outside = server
+        .call(
+            "upload_file",
+            json!({ "uid": file_input, "filePaths": ["/etc/hostname"] }),
+        )
+        .await;
+    assert!(
+        outside
+            .text
+            .starts_with("Access denied: path /etc/hostname"),
+        "{}",
+        outside.text
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn actions_settle_on_late_dom_and_return_quickly_when_nothing_changes() {
+    let pages = fixtures::server();
+    let server = McpServer::start(&[]).await;
+    server
+        .call("navigate_page", json!({ "url": pages.url("/form") }))
+        .await;
+    let snapshot = server.call("take_snapshot", json!({})).await.text;
+    let later = uid_of(&snapshot, "button \"Load later\"");
+    // A click that adds DOM 300 ms later: the response already shows it.
+    let clicked = server
+        .call("click", json!({ "uid": later, "includeSnapshot": true }))
+        .await;
+    assert!(
+        clicked.text.contains("StaticText \"Late content\""),
+        "{}",
+        clicked.text
+    );
+
+    // A click that changes nothing returns after one quiet period, not the reference's ~200 ms.
+    let heading = uid_of(&snapshot, "StaticText \"idle\"");
+    let started = Instant::now();
+    let quiet = server.call("click", json!({ "uid": heading })).await;
+    let took = started.elapsed();
+    assert!(!quiet.is_error, "{}", quiet.text);
+    assert!(
+        took < Duration::from_millis(1500),
+        "a no-op click took {took:?}"
+    );
+
+    let waited = server
+        .call("wait_for", json!({ "text": ["nothing like this", "idle"] }))
+        .await;
+    assert!(waited.text.starts_with("Element matching one of [\"nothing like this\",\"idle\"] found.\n## Latest page snapshot\n"), "{}", waited.text);
+    let timed_out = server
+        .call("wait_for", json!({ "text": ["never"], "timeout": 300 }))
+        .await;
+    assert!(timed_out.is_error);
+    assert!(
+        timed_out
+            .text
+            .ends_with("Error: Timed out after waiting 300ms"),
+        "{}",
+        timed_out.text
+    );
+    server.shutdown().await;
+}
