@@ -92,13 +92,10 @@ impl Pipeline {
         let reconnected = state.take_reconnected();
 
         for parameter in &tool.definition().file_params {
-            if let Some(Value::String(path)) = arguments.get(parameter) {
-                match state.sandbox.resolve(path) {
-                    Ok(resolved) => {
-                        arguments.insert(parameter.clone(), Value::String(resolved));
-                    }
-                    Err(error) => return plain_error(&error.to_string()),
-                }
+            if let Some(value) = arguments.get_mut(parameter)
+                && let Err(error) = resolve_paths(&state.sandbox, value)
+            {
+                return plain_error(&error);
             }
         }
 
@@ -145,6 +142,21 @@ impl Pipeline {
         }
         .render()
         .await
+    }
+}
+
+/// Checks a file parameter (a path, or a list of paths) against the sandbox and rewrites it to
+/// the canonical paths, as the reference's `verifyFilesSchema` does.
+fn resolve_paths(sandbox: &crate::sandbox::Sandbox, value: &mut Value) -> Result<(), String> {
+    match value {
+        Value::String(path) => {
+            *path = sandbox.resolve(path).map_err(|error| error.to_string())?;
+            Ok(())
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .try_for_each(|item| resolve_paths(sandbox, item)),
+        _ => Ok(()),
     }
 }
 

@@ -208,7 +208,7 @@ async fn emulation_is_whole_state_and_shown_in_later_responses() {
         .call("navigate_page", json!({ "url": pages.url("/") }))
         .await;
     let emulated = server
-        .call("emulate", json!({ "userAgent": "TestAgent/1.0", "colorScheme": "dark", "viewport": "400x300x2,mobile,touch", "cpuThrottlingRate": 2 }))
+        .call("emulate", json!({ "userAgent": "TestAgent/1.0", "colorScheme": "dark", "viewport": "400x300x2,touch", "cpuThrottlingRate": 2 }))
         .await;
     assert!(!emulated.is_error, "{}", emulated.text);
     assert!(
@@ -238,10 +238,10 @@ async fn emulation_is_whole_state_and_shown_in_later_responses() {
         emulated.text
     );
     let seen = server
-        .call("evaluate_script", json!({ "function": "() => [navigator.userAgent, matchMedia('(prefers-color-scheme: dark)').matches, innerWidth]" }))
+        .call("evaluate_script", json!({ "function": "() => [navigator.userAgent, matchMedia('(prefers-color-scheme: dark)').matches, innerWidth, devicePixelRatio, navigator.maxTouchPoints > 0]" }))
         .await;
     assert!(
-        seen.text.contains("[\"TestAgent/1.0\",true,400]"),
+        seen.text.contains("[\"TestAgent/1.0\",true,400,2,true]"),
         "{}",
         seen.text
     );

@@ -41,7 +41,7 @@ pub const FORM: &str = r#"<!doctype html>
   <div id="hover-target" style="width:100px;height:40px" onmouseover="this.textContent='hovered'">Hover me</div>
   <div id="source" draggable="true" style="width:60px;height:30px" ondragstart="event.dataTransfer.setData('text/plain', 'dragged')">Drag me</div>
   <div id="target" style="width:120px;height:60px" ondragover="event.preventDefault()" ondrop="event.preventDefault(); this.textContent = 'dropped ' + event.dataTransfer.getData('text/plain')">Drop here</div>
-  <button onclick="setTimeout(() => { const p = document.createElement('p'); p.textContent = 'Late content'; document.body.append(p); }, 300)">Load later</button>
+  <button onclick="const add = text => { const p = document.createElement('p'); p.textContent = text; document.body.append(p); }; setTimeout(() => add('Late content'), 60); setTimeout(() => add('Later content'), 130)">Load later</button>
 </body></html>"#;
 
 pub const CONSOLE: &str = r#"<!doctype html>

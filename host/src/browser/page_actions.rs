@@ -13,7 +13,7 @@ use std::time::Duration;
 
 impl McpPage {
     pub async fn hover(&self, uid: &str) -> Result<Option<String>, String> {
-        let object_id = self.resolve_uid(uid).await?;
+        let object_id = self.resolve_element(uid).await?;
         let hover = async {
             input::hover(&self.page, &object_id)
                 .await
@@ -24,7 +24,7 @@ impl McpPage {
     }
 
     pub async fn fill(&self, uid: &str, value: &str) -> Result<Option<String>, String> {
-        let object_id = self.resolve_uid(uid).await?;
+        let object_id = self.resolve_element(uid).await?;
         let fill = async {
             input::fill(&self.page, &object_id, value)
                 .await
@@ -56,8 +56,8 @@ impl McpPage {
     }
 
     pub async fn drag(&self, from_uid: &str, to_uid: &str) -> Result<Option<String>, String> {
-        let from = self.resolve_uid(from_uid).await?;
-        let to = self.resolve_uid(to_uid).await?;
+        let from = self.resolve_element(from_uid).await?;
+        let to = self.resolve_element(to_uid).await?;
         let (_, navigated) =
             settle::after_action(self, input::drag(&self.page, &from, &to)).await?;
         Ok(navigated)
@@ -68,7 +68,7 @@ impl McpPage {
         uid: &str,
         paths: &[String],
     ) -> Result<Option<String>, String> {
-        let object_id = self.resolve_uid(uid).await?;
+        let object_id = self.resolve_element(uid).await?;
         let (_, navigated) =
             settle::after_action(self, input::upload_files(&self.page, &object_id, paths)).await?;
         Ok(navigated)
@@ -100,7 +100,7 @@ impl McpPage {
         };
         request.validate()?;
         if let Some(uid) = uid {
-            request.element_object_id = Some(self.resolve_uid(uid).await?);
+            request.element_object_id = Some(self.resolve_element(uid).await?);
         }
         screenshot::capture(&self.page, &request, flags).await
     }
@@ -108,7 +108,7 @@ impl McpPage {
     /// Clicks the element's centre `count` times, then waits for the page to settle. Returns the
     /// URL it navigated to, if it did.
     pub async fn click(&self, uid: &str, count: u32) -> Result<Option<String>, String> {
-        let object_id = self.resolve_uid(uid).await?;
+        let object_id = self.resolve_element(uid).await?;
         let click = async {
             input::click_times(&self.page, &object_id, count)
                 .await

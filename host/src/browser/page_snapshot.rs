@@ -124,6 +124,29 @@ impl McpPage {
             .map(String::from)
             .ok_or_else(|| format!("Element with uid {uid} no longer exists on the page."))
     }
+
+    /// Like `resolve_uid`, but a text node (a `StaticText` uid) stands for the element that
+    /// holds it, so it can be clicked, hovered or captured.
+    pub(super) async fn resolve_element(&self, uid: &str) -> Result<String, String> {
+        let object_id = self.resolve_uid(uid).await?;
+        let parent = send(
+            &self.page,
+            cdp(
+                "Runtime.callFunctionOn",
+                json!({
+                    "objectId": object_id,
+                    "functionDeclaration": "function() { return this.nodeType === Node.TEXT_NODE ? this.parentElement : this; }",
+                }),
+            ),
+            COMMAND_TIMEOUT,
+        )
+        .await
+        .map_err(|error| error.to_string())?;
+        Ok(parent["result"]["objectId"]
+            .as_str()
+            .map(String::from)
+            .unwrap_or(object_id))
+    }
 }
 
 /// frame id -> loaderId for the whole frame tree.

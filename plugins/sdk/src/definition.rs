@@ -156,7 +156,8 @@ impl Definition {
             .or_insert_with(|| Value::Object(Map::new()));
         if let Some(properties) = properties.as_object_mut() {
             for hidden in &self.hidden_params {
-                properties.remove(hidden);
+                // `remove` would swap the last parameter into its place; keep the order.
+                properties.shift_remove(hidden);
             }
             properties.values_mut().for_each(strip_null);
             for (name, description) in &self.param_descriptions {
