@@ -7,6 +7,7 @@ mod harness_selftest;
 mod input;
 mod lifecycle;
 mod parity;
+mod performance;
 mod pipeline;
 mod python_client;
 mod support;

@@ -349,3 +349,139 @@ async fn snapshots_descend_into_iframes() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn isolated_contexts_keep_cookies_apart_and_navigation_options_work() {
+    let pages = fixtures::server();
+    let server = McpServer::start(&[]).await;
+    server
+        .call(
+            "new_page",
+            json!({ "url": pages.url("/"), "isolatedContext": "alice" }),
+        )
+        .await;
+    server
+        .call(
+            "evaluate_script",
+            json!({ "function": "() => { document.cookie = 'who=alice'; }" }),
+        )
+        .await;
+    let bob = server
+        .call(
+            "new_page",
+            json!({ "url": pages.url("/"), "isolatedContext": "bob" }),
+        )
+        .await;
+    assert!(
+        bob.text.contains("isolatedContext=bob [selected]")
+            || bob.text.contains("[selected] isolatedContext=bob"),
+        "{}",
+        bob.text
+    );
+    let cookies = server
+        .call(
+            "evaluate_script",
+            json!({ "function": "() => document.cookie" }),
+        )
+        .await;
+    assert!(
+        cookies.text.contains("```json\n\"\"\n```"),
+        "bob does not see alice's cookie: {}",
+        cookies.text
+    );
+
+    let init = server
+        .call("navigate_page", json!({ "url": pages.url("/next"), "initScript": "window.__marker = 'set before scripts'" }))
+        .await;
+    assert!(!init.is_error, "{}", init.text);
+    let marker = server
+        .call(
+            "evaluate_script",
+            json!({ "function": "() => window.__marker" }),
+        )
+        .await;
+    assert!(
+        marker.text.contains("\"set before scripts\""),
+        "{}",
+        marker.text
+    );
+    let reloaded = server
+        .call(
+            "navigate_page",
+            json!({ "type": "reload", "ignoreCache": true }),
+        )
+        .await;
+    assert!(
+        reloaded.text.starts_with("Successfully reloaded the page."),
+        "{}",
+        reloaded.text
+    );
+    let gone = server
+        .call(
+            "evaluate_script",
+            json!({ "function": "() => window.__marker ?? null" }),
+        )
+        .await;
+    assert!(
+        gone.text.contains("\nnull\n"),
+        "the init script is for one navigation only: {}",
+        gone.text
+    );
+
+    // A page that asks before it unloads (it needs a real user gesture first).
+    let guard = "() => { window.onbeforeunload = (event) => { event.preventDefault(); event.returnValue = ''; }; }";
+    server
+        .call("evaluate_script", json!({ "function": guard }))
+        .await;
+    let snapshot = server.call("take_snapshot", json!({})).await;
+    let heading = uid_of(&snapshot.text, "heading \"Second page\"");
+    server
+        .call("click", json!({ "uid": heading, "dblClick": true }))
+        .await;
+    let dismissed = server
+        .call(
+            "navigate_page",
+            json!({ "url": pages.url("/"), "handleBeforeUnload": "dismiss" }),
+        )
+        .await;
+    assert!(
+        dismissed.text.contains("Dismissed a beforeunload dialog."),
+        "{}",
+        dismissed.text
+    );
+    let still = server
+        .call(
+            "evaluate_script",
+            json!({ "function": "() => location.pathname" }),
+        )
+        .await;
+    assert!(
+        still.text.contains("\"/next\""),
+        "a dismissed beforeunload keeps the page: {}",
+        still.text
+    );
+    server.shutdown().await;
+
+    let server = McpServer::start(&[]).await;
+    server
+        .call("navigate_page", json!({ "url": pages.url("/next") }))
+        .await;
+    server
+        .call("evaluate_script", json!({ "function": guard }))
+        .await;
+    let snapshot = server.call("take_snapshot", json!({})).await;
+    let heading = uid_of(&snapshot.text, "heading \"Second page\"");
+    server.call("click", json!({ "uid": heading })).await;
+    let accepted = server
+        .call("navigate_page", json!({ "url": pages.url("/") }))
+        .await;
+    assert!(
+        accepted.text.starts_with(&format!(
+            "Successfully navigated to {}.\nAccepted a beforeunload dialog.",
+            pages.url("/")
+        )),
+        "{}",
+        accepted.text
+    );
+    server.shutdown().await;
+}

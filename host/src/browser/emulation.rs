@@ -125,7 +125,7 @@ pub fn parse_viewport(text: &str) -> Result<Viewport, String> {
 
 impl Viewport {
     /// The reference's `{...defaults, ...viewport}`, in its key order, for text and structure.
-    pub fn to_json(&self) -> Value {
+    pub fn to_json(self) -> Value {
         let mut value = json!({
             "deviceScaleFactor": self.device_scale_factor.map(js_value),
             "isMobile": self.is_mobile, "hasTouch": self.has_touch,
@@ -243,7 +243,7 @@ impl Emulation {
                 json!({ "latitude": js_value(at.latitude), "longitude": js_value(at.longitude) });
             entries.push((line, "geolocation", value));
         }
-        if let Some(viewport) = self.viewport.as_ref().map(Viewport::to_json) {
+        if let Some(viewport) = self.viewport.map(Viewport::to_json) {
             let line = format!("Emulating viewport: {viewport}");
             entries.push((line, "viewport", viewport));
         }
