@@ -175,6 +175,31 @@ async fn console_and_network_are_collected_per_page() {
         request.text
     );
     assert!(request.text.contains("{\"value\": 7}"), "{}", request.text);
+    let saved = server
+        .call(
+            "get_network_request",
+            json!({ "reqid": reqid.parse::<u32>().unwrap_or(0), "responseFilePath": "body" }),
+        )
+        .await;
+    let body_file = std::env::temp_dir()
+        .canonicalize()
+        .expect("temp")
+        .join("body.network-response");
+    assert!(
+        saved.text.contains(&body_file.display().to_string()),
+        "{}",
+        saved.text
+    );
+    assert!(
+        !saved.text.contains("{\"value\": 7}"),
+        "the body is in the file: {}",
+        saved.text
+    );
+    assert_eq!(
+        std::fs::read_to_string(&body_file).expect("body file"),
+        "{\"value\": 7}"
+    );
+    let _removed = std::fs::remove_file(&body_file);
 
     // A new navigation starts a new list.
     server

@@ -252,7 +252,14 @@ async fn a_dialog_blocks_calls_until_handled() {
     let alert = uid_of(&snapshot.text, "button \"Show alert\"");
     let ask = uid_of(&snapshot.text, "button \"Ask name\"");
 
+    // The click returns as soon as the dialog stalls the page (the reference waits 5 s).
+    let started = std::time::Instant::now();
     let clicked = server.call("click", json!({ "uid": alert })).await;
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(2),
+        "a click opening a dialog took {took:?}"
+    );
     assert!(!clicked.is_error, "{}", clicked.text);
     assert_eq!(
         clicked.text,

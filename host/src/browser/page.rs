@@ -16,8 +16,6 @@ use tokio::sync::watch;
 
 /// Default wait for one protocol answer.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
-/// The reference's default navigation timeout.
-pub const NAVIGATION_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct DialogInfo {

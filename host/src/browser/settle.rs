@@ -3,24 +3,51 @@
 //! changes nothing costs one quiet period (100 ms), not the reference's two.
 
 use super::cdp::{cdp, send};
-use super::page::{McpPage, NAVIGATION_TIMEOUT};
+use super::page::McpPage;
 use chromiumoxide::cdp::browser_protocol::page::{EventFrameStartedLoading, EventLoadEventFired};
 use futures::StreamExt;
 use serde_json::json;
 use std::future::Future;
 use std::time::Duration;
 
-/// How long after an action a navigation may still start.
-const NAVIGATION_WINDOW: Duration = Duration::from_millis(100);
-/// Resolves once the DOM had no mutation for 100 ms, or after 3 s.
-const DOM_QUIET_SCRIPT: &str = r#"new Promise(resolve => {
+/// How long after an action a navigation may still start (× the CPU slowdown).
+const NAVIGATION_WINDOW_MS: f64 = 100.0;
+/// How long the DOM must stay unchanged (× the CPU slowdown), and the cap on that wait.
+const DOM_QUIET_MS: f64 = 100.0;
+const DOM_QUIET_CAP_MS: f64 = 3000.0;
+/// How long a navigation the action started may take to load (× the network slowdown).
+const NAVIGATION_LOAD_MS: f64 = 3000.0;
+/// Resolves once the DOM had no mutation for `quiet` ms, or after `cap` ms.
+const DOM_QUIET_SCRIPT: &str = r#"((quiet, cap) => new Promise(resolve => {
   let timer;
-  const done = () => { observer.disconnect(); clearTimeout(cap); clearTimeout(timer); resolve(true); };
-  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, 100); });
+  const done = () => { observer.disconnect(); clearTimeout(limit); clearTimeout(timer); resolve(true); };
+  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, quiet); });
   observer.observe(document, {childList: true, subtree: true, attributes: true, characterData: true});
-  timer = setTimeout(done, 100);
-  const cap = setTimeout(done, 3000);
-})"#;
+  timer = setTimeout(done, quiet);
+  const limit = setTimeout(done, cap);
+}))"#;
+
+/// The waits of one page, scaled by its CPU and network emulation as the reference scales them.
+struct Waits {
+    navigation_window: Duration,
+    navigation_load: Duration,
+    dom_quiet_ms: u64,
+    dom_cap_ms: u64,
+}
+
+impl Waits {
+    fn of(page: &McpPage) -> Waits {
+        let cpu = page.emulation().cpu_multiplier().max(1.0);
+        let network = page.emulation().network_multiplier().max(1.0);
+        let millis = |value: f64| value.round() as u64;
+        Waits {
+            navigation_window: Duration::from_millis(millis(NAVIGATION_WINDOW_MS * cpu)),
+            navigation_load: Duration::from_millis(millis(NAVIGATION_LOAD_MS * network)),
+            dom_quiet_ms: millis(DOM_QUIET_MS * cpu),
+            dom_cap_ms: millis(DOM_QUIET_CAP_MS * cpu),
+        }
+    }
+}
 
 /// Runs `action`, then waits for what it caused. Returns the action's value (none when a dialog
 /// it opened stalled the page) and the URL the page navigated to, if it changed.
@@ -41,6 +68,7 @@ pub async fn after_action<T>(
         .await
         .map_err(|error| error.to_string())?;
     let mut dialogs = page.dialog_watch();
+    let waits = Waits::of(page);
 
     let value = tokio::select! {
         result = action => Some(result?),
@@ -58,20 +86,20 @@ pub async fn after_action<T>(
             }
             false
         };
-        let quiet = dom_quiet(page);
+        let quiet = dom_quiet(page, &waits);
         tokio::pin!(quiet);
         let (started, quiet_done) = tokio::select! {
-            started = tokio::time::timeout(NAVIGATION_WINDOW, navigation_started) => (started.unwrap_or(false), false),
+            started = tokio::time::timeout(waits.navigation_window, navigation_started) => (started.unwrap_or(false), false),
             _ = &mut quiet => (false, true),
         };
         if started {
             let mut dialogs = page.dialog_watch();
             tokio::select! {
-                _ = tokio::time::timeout(NAVIGATION_TIMEOUT, loads.next()) => {}
+                _ = tokio::time::timeout(waits.navigation_load, loads.next()) => {}
                 _ = dialogs.wait_for(Option::is_some) => {}
             }
             if page.dialog().is_none() {
-                dom_quiet(page).await;
+                dom_quiet(page, &waits).await;
             }
         } else if !quiet_done {
             quiet.await;
@@ -83,15 +111,19 @@ pub async fn after_action<T>(
 }
 
 /// Waits for a quiet DOM; a dialog or a navigation ends the wait early.
-async fn dom_quiet(page: &McpPage) {
+async fn dom_quiet(page: &McpPage, waits: &Waits) {
     let mut dialogs = page.dialog_watch();
+    let expression = format!(
+        "{DOM_QUIET_SCRIPT}({}, {})",
+        waits.dom_quiet_ms, waits.dom_cap_ms
+    );
     let wait = send(
         &page.page,
         cdp(
             "Runtime.evaluate",
-            json!({ "expression": DOM_QUIET_SCRIPT, "awaitPromise": true }),
+            json!({ "expression": expression, "awaitPromise": true }),
         ),
-        Duration::from_secs(4),
+        Duration::from_millis(waits.dom_cap_ms + 1000),
     );
     tokio::select! {
         _ = wait => {}

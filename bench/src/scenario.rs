@@ -1,0 +1,218 @@
+//! The scenario: one fresh server process, driven through the steps an agent's first minute
+//! takes, each timed as one MCP round trip seen from the client.
+//!
+//! Every run starts a new server so that spawn -> initialize and the first `new_page` (which
+//! launches the browser) are measured each time, not once.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::fixtures::FixtureServer;
+use crate::server::{Launch, Output, Server};
+
+/// The timed steps, in the order they run and are printed.
+pub const STEPS: [&str; 11] = [
+    "spawn -> initialize",
+    "tools/list",
+    "first new_page (browser launch)",
+    "navigate_page",
+    "take_snapshot (small page)",
+    "take_snapshot (4,000 nodes)",
+    "click",
+    "fill",
+    "evaluate_script",
+    "take_screenshot",
+    "unknown-argument reject",
+];
+const INITIALIZE: usize = 0;
+const TOOLS_LIST: usize = 1;
+const NEW_PAGE: usize = 2;
+const NAVIGATE: usize = 3;
+pub const SNAPSHOT_SMALL: usize = 4;
+pub const SNAPSHOT_BIG: usize = 5;
+const CLICK: usize = 6;
+const FILL: usize = 7;
+const EVALUATE: usize = 8;
+const SCREENSHOT: usize = 9;
+const UNKNOWN_ARGUMENT: usize = 10;
+
+/// What evaluate_script returns once click and fill have both taken effect.
+const EXPECTED_EVALUATION: &str = "Clicked / Ada Lovelace";
+
+/// One run of one server.
+pub struct Run {
+    /// Round-trip time of each of [`STEPS`].
+    pub times: [Duration; STEPS.len()],
+    /// The normalised text each step answered (tools/list: the tool names), to compare servers.
+    pub texts: [String; STEPS.len()],
+    /// Peak RSS of the server process, read just before shutdown.
+    pub peak_rss: Option<u64>,
+    /// Bytes of the `tools/list` result as compact JSON, and the number of tools.
+    pub tools_list_bytes: usize,
+    pub tool_count: usize,
+    /// Steps whose answer was not what the scenario expected (still timed).
+    pub surprises: Vec<String>,
+}
+
+/// Runs the whole scenario on a fresh server; always shuts it down.
+pub async fn run(
+    launch: &Launch,
+    fixtures: &FixtureServer,
+    timeout: Duration,
+    index: usize,
+) -> Result<Run, String> {
+    let (mut server, init) = Server::start(launch, timeout, index).await?;
+    let mut run = Run {
+        times: [Duration::ZERO; STEPS.len()],
+        texts: Default::default(),
+        peak_rss: None,
+        tools_list_bytes: 0,
+        tool_count: 0,
+        surprises: Vec::new(),
+    };
+    run.times[INITIALIZE] = init;
+    let outcome = steps(&mut server, fixtures, &mut run).await;
+    run.peak_rss = server.peak_rss();
+    server.shutdown().await;
+    outcome.map(|()| run)
+}
+
+async fn steps(server: &mut Server, fixtures: &FixtureServer, run: &mut Run) -> Result<(), String> {
+    let (tools, took) = server.list_tools().await?;
+    run.times[TOOLS_LIST] = took;
+    run.tools_list_bytes = serde_json::to_vec(&json!({ "tools": tools }))
+        .map(|bytes| bytes.len())
+        .unwrap_or(0);
+    run.tool_count = tools.len();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort_unstable();
+    run.texts[TOOLS_LIST] = names.join("\n");
+
+    let port = fixtures.port();
+    let expect_ok = |output: &Output, what: &str, surprises: &mut Vec<String>| {
+        if output.is_error {
+            surprises.push(format!("{what} failed: {}", first_line(&output.text)));
+        }
+    };
+
+    let out = timed(server, run, port, NEW_PAGE, "new_page", json!({ "url": fixtures.url("/start.html") })).await?;
+    let mut surprises = Vec::new();
+    expect_ok(&out, "new_page", &mut surprises);
+    let args = json!({ "type": "url", "url": fixtures.url("/small.html") });
+    let out = timed(server, run, port, NAVIGATE, "navigate_page", args).await?;
+    expect_ok(&out, "navigate_page", &mut surprises);
+    let snapshot = timed(server, run, port, SNAPSHOT_SMALL, "take_snapshot", json!({})).await?;
+    expect_ok(&snapshot, "take_snapshot (small)", &mut surprises);
+    let button = find_uid(&snapshot.text, "button \"Go\"").ok_or_else(|| {
+        format!("no button \"Go\" in the small snapshot:\n{}", snapshot.text)
+    })?;
+    let textbox = find_uid(&snapshot.text, "textbox \"Name\"").ok_or_else(|| {
+        format!("no textbox \"Name\" in the small snapshot:\n{}", snapshot.text)
+    })?;
+    let out = timed(server, run, port, CLICK, "click", json!({ "uid": button })).await?;
+    expect_ok(&out, "click", &mut surprises);
+    let args = json!({ "uid": textbox, "value": "Ada Lovelace" });
+    let out = timed(server, run, port, FILL, "fill", args).await?;
+    expect_ok(&out, "fill", &mut surprises);
+    let function = "() => document.getElementById('out').textContent + ' / ' + \
+                    document.getElementById('name').value";
+    let out = timed(server, run, port, EVALUATE, "evaluate_script", json!({ "function": function })).await?;
+    if !out.text.contains(EXPECTED_EVALUATION) {
+        surprises.push(format!(
+            "evaluate_script did not see the click and the fill: {}",
+            first_line(&out.text)
+        ));
+    }
+    let out = timed(server, run, port, SCREENSHOT, "take_screenshot", json!({})).await?;
+    expect_ok(&out, "take_screenshot", &mut surprises);
+    if out.images != 1 {
+        surprises.push(format!("take_screenshot returned {} images", out.images));
+    }
+
+    // Loading the big page is setup, not a measured step.
+    let args = json!({ "type": "url", "url": fixtures.url("/big.html") });
+    let (out, _) = server.call("navigate_page", args).await?;
+    expect_ok(&out, "navigate_page (big page)", &mut surprises);
+    let out = timed(server, run, port, SNAPSHOT_BIG, "take_snapshot", json!({})).await?;
+    expect_ok(&out, "take_snapshot (4,000 nodes)", &mut surprises);
+    let out = timed(server, run, port, UNKNOWN_ARGUMENT, "list_pages", json!({ "notAParameter": true })).await?;
+    if !out.is_error {
+        surprises.push("list_pages accepted an unknown argument".to_owned());
+    }
+    run.surprises = surprises;
+    Ok(())
+}
+
+/// Calls `tool` as step `index`: records its round-trip time and normalised text.
+async fn timed(
+    server: &mut Server,
+    run: &mut Run,
+    port: u16,
+    index: usize,
+    tool: &str,
+    args: serde_json::Value,
+) -> Result<Output, String> {
+    let (output, took) = server.call(tool, args).await?;
+    run.times[index] = took;
+    run.texts[index] = normalize(&output.text, port);
+    Ok(output)
+}
+
+/// The uid on the first snapshot line containing `needle` (lines read `uid=1_3 button "Go"`).
+fn find_uid(snapshot: &str, needle: &str) -> Option<String> {
+    let line = snapshot.lines().find(|l| l.contains(needle))?;
+    let start = line.find("uid=")? + "uid=".len();
+    let uid: String = line[start..]
+        .chars()
+        .take_while(|c| !c.is_whitespace())
+        .collect();
+    Some(uid)
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+}
+
+/// Makes two servers' answers comparable: the fixture port becomes `PORT`, and the snapshot
+/// number in uids (`uid=<snapshot>_<node>`) becomes `S`, since servers may count snapshots
+/// differently while the node numbering must still agree.
+pub fn normalize(text: &str, port: u16) -> String {
+    let text = text.replace(&format!(":{port}"), ":PORT");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("uid=") {
+        let (before, after) = rest.split_at(at + "uid=".len());
+        out.push_str(before);
+        let digits = after.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with('_') {
+            out.push('S');
+            rest = &after[digits..];
+        } else {
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_hides_ports_and_snapshot_numbers() {
+        let text = "uid=12_3 link \"x\" url=\"http://127.0.0.1:4242/a\"\nuid=abc";
+        assert_eq!(
+            normalize(text, 4242),
+            "uid=S_3 link \"x\" url=\"http://127.0.0.1:PORT/a\"\nuid=abc"
+        );
+    }
+
+    #[test]
+    fn find_uid_reads_the_first_matching_line() {
+        let snapshot = "uid=1_0 RootWebArea\n  uid=1_4 button \"Go\"\n";
+        assert_eq!(find_uid(snapshot, "button \"Go\""), Some("1_4".to_owned()));
+        assert_eq!(find_uid(snapshot, "textbox"), None);
+    }
+}
