@@ -16,6 +16,20 @@ macro_rules! page_or_return {
     };
 }
 
+/// The page and the sandbox together, for actions that write files.
+macro_rules! page_and_sandbox_or_return {
+    ($state:expr, $handle:expr) => {{
+        let id = $state.page_id(&$handle)?;
+        match $state
+            .session()
+            .and_then(|session| session.page_and_sandbox(id))
+        {
+            Ok(pair) => pair,
+            Err(error) => return Ok(Err(error)),
+        }
+    }};
+}
+
 impl pages::Host for CallState {
     async fn selected(&mut self) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
         let id = match self.session().and_then(|session| session.selected_id()) {
@@ -275,14 +289,7 @@ impl pages::HostPage for CallState {
         handle: Resource<PageHandle>,
         options: pages::TraceOptions,
     ) -> wasmtime::Result<Result<Vec<String>, String>> {
-        let id = self.page_id(&handle)?;
-        let (page, sandbox) = match self
-            .session()
-            .and_then(|session| session.page_and_sandbox(id))
-        {
-            Ok(pair) => pair,
-            Err(error) => return Ok(Err(error)),
-        };
+        let (page, sandbox) = page_and_sandbox_or_return!(self, handle);
         Ok(page
             .start_trace(
                 options.reload,
@@ -298,14 +305,7 @@ impl pages::HostPage for CallState {
         handle: Resource<PageHandle>,
         file_path: Option<String>,
     ) -> wasmtime::Result<Result<Vec<String>, String>> {
-        let id = self.page_id(&handle)?;
-        let (page, sandbox) = match self
-            .session()
-            .and_then(|session| session.page_and_sandbox(id))
-        {
-            Ok(pair) => pair,
-            Err(error) => return Ok(Err(error)),
-        };
+        let (page, sandbox) = page_and_sandbox_or_return!(self, handle);
         Ok(page.stop_trace(file_path.as_deref(), sandbox).await)
     }
 
@@ -323,14 +323,7 @@ impl pages::HostPage for CallState {
         handle: Resource<PageHandle>,
         file_path: String,
     ) -> wasmtime::Result<Result<Vec<String>, String>> {
-        let id = self.page_id(&handle)?;
-        let (page, sandbox) = match self
-            .session()
-            .and_then(|session| session.page_and_sandbox(id))
-        {
-            Ok(pair) => pair,
-            Err(error) => return Ok(Err(error)),
-        };
+        let (page, sandbox) = page_and_sandbox_or_return!(self, handle);
         Ok(page.take_heap_snapshot(&file_path, sandbox).await)
     }
 
