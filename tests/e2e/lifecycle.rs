@@ -336,3 +336,40 @@ async fn the_server_attaches_to_a_running_browser_and_leaves_it_running() {
         );
     }
 }
+
+#[tokio::test]
+async fn one_shot_calls_can_share_a_running_browser() {
+    let browser = ExternalBrowser::start();
+    let pages = crate::fixtures::server();
+    let binary = env!("CARGO_BIN_EXE_devtools-mcp");
+    let cache = support::cache_dir().to_string_lossy().into_owned();
+    let run = |arguments: Vec<String>| {
+        let output = std::process::Command::new(binary)
+            .args(arguments)
+            .args(["--browserUrl", &browser.http_url(), "--cache-dir", &cache])
+            .output()
+            .expect("run the CLI");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        stdout
+    };
+    let opened = run(vec![
+        "call".into(),
+        "new_page".into(),
+        json!({ "url": pages.url("/next") }).to_string(),
+    ]);
+    assert!(
+        opened.contains(&format!("Next ({})", pages.url("/next"))),
+        "{opened}"
+    );
+    // A second process sees the page the first one opened.
+    let listed = run(vec!["call".into(), "list_pages".into()]);
+    assert!(
+        listed.contains(&format!("Next ({})", pages.url("/next"))),
+        "{listed}"
+    );
+}

@@ -81,6 +81,33 @@ async fn navigate_snapshot_click_and_evaluate() {
         by_element.text,
         "Script ran on page and returned:\n```json\n\"Add item\"\n```"
     );
+    let verbose = server
+        .call("take_snapshot", json!({ "verbose": true }))
+        .await;
+    assert!(
+        verbose.text.lines().count() > snapshot.text.lines().count(),
+        "{}",
+        verbose.text
+    );
+    let saved = server
+        .call(
+            "evaluate_script",
+            json!({ "function": "() => ({ title: document.title })", "filePath": "eval-output" }),
+        )
+        .await;
+    let file = std::env::temp_dir()
+        .canonicalize()
+        .expect("temp")
+        .join("eval-output.json");
+    assert_eq!(
+        saved.text,
+        format!("Script ran on page. Output saved to {}.", file.display())
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("output file"),
+        "{\"title\":\"Fixture\"}"
+    );
+    let _removed = std::fs::remove_file(&file);
     let thrown = server
         .call(
             "evaluate_script",
@@ -107,6 +134,20 @@ async fn navigate_snapshot_click_and_evaluate() {
         "{}",
         back.text
     );
+    let forward = server
+        .call("navigate_page", json!({ "type": "forward" }))
+        .await;
+    assert!(
+        forward.text.starts_with(&format!(
+            "Successfully navigated forward to {}.",
+            pages.url("/next")
+        )),
+        "{}",
+        forward.text
+    );
+    server
+        .call("navigate_page", json!({ "type": "back", "timeout": 0 }))
+        .await;
     let reload = server
         .call("navigate_page", json!({ "type": "reload" }))
         .await;
