@@ -60,7 +60,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -69,13 +69,65 @@ fn thousands(n: u64) -> String {
 }
 
 /// One measured quantity of every run of one server.
-fn column(runs: &[Run], pick: impl Fn(&Run) -> Option<f64>) -> Option<Summary> {
+fn column(runs: &[Run], pick: &dyn Fn(&Run) -> Option<f64>) -> Option<Summary> {
     Summary::of(runs.iter().filter_map(pick).collect())
 }
 
-/// The markdown table: a row per step, then peak RSS and the tools/list size. `reference` is
-/// `(name, runs)` when the reference server ran in the same session.
+/// One row of a table: its label, how to print a value, and which value of a run it shows.
+type Row<'a> = (
+    &'a str,
+    fn(f64) -> String,
+    Box<dyn Fn(&Run) -> Option<f64> + 'a>,
+);
+
+/// The timing table: a row per step (round trip seen by the client), then peak RSS and the
+/// tools/list size. `reference` is `(name, runs)` when the reference ran in the same session.
 pub fn table(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>) -> String {
+    let mut rows: Vec<Row> = Vec::new();
+    for (index, label) in STEPS.iter().enumerate() {
+        rows.push((
+            label,
+            ms,
+            Box::new(move |run: &Run| Some(millis(run.times[index]))),
+        ));
+    }
+    rows.push((
+        "peak RSS, server process only (VmHWM)",
+        mib,
+        Box::new(|run: &Run| run.peak_rss.map(|b| b as f64 / (1024.0 * 1024.0))),
+    ));
+    rows.push((
+        "tools/list result size",
+        bytes,
+        Box::new(|run: &Run| Some(run.tools_list_bytes as f64)),
+    ));
+    rows.push((
+        "tools listed",
+        |n| format!("{n:.0}"),
+        Box::new(|run: &Run| Some(run.tool_count as f64)),
+    ));
+    grid(ours, reference, &rows)
+}
+
+/// CPU time the server process itself used during each step (all its threads, the browser
+/// excluded): what is left of a step's time once this is subtracted is waiting, mostly for
+/// Chromium.
+pub fn cpu_table(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>) -> String {
+    let rows: Vec<Row> = STEPS
+        .iter()
+        .enumerate()
+        .map(|(index, label)| -> Row {
+            (
+                label,
+                ms,
+                Box::new(move |run: &Run| Some(millis(run.cpu[index]))),
+            )
+        })
+        .collect();
+    grid(ours, reference, &rows)
+}
+
+fn grid(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>, rows: &[Row]) -> String {
     let mut out = String::new();
     match reference {
         Some((name, _)) => {
@@ -90,9 +142,9 @@ pub fn table(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>) -> String 
             out.push_str("|---|---:|\n");
         }
     }
-    let mut row = |label: &str, unit: fn(f64) -> String, pick: &dyn Fn(&Run) -> Option<f64>| {
+    for (label, unit, pick) in rows {
         let mine = column(ours.1, pick);
-        let cell = |s: Option<Summary>| s.map_or("n/a".to_owned(), |s| s.render(unit));
+        let cell = |s: Option<Summary>| s.map_or("n/a".to_owned(), |s| s.render(*unit));
         out.push_str(&format!("| {label} | {} |", cell(mine)));
         if let Some((_, runs)) = reference {
             let theirs = column(runs, pick);
@@ -103,21 +155,7 @@ pub fn table(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>) -> String 
             out.push_str(&format!(" {} | {ratio} |", cell(theirs)));
         }
         out.push('\n');
-    };
-    for (index, label) in STEPS.iter().enumerate() {
-        row(label, ms, &|run: &Run| {
-            Some(run.times[index].as_secs_f64() * 1000.0)
-        });
     }
-    row("peak RSS, server process only (VmHWM)", mib, &|run: &Run| {
-        run.peak_rss.map(|b| b as f64 / (1024.0 * 1024.0))
-    });
-    row("tools/list result size", bytes, &|run: &Run| {
-        Some(run.tools_list_bytes as f64)
-    });
-    row("tools listed", |n| format!("{n:.0}"), &|run: &Run| {
-        Some(run.tool_count as f64)
-    });
     out
 }
 

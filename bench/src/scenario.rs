@@ -44,6 +44,8 @@ const EXPECTED_EVALUATION: &str = "Clicked / Ada Lovelace";
 pub struct Run {
     /// Round-trip time of each of [`STEPS`].
     pub times: [Duration; STEPS.len()],
+    /// CPU time the server process used during each step (its threads, not the browser's).
+    pub cpu: [Duration; STEPS.len()],
     /// The normalised text each step answered (tools/list: the tool names), to compare servers.
     pub texts: [String; STEPS.len()],
     /// Peak RSS of the server process, read just before shutdown.
@@ -65,6 +67,7 @@ pub async fn run(
     let (mut server, init) = Server::start(launch, timeout, index).await?;
     let mut run = Run {
         times: [Duration::ZERO; STEPS.len()],
+        cpu: [Duration::ZERO; STEPS.len()],
         texts: Default::default(),
         peak_rss: None,
         tools_list_bytes: 0,
@@ -72,6 +75,7 @@ pub async fn run(
         surprises: Vec::new(),
     };
     run.times[INITIALIZE] = init;
+    run.cpu[INITIALIZE] = server.cpu_time();
     let outcome = steps(&mut server, fixtures, &mut run).await;
     run.peak_rss = server.peak_rss();
     server.shutdown().await;
@@ -79,8 +83,10 @@ pub async fn run(
 }
 
 async fn steps(server: &mut Server, fixtures: &FixtureServer, run: &mut Run) -> Result<(), String> {
+    let cpu_before = server.cpu_time();
     let (tools, took) = server.list_tools().await?;
     run.times[TOOLS_LIST] = took;
+    run.cpu[TOOLS_LIST] = server.cpu_time().saturating_sub(cpu_before);
     run.tools_list_bytes = serde_json::to_vec(&json!({ "tools": tools }))
         .map(|bytes| bytes.len())
         .unwrap_or(0);
@@ -96,19 +102,37 @@ async fn steps(server: &mut Server, fixtures: &FixtureServer, run: &mut Run) -> 
         }
     };
 
-    let out = timed(server, run, port, NEW_PAGE, "new_page", json!({ "url": fixtures.url("/start.html") })).await?;
+    let out = timed(
+        server,
+        run,
+        port,
+        NEW_PAGE,
+        "new_page",
+        json!({ "url": fixtures.url("/start.html") }),
+    )
+    .await?;
     let mut surprises = Vec::new();
     expect_ok(&out, "new_page", &mut surprises);
     let args = json!({ "type": "url", "url": fixtures.url("/small.html") });
     let out = timed(server, run, port, NAVIGATE, "navigate_page", args).await?;
     expect_ok(&out, "navigate_page", &mut surprises);
-    let snapshot = timed(server, run, port, SNAPSHOT_SMALL, "take_snapshot", json!({})).await?;
+    let snapshot = timed(
+        server,
+        run,
+        port,
+        SNAPSHOT_SMALL,
+        "take_snapshot",
+        json!({}),
+    )
+    .await?;
     expect_ok(&snapshot, "take_snapshot (small)", &mut surprises);
-    let button = find_uid(&snapshot.text, "button \"Go\"").ok_or_else(|| {
-        format!("no button \"Go\" in the small snapshot:\n{}", snapshot.text)
-    })?;
+    let button = find_uid(&snapshot.text, "button \"Go\"")
+        .ok_or_else(|| format!("no button \"Go\" in the small snapshot:\n{}", snapshot.text))?;
     let textbox = find_uid(&snapshot.text, "textbox \"Name\"").ok_or_else(|| {
-        format!("no textbox \"Name\" in the small snapshot:\n{}", snapshot.text)
+        format!(
+            "no textbox \"Name\" in the small snapshot:\n{}",
+            snapshot.text
+        )
     })?;
     let out = timed(server, run, port, CLICK, "click", json!({ "uid": button })).await?;
     expect_ok(&out, "click", &mut surprises);
@@ -117,7 +141,15 @@ async fn steps(server: &mut Server, fixtures: &FixtureServer, run: &mut Run) -> 
     expect_ok(&out, "fill", &mut surprises);
     let function = "() => document.getElementById('out').textContent + ' / ' + \
                     document.getElementById('name').value";
-    let out = timed(server, run, port, EVALUATE, "evaluate_script", json!({ "function": function })).await?;
+    let out = timed(
+        server,
+        run,
+        port,
+        EVALUATE,
+        "evaluate_script",
+        json!({ "function": function }),
+    )
+    .await?;
     if !out.text.contains(EXPECTED_EVALUATION) {
         surprises.push(format!(
             "evaluate_script did not see the click and the fill: {}",
@@ -136,7 +168,15 @@ async fn steps(server: &mut Server, fixtures: &FixtureServer, run: &mut Run) -> 
     expect_ok(&out, "navigate_page (big page)", &mut surprises);
     let out = timed(server, run, port, SNAPSHOT_BIG, "take_snapshot", json!({})).await?;
     expect_ok(&out, "take_snapshot (4,000 nodes)", &mut surprises);
-    let out = timed(server, run, port, UNKNOWN_ARGUMENT, "list_pages", json!({ "notAParameter": true })).await?;
+    let out = timed(
+        server,
+        run,
+        port,
+        UNKNOWN_ARGUMENT,
+        "list_pages",
+        json!({ "notAParameter": true }),
+    )
+    .await?;
     if !out.is_error {
         surprises.push("list_pages accepted an unknown argument".to_owned());
     }
@@ -144,7 +184,8 @@ async fn steps(server: &mut Server, fixtures: &FixtureServer, run: &mut Run) -> 
     Ok(())
 }
 
-/// Calls `tool` as step `index`: records its round-trip time and normalised text.
+/// Calls `tool` as step `index`: records its round-trip time, the server's CPU time meanwhile
+/// and the normalised text.
 async fn timed(
     server: &mut Server,
     run: &mut Run,
@@ -153,8 +194,10 @@ async fn timed(
     tool: &str,
     args: serde_json::Value,
 ) -> Result<Output, String> {
+    let cpu_before = server.cpu_time();
     let (output, took) = server.call(tool, args).await?;
     run.times[index] = took;
+    run.cpu[index] = server.cpu_time().saturating_sub(cpu_before);
     run.texts[index] = normalize(&output.text, port);
     Ok(output)
 }

@@ -1,0 +1,274 @@
+//! `devtools-mcp-bench`: drives the real `devtools-mcp` binary over MCP stdio, and
+//! chrome-devtools-mcp too when it is installed, through the same scenario against fixture
+//! pages on 127.0.0.1, and prints per step the median, min and max over N runs.
+//!
+//! The two servers run alternately in one session (run i of each back to back, the order
+//! swapped every run) so that machine noise lands on both columns alike and the ratio is
+//! measured, not assembled from numbers taken on different days.
+
+mod fixtures;
+mod report;
+mod scenario;
+mod server;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::scenario::Run;
+use crate::server::Launch;
+
+/// The reference package and version the numbers are compared with.
+const REFERENCE_PACKAGE: &str = "chrome-devtools-mcp";
+const REFERENCE_VERSION: &str = "1.11.0";
+/// Its `bin` entry in package.json.
+const REFERENCE_BIN: &str = "build/src/bin/chrome-devtools-mcp.js";
+
+/// Benchmark devtools-mcp (and chrome-devtools-mcp, when installed) over MCP stdio.
+#[derive(Parser, Debug)]
+struct Args {
+    /// Measured runs per server (each run is a fresh server process).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
+    runs: u32,
+    /// Unmeasured runs first, to warm the page cache and devtools-mcp's compiled-code cache.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=10))]
+    warmup: u32,
+    /// The devtools-mcp binary [default: `devtools-mcp` next to this binary, rebuilt first
+    /// when run through `cargo run`].
+    #[arg(long)]
+    server: Option<PathBuf>,
+    /// A folder holding `node_modules/chrome-devtools-mcp` [default: the bench crate's folder].
+    #[arg(long)]
+    reference: Option<PathBuf>,
+    /// Do not run the reference even if it is installed.
+    #[arg(long)]
+    no_reference: bool,
+    /// Do not rebuild the default server binary before measuring.
+    #[arg(long)]
+    no_build: bool,
+    /// The Chromium both servers launch.
+    #[arg(long, default_value = "/usr/bin/chromium")]
+    chromium: PathBuf,
+    /// Upper bound for each MCP round trip, in seconds.
+    #[arg(long, default_value_t = 60)]
+    timeout_secs: u64,
+    /// Also write the markdown report to this file.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Write each server's normalised answers (last run) to this folder, one file per step,
+    /// to diff them in full.
+    #[arg(long)]
+    dump: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    match bench(&args).await {
+        Ok(report) => {
+            println!("{report}");
+            if let Some(path) = &args.output
+                && let Err(e) = std::fs::write(path, &report)
+            {
+                eprintln!("cannot write {}: {e}", path.display());
+                std::process::exit(1);
+            }
+        }
+        Err(message) => {
+            eprintln!("devtools-mcp-bench: {message}");
+            std::process::exit(1);
+        }
+    }
+}
+
+async fn bench(args: &Args) -> Result<String, String> {
+    let ours = Launch {
+        name: "devtools-mcp".to_owned(),
+        program: our_server(args)?,
+        args: browser_flags(&args.chromium),
+    };
+    let reference = reference_server(args)?;
+    let fixtures = fixtures::FixtureServer::start()
+        .map_err(|e| format!("cannot start the fixture server: {e}"))?;
+    let timeout = Duration::from_secs(args.timeout_secs);
+    let mut launches = vec![ours];
+    launches.extend(reference);
+    let mut runs: Vec<Vec<Run>> = launches.iter().map(|_| Vec::new()).collect();
+
+    let total = args.warmup + args.runs;
+    for index in 0..total {
+        let warmup = index < args.warmup;
+        // Swap the order every run, so neither server always follows the other.
+        let mut order: Vec<usize> = (0..launches.len()).collect();
+        if index % 2 == 1 {
+            order.reverse();
+        }
+        for which in order {
+            let launch = &launches[which];
+            let run = scenario::run(launch, &fixtures, timeout, index as usize)
+                .await
+                .map_err(|e| format!("{} run {}: {e}", launch.name, index + 1))?;
+            let kind = if warmup { "warm-up" } else { "run" };
+            eprintln!(
+                "{:>14} {kind} {}/{total}: {}",
+                launch.name,
+                index + 1,
+                report::one_line(&run)
+            );
+            if !warmup {
+                runs[which].push(run);
+            }
+        }
+    }
+
+    if let Some(dir) = &args.dump {
+        dump(dir, &launches, &runs)?;
+    }
+    let mut out = format!(
+        "Scenario: {} measured runs per server after {} warm-up, each a fresh server process; \
+         times are MCP round trips seen by the client.\n\n",
+        args.runs, args.warmup
+    );
+    let reference = launches
+        .get(1)
+        .map(|l| (l.name.as_str(), runs[1].as_slice()));
+    out.push_str(&report::table(
+        (&launches[0].name, runs[0].as_slice()),
+        reference,
+    ));
+    out.push_str(
+        "\nServer CPU time per step (all threads of the server process, the browser excluded):\n\n",
+    );
+    out.push_str(&report::cpu_table(
+        (&launches[0].name, runs[0].as_slice()),
+        reference,
+    ));
+    if let (Some(mine), Some((name, theirs))) = (runs[0].last(), reference)
+        && let Some(last) = theirs.last()
+    {
+        out.push_str("\nSame call, same page: the answers' text after normalising uids and ports (last run):\n\n");
+        out.push_str(&report::comparison((&launches[0].name, mine), (name, last)));
+    }
+    let mut surprises = report::surprises(&launches[0].name, &runs[0]);
+    if let Some((name, theirs)) = reference {
+        surprises.push_str(&report::surprises(name, theirs));
+    }
+    if !surprises.is_empty() {
+        out.push_str("\nAnswers the scenario did not expect:\n\n");
+        out.push_str(&surprises);
+    }
+    Ok(out)
+}
+
+/// Writes `<dir>/<server>/<step>.txt` for the last run of each server.
+fn dump(dir: &Path, launches: &[Launch], runs: &[Vec<Run>]) -> Result<(), String> {
+    for (launch, runs) in launches.iter().zip(runs) {
+        let Some(run) = runs.last() else { continue };
+        let folder = dir.join(launch.name.replace(' ', "-"));
+        std::fs::create_dir_all(&folder)
+            .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+        for (step, text) in scenario::STEPS.iter().zip(&run.texts) {
+            let name: String = step
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            let path = folder.join(format!("{name}.txt"));
+            std::fs::write(&path, text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The flags both servers get: the reference's documented way to run headless as root.
+fn browser_flags(chromium: &Path) -> Vec<String> {
+    vec![
+        "--executablePath".to_owned(),
+        chromium.display().to_string(),
+        "--headless".to_owned(),
+        "--isolated".to_owned(),
+        "--chromeArg=--no-sandbox".to_owned(),
+        "--no-usage-statistics".to_owned(),
+    ]
+}
+
+/// `--server`, else `devtools-mcp` in this binary's own target directory. Under `cargo run`
+/// (which sets `$CARGO`) that binary is rebuilt in the same profile first, so the one command
+/// never measures a stale server.
+fn our_server(args: &Args) -> Result<PathBuf, String> {
+    if let Some(path) = &args.server {
+        return Ok(path.clone());
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let dir = exe.parent().ok_or("this binary has no parent folder")?;
+    let server = dir.join("devtools-mcp");
+    if let (false, Some(cargo)) = (args.no_build, std::env::var_os("CARGO")) {
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut build = std::process::Command::new(cargo);
+        build
+            .current_dir(&workspace)
+            .args(["build", "-p", "devtools-mcp"]);
+        if dir.ends_with("release") {
+            build.arg("--release");
+        }
+        eprintln!("building the server: {build:?}");
+        let status = build
+            .status()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        if !status.success() {
+            return Err(format!("building the server failed: {status}"));
+        }
+    }
+    if !server.is_file() {
+        return Err(format!(
+            "{} does not exist: build it with `cargo build`, or pass --server",
+            server.display()
+        ));
+    }
+    Ok(server)
+}
+
+/// chrome-devtools-mcp under `--reference` (or the bench folder), run by `node` directly so
+/// that the pid we read VmHWM from is the server's own.
+fn reference_server(args: &Args) -> Result<Option<Launch>, String> {
+    if args.no_reference {
+        return Ok(None);
+    }
+    let dir = args
+        .reference
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    let package = dir.join("node_modules").join(REFERENCE_PACKAGE);
+    let script = package.join(REFERENCE_BIN);
+    if !script.is_file() {
+        if args.reference.is_some() {
+            return Err(format!("{} does not exist", script.display()));
+        }
+        eprintln!(
+            "{REFERENCE_PACKAGE} is not installed (`npm install --prefix bench`): \
+             measuring devtools-mcp alone"
+        );
+        return Ok(None);
+    }
+    let manifest = std::fs::read_to_string(package.join("package.json")).unwrap_or_default();
+    let version = serde_json::from_str::<serde_json::Value>(&manifest)
+        .ok()
+        .and_then(|v| v["version"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned());
+    if version != REFERENCE_VERSION {
+        eprintln!(
+            "note: {REFERENCE_PACKAGE} {version} installed, the numbers quoted are for {REFERENCE_VERSION}"
+        );
+    }
+    let mut launch_args = vec![script.display().to_string()];
+    launch_args.extend(browser_flags(&args.chromium));
+    // 1.11.0 requires a `pageId` on every page-scoped tool by default; devtools-mcp follows
+    // the earlier default (routing behind a flag). Same calls for both: routing off.
+    launch_args.push("--no-page-id-routing".to_owned());
+    Ok(Some(Launch {
+        name: format!("{REFERENCE_PACKAGE} {version}"),
+        program: PathBuf::from("node"),
+        args: launch_args,
+    }))
+}
