@@ -126,9 +126,13 @@ async fn bench(args: &Args) -> Result<String, String> {
         dump(dir, &launches, &runs)?;
     }
     let mut out = format!(
-        "Scenario: {} measured runs per server after {} warm-up, each a fresh server process; \
+        "Machine: {}. Server: `{}`.\n\
+         Scenario: {} measured runs per server after {} warm-up, each a fresh server process; \
          times are MCP round trips seen by the client.\n\n",
-        args.runs, args.warmup
+        machine(),
+        launches[0].program.display(),
+        args.runs,
+        args.warmup
     );
     let reference = launches
         .get(1)
@@ -159,6 +163,31 @@ async fn bench(args: &Args) -> Result<String, String> {
         out.push_str(&surprises);
     }
     Ok(out)
+}
+
+/// Cores, CPU model and memory, from `/proc`, so a pasted table says where it was measured.
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name")?.split(':').nth(1))
+        .map_or("unknown CPU", str::trim);
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let kib: u64 = meminfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("MemTotal:")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0);
+    format!(
+        "{cores} cores ({model}), {:.1} GiB",
+        kib as f64 / (1024.0 * 1024.0)
+    )
 }
 
 /// Writes `<dir>/<server>/<step>.txt` for the last run of each server.

@@ -97,6 +97,14 @@ pub fn table(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>) -> String 
         Box::new(|run: &Run| run.peak_rss.map(|b| b as f64 / (1024.0 * 1024.0))),
     ));
     rows.push((
+        "peak RSS before the 4,000-node page",
+        mib,
+        Box::new(|run: &Run| {
+            run.peak_rss_small_pages
+                .map(|b| b as f64 / (1024.0 * 1024.0))
+        }),
+    ));
+    rows.push((
         "tools/list result size",
         bytes,
         Box::new(|run: &Run| Some(run.tools_list_bytes as f64)),

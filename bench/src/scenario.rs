@@ -50,6 +50,9 @@ pub struct Run {
     pub texts: [String; STEPS.len()],
     /// Peak RSS of the server process, read just before shutdown.
     pub peak_rss: Option<u64>,
+    /// The same, read before the 4,000-node page is loaded: the big snapshot is what sets
+    /// the peak, so this shows what the rest of the scenario needs.
+    pub peak_rss_small_pages: Option<u64>,
     /// Bytes of the `tools/list` result as compact JSON, and the number of tools.
     pub tools_list_bytes: usize,
     pub tool_count: usize,
@@ -70,6 +73,7 @@ pub async fn run(
         cpu: [Duration::ZERO; STEPS.len()],
         texts: Default::default(),
         peak_rss: None,
+        peak_rss_small_pages: None,
         tools_list_bytes: 0,
         tool_count: 0,
         surprises: Vec::new(),
@@ -95,111 +99,106 @@ async fn steps(server: &mut Server, fixtures: &FixtureServer, run: &mut Run) -> 
     names.sort_unstable();
     run.texts[TOOLS_LIST] = names.join("\n");
 
-    let port = fixtures.port();
-    let expect_ok = |output: &Output, what: &str, surprises: &mut Vec<String>| {
-        if output.is_error {
-            surprises.push(format!("{what} failed: {}", first_line(&output.text)));
-        }
+    let mut s = Steps {
+        server,
+        run,
+        port: fixtures.port(),
     };
-
-    let out = timed(
-        server,
-        run,
-        port,
-        NEW_PAGE,
-        "new_page",
-        json!({ "url": fixtures.url("/start.html") }),
-    )
-    .await?;
-    let mut surprises = Vec::new();
-    expect_ok(&out, "new_page", &mut surprises);
-    let args = json!({ "type": "url", "url": fixtures.url("/small.html") });
-    let out = timed(server, run, port, NAVIGATE, "navigate_page", args).await?;
-    expect_ok(&out, "navigate_page", &mut surprises);
-    let snapshot = timed(
-        server,
-        run,
-        port,
-        SNAPSHOT_SMALL,
-        "take_snapshot",
-        json!({}),
-    )
-    .await?;
-    expect_ok(&snapshot, "take_snapshot (small)", &mut surprises);
-    let button = find_uid(&snapshot.text, "button \"Go\"")
-        .ok_or_else(|| format!("no button \"Go\" in the small snapshot:\n{}", snapshot.text))?;
-    let textbox = find_uid(&snapshot.text, "textbox \"Name\"").ok_or_else(|| {
-        format!(
-            "no textbox \"Name\" in the small snapshot:\n{}",
-            snapshot.text
-        )
-    })?;
-    let out = timed(server, run, port, CLICK, "click", json!({ "uid": button })).await?;
-    expect_ok(&out, "click", &mut surprises);
+    let url = |path: &str| fixtures.url(path);
+    s.expect_ok(NEW_PAGE, "new_page", json!({ "url": url("/start.html") }))
+        .await?;
+    let args = json!({ "type": "url", "url": url("/small.html") });
+    s.expect_ok(NAVIGATE, "navigate_page", args).await?;
+    let snapshot = s
+        .expect_ok(SNAPSHOT_SMALL, "take_snapshot", json!({}))
+        .await?;
+    let uid = |needle: &str| {
+        find_uid(&snapshot.text, needle)
+            .ok_or_else(|| format!("no {needle} in the small snapshot:\n{}", snapshot.text))
+    };
+    let (button, textbox) = (uid("button \"Go\"")?, uid("textbox \"Name\"")?);
+    s.expect_ok(CLICK, "click", json!({ "uid": button }))
+        .await?;
     let args = json!({ "uid": textbox, "value": "Ada Lovelace" });
-    let out = timed(server, run, port, FILL, "fill", args).await?;
-    expect_ok(&out, "fill", &mut surprises);
+    s.expect_ok(FILL, "fill", args).await?;
     let function = "() => document.getElementById('out').textContent + ' / ' + \
                     document.getElementById('name').value";
-    let out = timed(
-        server,
-        run,
-        port,
-        EVALUATE,
-        "evaluate_script",
-        json!({ "function": function }),
-    )
-    .await?;
+    let args = json!({ "function": function });
+    let out = s.step(EVALUATE, "evaluate_script", args).await?;
     if !out.text.contains(EXPECTED_EVALUATION) {
-        surprises.push(format!(
-            "evaluate_script did not see the click and the fill: {}",
-            first_line(&out.text)
+        let line = first_line(&out.text).to_owned();
+        s.surprise(format!(
+            "evaluate_script did not see the click and the fill: {line}"
         ));
     }
-    let out = timed(server, run, port, SCREENSHOT, "take_screenshot", json!({})).await?;
-    expect_ok(&out, "take_screenshot", &mut surprises);
+    let out = s
+        .expect_ok(SCREENSHOT, "take_screenshot", json!({}))
+        .await?;
     if out.images != 1 {
-        surprises.push(format!("take_screenshot returned {} images", out.images));
+        s.surprise(format!("take_screenshot returned {} images", out.images));
     }
 
+    s.run.peak_rss_small_pages = s.server.peak_rss();
     // Loading the big page is setup, not a measured step.
-    let args = json!({ "type": "url", "url": fixtures.url("/big.html") });
-    let (out, _) = server.call("navigate_page", args).await?;
-    expect_ok(&out, "navigate_page (big page)", &mut surprises);
-    let out = timed(server, run, port, SNAPSHOT_BIG, "take_snapshot", json!({})).await?;
-    expect_ok(&out, "take_snapshot (4,000 nodes)", &mut surprises);
-    let out = timed(
-        server,
-        run,
-        port,
-        UNKNOWN_ARGUMENT,
-        "list_pages",
-        json!({ "notAParameter": true }),
-    )
-    .await?;
-    if !out.is_error {
-        surprises.push("list_pages accepted an unknown argument".to_owned());
+    let args = json!({ "type": "url", "url": url("/big.html") });
+    let (out, _) = s.server.call("navigate_page", args).await?;
+    if out.is_error {
+        let line = first_line(&out.text).to_owned();
+        s.surprise(format!("navigate_page (big page) failed: {line}"));
     }
-    run.surprises = surprises;
+    s.expect_ok(SNAPSHOT_BIG, "take_snapshot", json!({}))
+        .await?;
+    let args = json!({ "notAParameter": true });
+    let out = s.step(UNKNOWN_ARGUMENT, "list_pages", args).await?;
+    if !out.is_error {
+        s.surprise("list_pages accepted an unknown argument".to_owned());
+    }
     Ok(())
 }
 
-/// Calls `tool` as step `index`: records its round-trip time, the server's CPU time meanwhile
-/// and the normalised text.
-async fn timed(
-    server: &mut Server,
-    run: &mut Run,
+/// The timed tool calls of one run.
+struct Steps<'a> {
+    server: &'a mut Server,
+    run: &'a mut Run,
     port: u16,
-    index: usize,
-    tool: &str,
-    args: serde_json::Value,
-) -> Result<Output, String> {
-    let cpu_before = server.cpu_time();
-    let (output, took) = server.call(tool, args).await?;
-    run.times[index] = took;
-    run.cpu[index] = server.cpu_time().saturating_sub(cpu_before);
-    run.texts[index] = normalize(&output.text, port);
-    Ok(output)
+}
+
+impl Steps<'_> {
+    /// Calls `tool` as step `index`: records its round-trip time, the server's CPU time
+    /// meanwhile and the normalised text.
+    async fn step(
+        &mut self,
+        index: usize,
+        tool: &str,
+        args: serde_json::Value,
+    ) -> Result<Output, String> {
+        let cpu_before = self.server.cpu_time();
+        let (output, took) = self.server.call(tool, args).await?;
+        self.run.times[index] = took;
+        self.run.cpu[index] = self.server.cpu_time().saturating_sub(cpu_before);
+        self.run.texts[index] = normalize(&output.text, self.port);
+        Ok(output)
+    }
+
+    /// [`Steps::step`], noting a surprise when the tool reports an error (still timed: the
+    /// table must show what happened, and the surprise says it was not a success).
+    async fn expect_ok(
+        &mut self,
+        index: usize,
+        tool: &str,
+        args: serde_json::Value,
+    ) -> Result<Output, String> {
+        let output = self.step(index, tool, args).await?;
+        if output.is_error {
+            let line = first_line(&output.text).to_owned();
+            self.surprise(format!("{} failed: {line}", STEPS[index]));
+        }
+        Ok(output)
+    }
+
+    fn surprise(&mut self, what: String) {
+        self.run.surprises.push(what);
+    }
 }
 
 /// The uid on the first snapshot line containing `needle` (lines read `uid=1_3 button "Go"`).
