@@ -8,6 +8,7 @@ mod mcp;
 mod oneshot;
 mod pipeline;
 mod plugin;
+mod plugin_cli;
 mod response;
 mod sandbox;
 mod session;
@@ -17,6 +18,7 @@ mod telemetry;
 use crate::browser::{BrowserOptions, ScreenshotFlags};
 use crate::cli::Args;
 use crate::pipeline::{Pipeline, ToolSet};
+use crate::plugin::policy::{Origin, Policy};
 use crate::plugin::{Loader, Runtime};
 use crate::sandbox::Sandbox;
 use crate::session::Session;
@@ -56,6 +58,9 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), String> {
+    if let Some(cli::Command::Plugin { command }) = &args.command {
+        return plugin_cli::run(command, cache_dir(&args)).await;
+    }
     let pipeline = Arc::new(build_pipeline(&args).await?);
     let session = Session::new(browser_options(&args), sandbox(&args)?);
     match &args.command {
@@ -69,7 +74,7 @@ async fn run(args: Args) -> Result<(), String> {
                 false => Err(format!("{tool} answered with an error")),
             };
         }
-        None => {}
+        Some(cli::Command::Plugin { .. }) | None => {}
     }
     let server = mcp::McpServer::new(pipeline, session.clone());
     let service = server
@@ -90,9 +95,20 @@ async fn build_pipeline(args: &Args) -> Result<Pipeline, String> {
     let flags = args.flags_json();
     let flags_json = serde_json::Value::Object(flags.clone()).to_string();
     let runtime = Runtime::new().map_err(|error| format!("cannot start wasmtime: {error}"))?;
-    let loader = Loader::new(runtime.clone(), Some(cache_dir(args)));
-    let mut dirs = vec![builtin_plugins_dir(args)?];
-    dirs.extend(args.plugin_dir.iter().cloned());
+    let mut policy = match &args.policy {
+        Some(file) => {
+            Policy::load(file, args.plugin_limits()).map_err(|error| error.to_string())?
+        }
+        None => Policy::with_base_limits(args.plugin_limits()),
+    };
+    policy.require_signed |= Args::enabled(args.require_signed);
+    let loader = Loader::new(runtime.clone(), Some(cache_dir(args)), Arc::new(policy));
+    let mut dirs = vec![(builtin_plugins_dir(args)?, Origin::Builtin)];
+    dirs.extend(
+        args.plugin_dir
+            .iter()
+            .map(|dir| (dir.clone(), Origin::Community)),
+    );
     let mut tools = loader
         .load_dirs(&dirs, &flags_json)
         .await

@@ -3,6 +3,7 @@
 //! FIFO lock), never globals, so serving several tenants is having several sessions.
 
 use crate::browser::{BrowserConn, BrowserError, BrowserOptions, McpPage, cdp};
+use crate::plugin::limits::Limits;
 use crate::sandbox::Sandbox;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -21,6 +22,8 @@ const CLOSED_SELECTED_PAGE: &str =
 #[derive(Clone)]
 pub struct Session {
     state: Arc<Mutex<SessionState>>,
+    /// A cap on every plugin call of this session (a tenant's quota), over each plugin's own.
+    limits: Option<Limits>,
 }
 
 impl Session {
@@ -36,7 +39,20 @@ impl Session {
                 had_browser: false,
                 reconnected: false,
             })),
+            limits: None,
         }
+    }
+
+    /// Caps every plugin call of this session at `limits` (limit by limit, the tighter wins):
+    /// a tenant's quota.
+    #[allow(dead_code, reason = "set by tenants of the multi-tenant HTTP server")]
+    pub fn with_limits(mut self, limits: Limits) -> Session {
+        self.limits = Some(limits);
+        self
+    }
+
+    pub fn limits(&self) -> Option<Limits> {
+        self.limits
     }
 
     /// Waits for this session's turn. The guard is owned so it can travel with the call (into
