@@ -4,12 +4,14 @@
 mod debugging;
 mod fixtures;
 mod harness_selftest;
+mod hot_reload;
 mod input;
 mod integrity;
 mod lifecycle;
 mod parity;
 mod performance;
 mod pipeline;
+mod plugin_cli;
 mod python_client;
 mod python_plugin;
 mod sandbox;
