@@ -130,9 +130,19 @@ impl SessionState {
             .ok_or_else(|| "The browser is not running.".to_string())
     }
 
-    /// Adopts the pages the browser already has; opens one if it has none.
+    /// Adopts the pages the browser already has; opens one if it has none. A browser we
+    /// launched starts without a window (`--no-startup-window`), so it gets its first page at
+    /// once instead of after polling for tabs that will never come.
     async fn discover_initial_pages(&mut self) {
-        for _attempt in 0..20 {
+        let launched = self
+            .browser
+            .as_ref()
+            .is_some_and(|browser| browser.launched);
+        let attempts = if launched { 1 } else { 20 };
+        for attempt in 0..attempts {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
             if let Some(connection) = self.browser.as_mut() {
                 let _fetched = connection.browser.fetch_targets().await;
             }
@@ -140,7 +150,6 @@ impl SessionState {
             if !self.pages.is_empty() {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
         }
         if self.pages.is_empty()
             && let Err(error) = self.new_page("about:blank", false, None, None).await
