@@ -45,7 +45,6 @@ impl Session {
 
     /// Caps every plugin call of this session at `limits` (limit by limit, the tighter wins):
     /// a tenant's quota.
-    #[allow(dead_code, reason = "set by tenants of the multi-tenant HTTP server")]
     pub fn with_limits(mut self, limits: Limits) -> Session {
         self.limits = Some(limits);
         self
