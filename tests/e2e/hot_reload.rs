@@ -60,6 +60,18 @@ async fn next_change(changes: &mut watch::Receiver<u32>, seen: u32) -> u32 {
     }
 }
 
+async fn assert_crashing_tool_works(client: &RunningService<RoleClient, Listener>) {
+    assert!(
+        tool_names(client)
+            .await
+            .contains(&"crashing_tool".to_string())
+    );
+    assert_eq!(
+        call_text(client, "crashing_tool").await,
+        "Before the crash\nNo crash"
+    );
+}
+
 /// Copies atomically (write beside, then rename), as deploy tools do.
 fn install(from: &Path, to: &Path) {
     let partial = to.with_extension("partial");
@@ -110,28 +122,12 @@ async fn watched_folders_update_the_tool_list_and_notify_clients() {
     let target = plugins.path().join("tool.wasm");
     install(&fixtures.join("crashing_tool.wasm"), &target);
     let mut seen = next_change(&mut seen_changes, 0).await;
-    assert!(
-        tool_names(&client)
-            .await
-            .contains(&"crashing_tool".to_string())
-    );
-    assert_eq!(
-        call_text(&client, "crashing_tool").await,
-        "Before the crash\nNo crash"
-    );
+    assert_crashing_tool_works(&client).await;
 
     // A broken new version: the working one stays.
     std::fs::write(&target, b"\0asm broken").expect("break");
     tokio::time::sleep(Duration::from_millis(1_500)).await;
-    assert!(
-        tool_names(&client)
-            .await
-            .contains(&"crashing_tool".to_string())
-    );
-    assert_eq!(
-        call_text(&client, "crashing_tool").await,
-        "Before the crash\nNo crash"
-    );
+    assert_crashing_tool_works(&client).await;
 
     // Changed into another tool.
     install(&fixtures.join("network_probe.wasm"), &target);

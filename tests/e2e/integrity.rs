@@ -3,7 +3,7 @@
 
 use crate::support::{McpServer, binary_dir, browser_args};
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn devtools_mcp(args: &[&str]) -> (bool, String) {
@@ -39,10 +39,9 @@ async fn start(plugins: &Path, extra: &[&str]) -> Result<McpServer, String> {
     McpServer::start_with(args, Vec::new()).await
 }
 
-#[tokio::test]
-async fn signed_components_load_and_tampered_unsigned_or_unknown_ones_are_refused() {
-    let scratch = tempfile::tempdir().expect("temp dir");
-    let plugins = scratch.path().join("plugins");
+/// A plugin folder holding a copy of the crashing_tool fixture: (folder, component).
+fn plugin_folder(scratch: &Path) -> (PathBuf, PathBuf) {
+    let plugins = scratch.join("plugins");
     std::fs::create_dir(&plugins).expect("plugins dir");
     let component = plugins.join("crashing_tool.wasm");
     std::fs::copy(
@@ -50,6 +49,13 @@ async fn signed_components_load_and_tampered_unsigned_or_unknown_ones_are_refuse
         &component,
     )
     .expect("copy fixture");
+    (plugins, component)
+}
+
+#[tokio::test]
+async fn signed_components_load_and_tampered_unsigned_or_unknown_ones_are_refused() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let (plugins, component) = plugin_folder(scratch.path());
     let (key, public) = keygen(scratch.path(), "release.key");
     let (other_key, _) = keygen(scratch.path(), "other.key");
     let policy = scratch.path().join("policy.toml");
@@ -114,14 +120,7 @@ async fn signed_components_load_and_tampered_unsigned_or_unknown_ones_are_refuse
 #[tokio::test]
 async fn a_pinned_hash_refuses_any_other_content() {
     let scratch = tempfile::tempdir().expect("temp dir");
-    let plugins = scratch.path().join("plugins");
-    std::fs::create_dir(&plugins).expect("plugins dir");
-    let component = plugins.join("crashing_tool.wasm");
-    std::fs::copy(
-        binary_dir().join("test-plugins/crashing_tool.wasm"),
-        &component,
-    )
-    .expect("copy fixture");
+    let (plugins, component) = plugin_folder(scratch.path());
     let component_arg = component.to_string_lossy().into_owned();
     let (ok, report) = devtools_mcp(&["plugin", "check", &component_arg]);
     assert!(ok, "{report}");
