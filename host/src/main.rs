@@ -1,9 +1,11 @@
 //! devtools-mcp: an MCP server for driving Chromium in which every tool is a sandboxed
-//! WebAssembly component. `main` parses flags, loads the tools, serves MCP over stdio, and
-//! closes the browser on the way out.
+//! WebAssembly component. `main` parses flags, loads the tools, serves MCP over stdio (or,
+//! with `serve`, over streamable HTTP to several tenants), and closes the browser on the way
+//! out.
 
 mod browser;
 mod cli;
+mod http;
 mod mcp;
 mod oneshot;
 mod pipeline;
@@ -13,6 +15,7 @@ mod sandbox;
 mod session;
 mod snapshot;
 mod telemetry;
+mod tenants;
 
 use crate::browser::{BrowserOptions, ScreenshotFlags};
 use crate::cli::Args;
@@ -30,6 +33,14 @@ use std::time::Duration;
 const SLIM_TOOLS: [&str; 3] = ["evaluate", "navigate", "screenshot"];
 /// Time given to the browser to close on shutdown (the whole exit must take under 1 s).
 const BROWSER_CLOSE_BUDGET: Duration = Duration::from_millis(700);
+/// `serve` without `--http`.
+const DEFAULT_HTTP_ADDRESS: &str = "127.0.0.1:8808";
+/// Request bodies `serve` accepts when `--max-body-bytes` is not given.
+const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
+/// A tenant's browser context is closed after this long without calls, by default.
+const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// In-flight calls may finish for this long after SIGTERM, by default.
+const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 fn main() -> ExitCode {
     let args = Args::parse_compatible();
@@ -56,6 +67,13 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), String> {
+    match &args.command {
+        Some(cli::Command::Tenant {
+            action: cli::TenantAction::HashToken,
+        }) => return hash_token(),
+        Some(cli::Command::Serve) => return serve_http(&args).await,
+        _ => {}
+    }
     let pipeline = Arc::new(build_pipeline(&args).await?);
     let session = Session::new(browser_options(&args), sandbox(&args)?);
     match &args.command {
@@ -69,7 +87,7 @@ async fn run(args: Args) -> Result<(), String> {
                 false => Err(format!("{tool} answered with an error")),
             };
         }
-        None => {}
+        _ => {}
     }
     let server = mcp::McpServer::new(pipeline, session.clone());
     let service = server
@@ -83,6 +101,57 @@ async fn run(args: Args) -> Result<(), String> {
     }
     session.shutdown(BROWSER_CLOSE_BUDGET).await;
     Ok(())
+}
+
+/// `tenant hash-token`: the token on stdin, its hash on stdout.
+fn hash_token() -> Result<(), String> {
+    use std::io::Read;
+    let mut token = String::new();
+    std::io::stdin()
+        .read_to_string(&mut token)
+        .map_err(|error| format!("cannot read the token from stdin: {error}"))?;
+    if token.trim().is_empty() {
+        return Err("no token on stdin; pipe one in, e.g. `openssl rand -hex 32 | tee token.txt | devtools-mcp tenant hash-token`".into());
+    }
+    println!("{}", tenants::token_hash_hex(&token));
+    Ok(())
+}
+
+/// `serve`: MCP over streamable HTTP, one session per tenant of the tenants file.
+async fn serve_http(args: &Args) -> Result<(), String> {
+    let path = args
+        .tenants
+        .clone()
+        .ok_or("serve needs --tenants FILE (see docs/tenants.example.toml)")?;
+    let table = tenants::TenantTable::load(&path).map_err(|error| error.to_string())?;
+    let address = match args.http {
+        Some(address) => address,
+        None => DEFAULT_HTTP_ADDRESS
+            .parse()
+            .map_err(|error| format!("invalid default address: {error}"))?,
+    };
+    let pipeline = Arc::new(build_pipeline(args).await?);
+    let idle = args
+        .idle_timeout_secs
+        .map(Duration::from_secs)
+        .unwrap_or(DEFAULT_IDLE_TIMEOUT);
+    let registry = Arc::new(tenants::registry::Registry::new(
+        path,
+        table,
+        browser_options(args),
+        idle,
+    ));
+    let options = http::HttpOptions {
+        address,
+        allowed_hosts: args.allowed_host.clone(),
+        allowed_origins: args.allowed_origin.clone(),
+        max_body_bytes: args.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+        shutdown_grace: args
+            .shutdown_grace_secs
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_SHUTDOWN_GRACE),
+    };
+    http::serve(pipeline, registry, options).await
 }
 
 /// Loads every tool component and decides, once, what each call will go through.

@@ -46,6 +46,19 @@ impl Pipeline {
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, CallError> {
+        self.call_limited(session, name, arguments, TOOL_MEMORY_LIMIT)
+            .await
+    }
+
+    /// [`Pipeline::call`] with the tool's linear memory capped at `memory_limit` bytes (a
+    /// tenant's quota).
+    pub async fn call_limited(
+        &self,
+        session: &Session,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        memory_limit: usize,
+    ) -> Result<CallToolResult, CallError> {
         let started = Instant::now();
         let tool = self
             .tools
@@ -53,7 +66,9 @@ impl Pipeline {
             .filter(|tool| tool.listed(self.via_cli))
             .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
         let arguments = arguments.unwrap_or_default();
-        let result = self.run(session, tool, arguments.clone()).await;
+        let result = self
+            .run(session, tool, arguments.clone(), memory_limit)
+            .await;
         if let Some(sink) = &self.telemetry {
             let success = result.is_error != Some(true);
             sink.record(&ToolInvocation::new(
@@ -72,6 +87,7 @@ impl Pipeline {
         session: &Session,
         tool: &ToolEntry,
         mut arguments: Map<String, Value>,
+        memory_limit: usize,
     ) -> CallToolResult {
         let name = tool.definition().name.as_str();
         if let Some(message) = &tool.disabled {
@@ -113,9 +129,9 @@ impl Pipeline {
 
         let params_json = Value::Object(arguments).to_string();
         let (mut call_state, handler_error) = match dialog_error {
-            Some(error) => (CallState::new(state, TOOL_MEMORY_LIMIT), Some(error)),
+            Some(error) => (CallState::new(state, memory_limit), Some(error)),
             None => {
-                let call_state = CallState::new(state, TOOL_MEMORY_LIMIT);
+                let call_state = CallState::new(state, memory_limit);
                 let (call_state, outcome) = self
                     .runtime
                     .handle(&tool.loaded.component, call_state, &params_json, page)
