@@ -5,6 +5,7 @@
 //! context and the browser.
 
 mod auth;
+mod disconnect;
 mod handler;
 mod metrics;
 
@@ -189,8 +190,10 @@ impl App {
     async fn mcp(&self, mut request: Request<Incoming>) -> Response<Body> {
         match auth::authenticate(request.headers(), &self.tenants) {
             Ok(tenant) => {
+                let (watch, disconnected) = disconnect::watch();
                 request.extensions_mut().insert(AuthenticatedTenant(tenant));
-                self.mcp.handle(request).await
+                request.extensions_mut().insert(disconnected);
+                self.mcp.handle(request).await.map(|body| watch.wrap(body))
             }
             Err(error) => {
                 self.metrics.record_unauthorized();

@@ -6,8 +6,11 @@
 //! browser context of its own, creates its pages there, and adopts no target of any other
 //! context, so it can neither list nor reach another tenant's pages.
 
+mod scope;
+
 use crate::browser::{BrowserConn, BrowserError, BrowserOptions, McpPage, SharedBrowser, cdp};
 use crate::sandbox::Sandbox;
+use scope::{BrowserHandle, ContextScope, TargetInfo, adoptable, create_browser_context};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -82,28 +85,6 @@ impl Session {
     }
 }
 
-/// The browser a session works in.
-enum BrowserHandle {
-    Owned(BrowserConn),
-    Shared(Arc<BrowserConn>),
-}
-
-impl BrowserHandle {
-    fn connection(&self) -> &BrowserConn {
-        match self {
-            BrowserHandle::Owned(connection) => connection,
-            BrowserHandle::Shared(connection) => connection,
-        }
-    }
-}
-
-/// A session confined to one browser context of a shared browser.
-struct ContextScope {
-    shared: Arc<SharedBrowser>,
-    /// The session's default browser context, created with the connection.
-    context: Option<String>,
-}
-
 /// One row of `## Pages`.
 pub struct PageEntry {
     pub id: u32,
@@ -172,7 +153,7 @@ impl SessionState {
                 scope.context = Some(context);
                 BrowserHandle::Shared(connection)
             }
-            None => BrowserHandle::Owned(BrowserConn::open(&self.options).await?),
+            None => BrowserHandle::Owned(Box::new(BrowserConn::open(&self.options).await?)),
         };
         self.browser = Some(browser);
         if self.had_browser {
@@ -498,48 +479,6 @@ impl SessionState {
 
 fn target_key(page: &chromiumoxide::Page) -> String {
     page.target_id().as_ref().to_string()
-}
-
-/// What `Target.getTargets` says of one target.
-struct TargetInfo {
-    kind: String,
-    title: String,
-    url: String,
-    context: String,
-}
-
-/// Whether a live page becomes one of the session's pages. Browser-internal pages (internal
-/// schemes, or not of type `page`) never do. Confined to some contexts, only a target the
-/// browser lists in one of them does: an unknown target is someone else's until proven not.
-fn adoptable(info: Option<&TargetInfo>, own_contexts: Option<&[String]>) -> bool {
-    let internal = |info: &TargetInfo| {
-        info.kind != "page"
-            || [
-                "chrome://",
-                "chrome-untrusted://",
-                "chrome-extension://",
-                "devtools://",
-            ]
-            .iter()
-            .any(|scheme| info.url.starts_with(scheme))
-    };
-    match (info, own_contexts) {
-        (Some(info), _) if internal(info) => false,
-        (Some(info), Some(own)) => own.contains(&info.context),
-        (None, Some(_)) => false,
-        (_, None) => true,
-    }
-}
-
-async fn create_browser_context(browser: &chromiumoxide::Browser) -> Result<String, String> {
-    let created = browser
-        .execute(cdp("Target.createBrowserContext", serde_json::json!({})))
-        .await
-        .map_err(|error| error.to_string())?;
-    created.result["browserContextId"]
-        .as_str()
-        .map(String::from)
-        .ok_or_else(|| "The browser did not create a browser context.".to_string())
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 mod debugging;
 mod fixtures;
 mod harness_selftest;
+mod http;
 mod input;
 mod lifecycle;
 mod parity;

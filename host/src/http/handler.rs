@@ -3,6 +3,7 @@
 //! session stays bound to the tenant that opened it.
 
 use super::auth::AuthenticatedTenant;
+use super::disconnect::Disconnected;
 use super::metrics::Metrics;
 use crate::pipeline::gate::category_info;
 use crate::pipeline::{CallError, Pipeline};
@@ -70,6 +71,36 @@ impl TenantServer {
             .unwrap_or_default();
         tenant.policy.allows(&tool.name, category)
     }
+}
+
+/// URL schemes a tenant may not open: the browser would read the server's files (other
+/// tenants' roots included) or its own internal pages for it.
+const REFUSED_URL_SCHEMES: [&str; 6] = [
+    "file:",
+    "filesystem:",
+    "chrome:",
+    "chrome-untrusted:",
+    "devtools:",
+    "view-source:",
+];
+
+/// Why a URL argument is refused, if one is.
+fn local_url_refusal(arguments: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    arguments
+        .iter()
+        .filter(|(key, _)| key.to_ascii_lowercase().contains("url"))
+        .filter_map(|(key, value)| Some((key, value.as_str()?)))
+        .find_map(|(key, url)| {
+            let lowered = url.trim().to_ascii_lowercase();
+            REFUSED_URL_SCHEMES
+                .iter()
+                .find(|scheme| lowered.starts_with(*scheme))
+                .map(|scheme| {
+                    format!(
+                        "{key}: {scheme} URLs are not available over HTTP; use an http(s) or data: URL."
+                    )
+                })
+        })
 }
 
 fn error_result(message: String) -> CallToolResult {
@@ -172,11 +203,20 @@ impl TenantServer {
                 request.name, tenant.name
             )));
         }
+        if let Some(message) = request.arguments.as_ref().and_then(local_url_refusal) {
+            return Ok(error_result(message));
+        }
         let ticket = self
             .tenants
             .enter(tenant)
             .map_err(|message| ErrorData::internal_error(message, None))?;
         let quotas = &tenant.quotas;
+        let disconnected = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Disconnected>())
+            .map(|disconnected| disconnected.0.clone())
+            .unwrap_or_default();
         // A bug in the host must cost one call, not the server: a panic becomes an error.
         let call = std::panic::AssertUnwindSafe(self.pipeline.call_limited(
             &ticket.runtime.session,
@@ -200,6 +240,33 @@ impl TenantServer {
                 ))),
             },
             _ = context.ct.cancelled() => Err(ErrorData::internal_error("The call was cancelled.", None)),
+            _ = disconnected.cancelled() => {
+                tracing::info!(tenant = %tenant.name, tool = %request.name, "the client hung up; call stopped");
+                Err(ErrorData::internal_error("The client disconnected; the call was stopped.", None))
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::local_url_refusal;
+    use serde_json::json;
+
+    #[test]
+    fn refuses_urls_that_reach_the_server_or_browser_internals() {
+        let refused = |url: &str| {
+            let arguments = json!({ "url": url });
+            local_url_refusal(arguments.as_object().expect("an object")).is_some()
+        };
+        assert!(refused("file:///etc/passwd"));
+        assert!(refused("  FILE:///tmp/other-tenant/secret.txt"));
+        assert!(refused("chrome://settings"));
+        assert!(refused("view-source:http://127.0.0.1/"));
+        assert!(!refused("http://127.0.0.1:8080/file:"));
+        assert!(!refused("data:text/html,hi"));
+        assert!(!refused("about:blank"));
+        let other_key = json!({ "function": "file:///x" });
+        assert!(local_url_refusal(other_key.as_object().expect("an object")).is_none());
     }
 }

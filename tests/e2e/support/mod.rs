@@ -5,12 +5,14 @@
 #![allow(dead_code, unused_imports)]
 
 mod fixture_server;
+mod http;
 mod mcp;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 pub use fixture_server::{FixtureServer, Route};
+pub use http::{HttpClient, HttpServer, TenantSpec};
 pub use mcp::{McpServer, ToolOutput, browser_args, cache_dir, chromium_path, timeout};
 
 /// Live (non-zombie) processes descending from `pid`, found through the ppid field of
