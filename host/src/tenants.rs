@@ -355,6 +355,23 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_example_file_parses() {
+        let root = std::env::temp_dir().join("devtools-mcp-tenants-example");
+        let text = include_str!("../../docs/tenants.example.toml")
+            .replace("/srv/devtools-mcp", &root.display().to_string());
+        let table = table(&text).expect("docs/tenants.example.toml is valid");
+        let alice = table
+            .authenticate("alice-example-token")
+            .expect("alice's example token");
+        assert_eq!(alice.quotas.max_pages, DEFAULT_MAX_PAGES);
+        let ci = table.authenticate("ci-example-token").expect("ci's token");
+        assert_eq!(ci.quotas.max_pages, 4);
+        assert_eq!(ci.quotas.plugin_memory_bytes, 32 << 20);
+        assert!(!ci.policy.allows("evaluate_script", "debugging"));
+        assert!(ci.policy.allows("take_screenshot", "debugging"));
+    }
+
+    #[test]
     fn token_hash_ignores_surrounding_whitespace() {
         assert_eq!(token_hash_hex("abc\n"), token_hash_hex("abc"));
         assert_eq!(

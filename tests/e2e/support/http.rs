@@ -159,8 +159,9 @@ impl HttpServer {
 
     /// An MCP client of the tenant with this token (initialized over HTTP).
     pub async fn client(&self, token: &str) -> Result<HttpClient, String> {
-        let config =
-            StreamableHttpClientTransportConfig::with_uri(self.mcp_url()).auth_header(token);
+        let config = StreamableHttpClientTransportConfig::with_uri(self.mcp_url())
+            .auth_header(token)
+            .max_concurrent_requests(64);
         let transport = StreamableHttpClientTransport::from_config(config);
         match tokio::time::timeout(timeout(), ().serve(transport)).await {
             Ok(Ok(client)) => Ok(HttpClient { client }),
