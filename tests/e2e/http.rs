@@ -487,6 +487,7 @@ async fn policies_and_quotas_of_the_tenants_file_apply_per_tenant() {
             TenantSpec::new("reader", "token-reader")
                 .with("tools = [\"list_pages\", \"take_snapshot\"]"),
             TenantSpec::new("small", "token-small").with("max_pages = 2\nmax_sessions = 1"),
+            TenantSpec::new("own", "token-own").with("browser = \"dedicated\""),
         ],
         &[],
     )
@@ -508,6 +509,17 @@ async fn policies_and_quotas_of_the_tenants_file_apply_per_tenant() {
     );
 
     let small = server.connect("token-small").await;
+    // A trace records every tab of the browser: only for tenants with a browser of their own.
+    let small_tools = small.tool_names().await;
+    assert!(!small_tools.contains(&"performance_start_trace".to_owned()));
+    assert!(small_tools.contains(&"take_snapshot".to_owned()));
+    let trace = small.call("performance_start_trace", json!({})).await;
+    assert!(
+        trace.is_error && trace.text.contains("dedicated"),
+        "{}",
+        trace.text
+    );
+
     let second = small
         .call("new_page", json!({ "url": pages.url("/shared") }))
         .await;
@@ -525,6 +537,34 @@ async fn policies_and_quotas_of_the_tenants_file_apply_per_tenant() {
     assert!(
         another_session.is_err(),
         "a second MCP session beyond max_sessions = 1"
+    );
+
+    // A tenant with a browser of its own: its own Chromium, the browser-wide tools too.
+    let own = server.connect("token-own").await;
+    assert!(
+        own.tool_names()
+            .await
+            .contains(&"performance_start_trace".to_owned())
+    );
+    let opened = own
+        .call("new_page", json!({ "url": pages.url("/shared") }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let small_pages = small.call("list_pages", json!({})).await;
+    let own_pages = own.call("list_pages", json!({})).await;
+    assert_eq!(
+        own_pages.text.matches("Shared page").count(),
+        1,
+        "{}",
+        own_pages.text
+    );
+    assert!(
+        page_ids(&own_pages.text)
+            .iter()
+            .all(|id| !page_ids(&small_pages.text).contains(id)),
+        "{}\n{}",
+        own_pages.text,
+        small_pages.text
     );
 }
 

@@ -7,8 +7,8 @@ use super::disconnect::Disconnected;
 use super::metrics::Metrics;
 use crate::pipeline::gate::category_info;
 use crate::pipeline::{CallError, Pipeline};
-use crate::tenants::Tenant;
 use crate::tenants::registry::{Registry, SessionSlot};
+use crate::tenants::{BrowserMode, Tenant};
 use futures::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -63,15 +63,36 @@ impl TenantServer {
     }
 
     fn allowed(&self, tenant: &Tenant, tool: &Tool) -> bool {
+        self.refusal(tenant, tool).is_none()
+    }
+
+    /// Why the tenant may not use the tool, if it may not.
+    fn refusal(&self, tenant: &Tenant, tool: &Tool) -> Option<String> {
         let category = self
             .pipeline
             .tools
             .get(&tool.name)
             .map(|entry| category_info(entry.definition().annotations.category).0)
             .unwrap_or_default();
-        tenant.policy.allows(&tool.name, category)
+        if !tenant.policy.allows(&tool.name, category) {
+            return Some(format!(
+                "Tool {} is not allowed for tenant {:?} by the server's tenants file.",
+                tool.name, tenant.name
+            ));
+        }
+        if tenant.browser == BrowserMode::Shared && BROWSER_WIDE_TOOLS.contains(&&*tool.name) {
+            return Some(format!(
+                "Tool {} records every tab of the browser, which tenant {:?} shares with others; it needs browser = \"dedicated\" in the tenants file.",
+                tool.name, tenant.name
+            ));
+        }
+        None
     }
 }
+
+/// Tools whose effect reaches beyond one browser context: a performance trace records every
+/// renderer of the browser. Only tenants with a browser of their own get them.
+const BROWSER_WIDE_TOOLS: [&str; 1] = ["performance_start_trace"];
 
 /// URL schemes a tenant may not open: the browser would read the server's files (other
 /// tenants' roots included) or its own internal pages for it.
@@ -197,11 +218,8 @@ impl TenantServer {
                 None,
             ));
         };
-        if !self.allowed(tenant, &tool) {
-            return Ok(error_result(format!(
-                "Tool {} is not allowed for tenant {:?} by the server's tenants file.",
-                request.name, tenant.name
-            )));
+        if let Some(message) = self.refusal(tenant, &tool) {
+            return Ok(error_result(message));
         }
         if let Some(message) = request.arguments.as_ref().and_then(local_url_refusal) {
             return Ok(error_result(message));
