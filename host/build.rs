@@ -37,17 +37,27 @@ fn main() {
     let wasm_target_dir = target_root.join("wasm-plugins");
 
     let builtin = crates_in(&workspace.join("plugins"));
-    // Fixtures named `wasi_*` are built for wasm32-wasip2, as most plugin authors elsewhere do.
+    // Fixtures named `wasi_*` are built for wasm32-wasip2, as most plugin authors elsewhere do;
+    // `refused_*` ones must fail to load, so they get a folder of their own.
     let (wasi_fixtures, fixtures): (Vec<String>, Vec<String>) =
         crates_in(&workspace.join("tests/fixtures/plugins"))
             .into_iter()
             .partition(|name| name.starts_with("wasi_"));
-    let all: Vec<String> = builtin.iter().chain(&fixtures).cloned().collect();
+    let (refused, fixtures): (Vec<String>, Vec<String>) = fixtures
+        .into_iter()
+        .partition(|name| name.starts_with("refused_"));
+    let all: Vec<String> = builtin
+        .iter()
+        .chain(&fixtures)
+        .chain(&refused)
+        .cloned()
+        .collect();
     build(&workspace, &wasm_target_dir, WASM_TARGET, &all);
     build(&workspace, &wasm_target_dir, WASI_TARGET, &wasi_fixtures);
     let built = wasm_target_dir.join(WASM_TARGET).join("plugin");
     copy_modules(&built, &builtin, &profile_dir.join("plugins"));
     copy_modules(&built, &fixtures, &profile_dir.join("test-plugins"));
+    copy_modules(&built, &refused, &profile_dir.join("test-plugins-refused"));
     let built = wasm_target_dir.join(WASI_TARGET).join("plugin");
     copy_modules(
         &built,

@@ -122,6 +122,34 @@ pub struct Args {
     /// Folder of the built-in tools (default: `plugins/` next to the binary).
     #[arg(long)]
     pub builtin_plugins: Option<PathBuf>,
+    /// Capability policy (TOML) for plugins: capabilities, URL patterns, categories, limits,
+    /// sha256 pins and trusted signing keys. Without it, `--plugin-dir` plugins get read-only
+    /// page access.
+    #[arg(long)]
+    #[serde(skip)]
+    pub policy: Option<PathBuf>,
+    /// Refuse `--plugin-dir` plugins that are unsigned or signed by a key the policy does not
+    /// trust.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    #[serde(skip)]
+    pub require_signed: Option<bool>,
+    /// Reload plugin folders when components are added, changed or removed.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    #[serde(skip)]
+    pub watch: Option<bool>,
+    /// Wall-clock budget of one plugin call, in seconds (default 120).
+    #[arg(long, value_parser = parse_seconds)]
+    #[serde(skip)]
+    pub plugin_timeout: Option<std::time::Duration>,
+    /// CPU budget of one plugin call, in fuel units (about one per wasm instruction; default
+    /// 500000000).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[serde(skip)]
+    pub plugin_fuel: Option<u64>,
+    /// Linear memory one plugin instance may grow to, in MiB (default 64).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    #[serde(skip)]
+    pub plugin_memory: Option<u64>,
     /// Where compiled tool code is cached (default: the user's cache dir).
     #[arg(long)]
     pub cache_dir: Option<PathBuf>,
@@ -190,6 +218,11 @@ pub enum Command {
         #[command(subcommand)]
         action: TenantAction,
     },
+    /// Write, build, check and sign tool plugins.
+    Plugin {
+        #[command(subcommand)]
+        command: crate::plugin_cli::PluginCommand,
+    },
 }
 
 #[derive(clap::Subcommand, Debug, Clone)]
@@ -228,6 +261,21 @@ impl Args {
             self.category_extensions.get_or_insert(true);
             self.experimental_structured_content.get_or_insert(true);
         }
+    }
+
+    /// The per-call plugin limits the flags set (policy rules override them per plugin).
+    pub fn plugin_limits(&self) -> crate::plugin::limits::Limits {
+        let mut limits = crate::plugin::limits::Limits::default();
+        if let Some(timeout) = self.plugin_timeout {
+            limits.wall_clock = timeout;
+        }
+        if let Some(fuel) = self.plugin_fuel {
+            limits.fuel = fuel;
+        }
+        if let Some(mib) = self.plugin_memory.and_then(|mib| usize::try_from(mib).ok()) {
+            limits.memory_bytes = mib << 20;
+        }
+        limits
     }
 
     /// The flags as the JSON object tool definitions are computed from.
@@ -311,6 +359,17 @@ fn to_kebab(name: &str) -> String {
         }
     }
     kebab
+}
+
+fn parse_seconds(value: &str) -> Result<std::time::Duration, String> {
+    match value.parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && seconds > 0.0 => {
+            Ok(std::time::Duration::from_secs_f64(seconds))
+        }
+        _ => Err(format!(
+            "Invalid duration \"{value}\": expected a positive number of seconds, e.g. 30."
+        )),
+    }
 }
 
 fn parse_viewport(value: &str) -> Result<(u32, u32), String> {

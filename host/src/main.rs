@@ -10,6 +10,7 @@ mod mcp;
 mod oneshot;
 mod pipeline;
 mod plugin;
+mod plugin_cli;
 mod response;
 mod sandbox;
 mod session;
@@ -20,6 +21,7 @@ mod tenants;
 use crate::browser::{BrowserOptions, ScreenshotFlags};
 use crate::cli::Args;
 use crate::pipeline::{Pipeline, ToolSet};
+use crate::plugin::policy::{Origin, Policy};
 use crate::plugin::{Loader, Runtime};
 use crate::sandbox::Sandbox;
 use crate::session::Session;
@@ -72,6 +74,9 @@ async fn run(args: Args) -> Result<(), String> {
             action: cli::TenantAction::HashToken,
         }) => return hash_token(),
         Some(cli::Command::Serve) => return serve_http(&args).await,
+        Some(cli::Command::Plugin { command }) => {
+            return plugin_cli::run(command, cache_dir(&args)).await;
+        }
         _ => {}
     }
     let pipeline = Arc::new(build_pipeline(&args).await?);
@@ -159,9 +164,20 @@ async fn build_pipeline(args: &Args) -> Result<Pipeline, String> {
     let flags = args.flags_json();
     let flags_json = serde_json::Value::Object(flags.clone()).to_string();
     let runtime = Runtime::new().map_err(|error| format!("cannot start wasmtime: {error}"))?;
-    let loader = Loader::new(runtime.clone(), Some(cache_dir(args)));
-    let mut dirs = vec![builtin_plugins_dir(args)?];
-    dirs.extend(args.plugin_dir.iter().cloned());
+    let mut policy = match &args.policy {
+        Some(file) => {
+            Policy::load(file, args.plugin_limits()).map_err(|error| error.to_string())?
+        }
+        None => Policy::with_base_limits(args.plugin_limits()),
+    };
+    policy.require_signed |= Args::enabled(args.require_signed);
+    let loader = Loader::new(runtime.clone(), Some(cache_dir(args)), Arc::new(policy));
+    let mut dirs = vec![(builtin_plugins_dir(args)?, Origin::Builtin)];
+    dirs.extend(
+        args.plugin_dir
+            .iter()
+            .map(|dir| (dir.clone(), Origin::Community)),
+    );
     let mut tools = loader
         .load_dirs(&dirs, &flags_json)
         .await

@@ -9,6 +9,8 @@ mod toolset;
 
 pub use toolset::{ToolEntry, ToolSet};
 
+use crate::plugin::capability::Denied;
+use crate::plugin::limits::classify;
 use crate::plugin::{CallState, Runtime};
 use crate::response::Assembly;
 use crate::session::Session;
@@ -17,9 +19,6 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Linear memory a tool instance may use.
-const TOOL_MEMORY_LIMIT: usize = 64 << 20;
 
 /// A call that is not a tool result at all (a protocol error for the client).
 #[derive(Debug, thiserror::Error)]
@@ -46,19 +45,6 @@ impl Pipeline {
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, CallError> {
-        self.call_limited(session, name, arguments, TOOL_MEMORY_LIMIT)
-            .await
-    }
-
-    /// [`Pipeline::call`] with the tool's linear memory capped at `memory_limit` bytes (a
-    /// tenant's quota).
-    pub async fn call_limited(
-        &self,
-        session: &Session,
-        name: &str,
-        arguments: Option<Map<String, Value>>,
-        memory_limit: usize,
-    ) -> Result<CallToolResult, CallError> {
         let started = Instant::now();
         let tool = self
             .tools
@@ -66,9 +52,7 @@ impl Pipeline {
             .filter(|tool| tool.listed(self.via_cli))
             .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
         let arguments = arguments.unwrap_or_default();
-        let result = self
-            .run(session, tool, arguments.clone(), memory_limit)
-            .await;
+        let result = self.run(session, tool, arguments.clone()).await;
         if let Some(sink) = &self.telemetry {
             let success = result.is_error != Some(true);
             sink.record(&ToolInvocation::new(
@@ -87,7 +71,6 @@ impl Pipeline {
         session: &Session,
         tool: &ToolEntry,
         mut arguments: Map<String, Value>,
-        memory_limit: usize,
     ) -> CallToolResult {
         let name = tool.definition().name.as_str();
         if let Some(message) = &tool.disabled {
@@ -128,18 +111,33 @@ impl Pipeline {
         };
 
         let params_json = Value::Object(arguments).to_string();
+        let limits = match session.limits() {
+            Some(cap) => tool.loaded.limits.min(cap),
+            None => tool.loaded.limits,
+        };
+        let call_state = CallState::new(Some(state), tool.loaded.grants.clone(), limits);
         let (mut call_state, handler_error) = match dialog_error {
-            Some(error) => (CallState::new(state, memory_limit), Some(error)),
+            Some(error) => (call_state, Some(error)),
             None => {
-                let call_state = CallState::new(state, memory_limit);
-                let (call_state, outcome) = self
+                let (mut call_state, outcome) = self
                     .runtime
-                    .handle(&tool.loaded.component, call_state, &params_json, page)
+                    .handle(&tool.loaded.pre, call_state, &params_json, page)
                     .await;
+                if let Some(output) = call_state.wasi_output() {
+                    tracing::info!(tool = name, %output, "plugin output");
+                }
                 let error = match outcome {
                     Ok(Ok(())) => None,
                     Ok(Err(message)) => Some(message),
-                    Err(trap) => Some(trap_message(&tool.loaded.source, &trap)),
+                    Err(trap) => {
+                        let (message, stopped) = trap_message(tool, &call_state, &trap);
+                        if stopped {
+                            // What a runaway plugin declared is not worth sending (it may be
+                            // the very output that hit the limit).
+                            call_state.response = Default::default();
+                        }
+                        Some(message)
+                    }
                 };
                 (call_state, error)
             }
@@ -176,13 +174,35 @@ fn resolve_paths(sandbox: &crate::sandbox::Sandbox, value: &mut Value) -> Result
     }
 }
 
-/// A trap is the plugin's fault: say which plugin, and that the server is fine.
-fn trap_message(source: &std::path::Path, trap: &wasmtime::Error) -> String {
-    let root = trap.root_cause().to_string();
-    format!(
-        "The tool's plugin ({}) crashed: {root}. The server is still running.",
-        source.display()
+/// A trap is the plugin's fault: say which plugin, which limit or grant stopped it (if one
+/// did), and that the server is fine. `true` when a limit or a missing grant stopped it.
+fn trap_message(tool: &ToolEntry, state: &CallState, trap: &wasmtime::Error) -> (String, bool) {
+    let source = tool.loaded.source.display();
+    let stopped = classify(
+        trap,
+        &state.limits,
+        state.limiter.refused.as_ref(),
+        state.wall_clock_hit,
     )
+    .map(|exceeded| exceeded.to_string())
+    .or_else(|| trap.downcast_ref::<Denied>().map(ToString::to_string));
+    match stopped {
+        Some(reason) => (
+            format!(
+                "The tool's plugin ({source}) was stopped: {reason}. The server is still running."
+            ),
+            true,
+        ),
+        None => {
+            let root = trap.root_cause().to_string();
+            (
+                format!(
+                    "The tool's plugin ({source}) crashed: {root}. The server is still running."
+                ),
+                false,
+            )
+        }
+    }
 }
 
 /// An error before the handler runs: the message alone, as the reference's outer catch does.

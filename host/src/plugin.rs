@@ -2,26 +2,28 @@
 
 mod bindings;
 mod cache;
+pub mod capability;
 mod host_api;
+pub mod limits;
 mod loader;
+pub mod policy;
+pub mod signature;
 
 pub use bindings::exports::devtools::tool::tool::{Category, ToolDefinition};
 pub use host_api::{CallState, PageHandle};
-pub use loader::Loader;
+pub use loader::{ALLOWED_IMPORTS, Loader, WASI_PREFIX};
 
-use bindings::Plugin;
+use bindings::{Plugin, PluginPre};
+use capability::Grants;
+use limits::{LimitExceeded, Limits};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Linker, Resource};
-use wasmtime::{Engine, Store};
+use wasmtime::{Engine, Store, UpdateDeadline};
 
-/// How long one call may run, wall clock, before the instance is interrupted.
-const CALL_DEADLINE: Duration = Duration::from_secs(300);
-/// Epoch tick: the granularity of the deadline above.
+/// Epoch tick: how often a running guest yields to the scheduler and checks its deadline.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
-/// Linear memory a tool instance may grow to.
-const MEMORY_LIMIT_BYTES: usize = 64 << 20;
 
 /// The compiled engine and linker every tool instance is created from.
 #[derive(Clone)]
@@ -30,14 +32,20 @@ pub struct Runtime {
     linker: Arc<Linker<CallState>>,
 }
 
+/// How one call ended, besides the tool's own success or error.
+pub type CallOutcome = Result<Result<(), String>, wasmtime::Error>;
+
 impl Runtime {
     pub fn new() -> wasmtime::Result<Runtime> {
         let mut config = wasmtime::Config::new();
         config.wasm_component_model(true);
         config.epoch_interruption(true);
+        config.consume_fuel(true);
+        config.max_wasm_stack(limits::MAX_WASM_STACK);
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
         Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| state)?;
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         spawn_epoch_ticker(&engine);
         Ok(Runtime {
             engine,
@@ -49,62 +57,115 @@ impl Runtime {
         &self.engine
     }
 
-    fn store(&self, state: CallState) -> Store<CallState> {
+    /// Links a component once; every call then instantiates it afresh from this.
+    pub fn prepare(&self, component: &Component) -> wasmtime::Result<PluginPre<CallState>> {
+        PluginPre::new(self.linker.instantiate_pre(component)?)
+    }
+
+    /// A store with the call's limits: fuel for CPU, the memory limiter, and an epoch
+    /// callback that yields every tick and interrupts the guest once the wall clock runs out.
+    fn store(&self, state: CallState) -> (Store<CallState>, wasmtime::Result<()>) {
+        let limits = state.limits;
         let mut store = Store::new(&self.engine, state);
-        store.limiter(|state| &mut state.limits);
-        let ticks = CALL_DEADLINE.as_millis() / EPOCH_TICK.as_millis();
-        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
-        store.epoch_deadline_trap();
-        store
+        store.limiter(|state| &mut state.limiter);
+        let fuel = store.set_fuel(limits.fuel);
+        let deadline = Instant::now() + limits.wall_clock;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |mut context| {
+            if Instant::now() >= deadline {
+                context.data_mut().wall_clock_hit = true;
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            Ok(UpdateDeadline::Yield(1))
+        });
+        (store, fuel)
     }
 
     /// Evaluates a component's definition for these flags, in a throwaway instance.
     pub async fn definition(
         &self,
-        component: &Component,
+        pre: &PluginPre<CallState>,
         flags_json: &str,
     ) -> wasmtime::Result<ToolDefinition> {
-        let mut store = self.store(CallState::without_session(MEMORY_LIMIT_BYTES));
-        let plugin = Plugin::instantiate_async(&mut store, component, &self.linker).await?;
-        plugin
-            .devtools_tool_tool()
-            .call_definition(&mut store, flags_json)
-            .await
+        // No capability is needed to describe oneself.
+        let grants =
+            Arc::new(Grants::new("", Default::default(), None).map_err(wasmtime::Error::new)?);
+        let state = CallState::new(None, grants, Limits::default());
+        let (_, outcome) = self
+            .run(state, async |store: &mut Store<CallState>| {
+                let plugin = pre.instantiate_async(&mut *store).await?;
+                plugin
+                    .devtools_tool_tool()
+                    .call_definition(&mut *store, flags_json)
+                    .await
+            })
+            .await;
+        outcome
     }
 
     /// Runs the handler in a fresh instance. The state (and the session lock it holds) comes
     /// back whatever happens in the guest, so the response can still be rendered.
     pub async fn handle(
         &self,
-        component: &Component,
+        pre: &PluginPre<CallState>,
         state: CallState,
         params_json: &str,
         page: Option<u32>,
-    ) -> (CallState, Result<Result<(), String>, wasmtime::Error>) {
-        let mut store = self.store(state);
-        let outcome = async {
-            let plugin = Plugin::instantiate_async(&mut store, component, &self.linker).await?;
+    ) -> (CallState, CallOutcome) {
+        self.run(state, async |store: &mut Store<CallState>| {
+            let plugin = pre.instantiate_async(&mut *store).await?;
             let page: Option<Resource<PageHandle>> = match page {
                 Some(id) => Some(store.data_mut().table.push(PageHandle { id })?),
                 None => None,
             };
             plugin
                 .devtools_tool_tool()
-                .call_handle(&mut store, params_json, page)
+                .call_handle(&mut *store, params_json, page)
                 .await
+        })
+        .await
+    }
+
+    /// Runs guest work under the state's limits. Host work the guest waits on is bounded by
+    /// the same wall clock (the future is dropped), so a call always ends.
+    async fn run<T>(
+        &self,
+        state: CallState,
+        work: impl AsyncFnOnce(&mut Store<CallState>) -> wasmtime::Result<T>,
+    ) -> (CallState, wasmtime::Result<T>) {
+        let budget = state.limits.wall_clock;
+        let (mut store, ready) = self.store(state);
+        if let Err(error) = ready {
+            return (store.into_data(), Err(error));
         }
-        .await;
+        let fuel = store.data().limits.fuel;
+        let outcome = tokio::time::timeout(budget, work(&mut store)).await;
+        if let Ok(left) = store.get_fuel() {
+            tracing::debug!(fuel_used = fuel - left, "plugin call finished");
+        }
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(_elapsed) => {
+                store.data_mut().wall_clock_hit = true;
+                Err(wasmtime::Error::new(LimitExceeded::WallClock { budget }))
+            }
+        };
         (store.into_data(), outcome)
     }
 }
 
-/// A loaded tool: its component and its definition for the server's flags.
+/// A loaded tool: its component, linked and ready to instantiate, its definition for the
+/// server's flags, and what its policy allows it.
 pub struct LoadedTool {
     pub definition: ToolDefinition,
-    pub component: Component,
+    pub pre: PluginPre<CallState>,
     pub source: PathBuf,
+    /// Lowercase hex sha256 of the file.
+    pub sha256: String,
     /// The parsed `input-schema`.
     pub input_schema: serde_json::Map<String, serde_json::Value>,
+    pub grants: Arc<Grants>,
+    pub limits: Limits,
 }
 
 fn spawn_epoch_ticker(engine: &Engine) {

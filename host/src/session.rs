@@ -9,6 +9,7 @@
 mod scope;
 
 use crate::browser::{BrowserConn, BrowserError, BrowserOptions, McpPage, SharedBrowser, cdp};
+use crate::plugin::limits::Limits;
 use crate::sandbox::Sandbox;
 use scope::{BrowserHandle, ContextScope, TargetInfo, adoptable, create_browser_context};
 use std::collections::{BTreeMap, HashMap};
@@ -28,6 +29,8 @@ const CLOSED_SELECTED_PAGE: &str =
 #[derive(Clone)]
 pub struct Session {
     state: Arc<Mutex<SessionState>>,
+    /// A cap on every plugin call of this session (a tenant's quota), over each plugin's own.
+    limits: Option<Limits>,
 }
 
 impl Session {
@@ -63,12 +66,24 @@ impl Session {
     fn with_state(state: SessionState) -> Session {
         Session {
             state: Arc::new(Mutex::new(state)),
+            limits: None,
         }
     }
 
     /// The number of open pages, when no call holds the lock right now.
     pub fn try_page_count(&self) -> Option<usize> {
         self.state.try_lock().ok().map(|state| state.pages.len())
+    }
+
+    /// Caps every plugin call of this session at `limits` (limit by limit, the tighter wins):
+    /// a tenant's quota.
+    pub fn with_limits(mut self, limits: Limits) -> Session {
+        self.limits = Some(limits);
+        self
+    }
+
+    pub fn limits(&self) -> Option<Limits> {
+        self.limits
     }
 
     /// Waits for this session's turn. The guard is owned so it can travel with the call (into

@@ -4,6 +4,7 @@
 
 pub mod registry;
 
+use crate::plugin::limits::Limits;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -18,8 +19,6 @@ const DEFAULT_MAX_SESSIONS: usize = 8;
 /// Wall-clock budget of one call when the entry does not say; a stuck page must not hold the
 /// tenant's lock forever.
 const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
-/// Linear memory one tool instance may use when the entry does not say.
-const DEFAULT_MEMORY_MIB: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TenantsError {
@@ -85,6 +84,8 @@ struct TenantEntry {
     #[serde(default)]
     plugin_memory_mib: Option<usize>,
     #[serde(default)]
+    plugin_fuel: Option<u64>,
+    #[serde(default)]
     browser: BrowserMode,
 }
 
@@ -126,8 +127,25 @@ impl ToolPolicy {
 pub struct Quotas {
     pub max_pages: usize,
     pub max_sessions: usize,
+    /// A whole call's budget, the wait for the tenant's lock included.
     pub call_timeout: Duration,
-    pub plugin_memory_bytes: usize,
+    /// Caps on each plugin's own memory and CPU limits; `None` leaves the plugin's.
+    pub plugin_memory_bytes: Option<usize>,
+    pub plugin_fuel: Option<u64>,
+}
+
+impl Quotas {
+    /// The cap the pipeline puts over every plugin's own limits for this tenant (the tighter
+    /// of the two wins, limit by limit); what the tenant does not cap stays the plugin's.
+    pub fn plugin_cap(&self) -> Limits {
+        Limits {
+            wall_clock: self.call_timeout,
+            fuel: self.plugin_fuel.unwrap_or(u64::MAX),
+            memory_bytes: self.plugin_memory_bytes.unwrap_or(usize::MAX),
+            output_bytes: usize::MAX,
+            output_lines: usize::MAX,
+        }
+    }
 }
 
 /// One tenant, validated.
@@ -253,7 +271,8 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
                 .call_timeout_secs
                 .map(Duration::from_secs)
                 .unwrap_or(DEFAULT_CALL_TIMEOUT),
-            plugin_memory_bytes: entry.plugin_memory_mib.unwrap_or(DEFAULT_MEMORY_MIB) << 20,
+            plugin_memory_bytes: entry.plugin_memory_mib.map(|mib| mib << 20),
+            plugin_fuel: entry.plugin_fuel,
         },
         browser: entry.browser,
     })
@@ -366,7 +385,11 @@ mod tests {
         assert_eq!(alice.quotas.max_pages, DEFAULT_MAX_PAGES);
         let ci = table.authenticate("ci-example-token").expect("ci's token");
         assert_eq!(ci.quotas.max_pages, 4);
-        assert_eq!(ci.quotas.plugin_memory_bytes, 32 << 20);
+        assert_eq!(ci.quotas.plugin_memory_bytes, Some(32 << 20));
+        let cap = ci.quotas.plugin_cap();
+        assert_eq!(cap.memory_bytes, 32 << 20);
+        assert_eq!(cap.wall_clock, Duration::from_secs(30));
+        assert_eq!(Limits::default().min(cap).fuel, Limits::default().fuel);
         assert!(!ci.policy.allows("evaluate_script", "debugging"));
         assert!(ci.policy.allows("take_screenshot", "debugging"));
     }

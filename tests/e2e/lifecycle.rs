@@ -1,17 +1,10 @@
 //! The server's life: lazy browser, relaunch after a crash, exit on EOF and signals without
 //! orphans, and what the loader accepts, refuses and caches.
 
-use crate::support::{self, McpServer, browser_args, descendants, wait_until_gone};
+use crate::support::{self, McpServer, binary_dir, browser_args, descendants, wait_until_gone};
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime};
-
-fn binary_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_devtools-mcp"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
 
 #[tokio::test]
 async fn the_browser_starts_lazily_and_exits_with_the_server() {
@@ -134,22 +127,21 @@ async fn a_dead_browser_is_relaunched_with_the_reference_note() {
 
 #[tokio::test]
 async fn components_with_foreign_imports_and_duplicate_names_are_refused() {
-    let wasi_dir = binary_dir().join("test-plugins-wasip2");
-    let wasi_dir_arg = wasi_dir.to_string_lossy().into_owned();
+    let refused_dir = binary_dir().join("test-plugins-refused");
+    let refused_dir_arg = refused_dir.to_string_lossy().into_owned();
     let mut args = browser_args();
-    args.extend(["--plugin-dir".to_string(), wasi_dir_arg]);
+    args.extend(["--plugin-dir".to_string(), refused_dir_arg]);
     let refused = McpServer::start_with(args, Vec::new()).await;
     let Err(error) = refused else {
-        panic!("a component importing WASI must be refused")
+        panic!("a component importing an interface we do not provide must be refused")
     };
     assert!(
         error.contains(&format!(
-            "Plugin {}",
-            wasi_dir.join("wasi_tool.wasm").display()
+            "Plugin {} imports `evil:net/raw-socket@0.1.0`, which this server does not provide.",
+            refused_dir.join("refused_foreign_import.wasm").display()
         )),
         "{error}"
     );
-    assert!(error.contains("imports `wasi:"), "{error}");
 
     let duplicate = tempfile::tempdir().expect("temp dir");
     std::fs::copy(

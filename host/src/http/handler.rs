@@ -236,11 +236,10 @@ impl TenantServer {
             .map(|disconnected| disconnected.0.clone())
             .unwrap_or_default();
         // A bug in the host must cost one call, not the server: a panic becomes an error.
-        let call = std::panic::AssertUnwindSafe(self.pipeline.call_limited(
+        let call = std::panic::AssertUnwindSafe(self.pipeline.call(
             &ticket.runtime.session,
             &request.name,
             request.arguments,
-            quotas.plugin_memory_bytes,
         ))
         .catch_unwind();
         // Dropping the call (cancelled, over budget) releases the tenant's lock.

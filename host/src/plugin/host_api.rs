@@ -4,13 +4,20 @@
 mod pages;
 mod response;
 
+use super::capability::{Capability, Grants};
+use super::limits::{LimitExceeded, Limits, MemoryLimiter, OutputMeter};
 use crate::browser::McpPage;
 use crate::response::ResponseDraft;
 use crate::session::SessionState;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OwnedMutexGuard;
 use wasmtime::component::{Resource, ResourceTable};
-use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// What a component built for WASI may print, per call, before its output is cut.
+const WASI_OUTPUT_CAPACITY: usize = 64 << 10;
 
 /// A `page` handle held by the guest: just the page id; the host owns the page.
 pub struct PageHandle {
@@ -20,30 +27,72 @@ pub struct PageHandle {
 /// The store data of one call.
 pub struct CallState {
     pub table: ResourceTable,
-    pub limits: StoreLimits,
+    pub limiter: MemoryLimiter,
     /// The session, locked for this call. `None` while computing definitions.
     pub session: Option<OwnedMutexGuard<SessionState>>,
     pub response: ResponseDraft,
+    /// Set when the wall-clock budget ran out (the epoch callback interrupts the guest).
+    pub wall_clock_hit: bool,
+    pub limits: Limits,
+    grants: Arc<Grants>,
+    output: OutputMeter,
+    /// A WASI that grants nothing, made on first use (only components built for WASI use it).
+    wasi: Option<(WasiCtx, MemoryOutputPipe)>,
 }
 
 impl CallState {
-    pub fn new(session: OwnedMutexGuard<SessionState>, memory_limit: usize) -> CallState {
+    pub fn new(
+        session: Option<OwnedMutexGuard<SessionState>>,
+        grants: Arc<Grants>,
+        limits: Limits,
+    ) -> CallState {
         CallState {
-            session: Some(session),
-            ..CallState::without_session(memory_limit)
+            table: ResourceTable::new(),
+            limiter: MemoryLimiter::new(limits.memory_bytes),
+            session,
+            response: ResponseDraft::default(),
+            wall_clock_hit: false,
+            limits,
+            grants,
+            output: OutputMeter::default(),
+            wasi: None,
         }
     }
 
-    pub fn without_session(memory_limit: usize) -> CallState {
-        CallState {
-            table: ResourceTable::new(),
-            limits: StoreLimitsBuilder::new()
-                .memory_size(memory_limit)
-                .trap_on_grow_failure(true)
-                .build(),
-            session: None,
-            response: ResponseDraft::default(),
+    /// What the guest wrote to its WASI stdout and stderr, if anything.
+    pub fn wasi_output(&self) -> Option<String> {
+        let (_, pipe) = self.wasi.as_ref()?;
+        let bytes = pipe.contents();
+        (!bytes.is_empty()).then(|| String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// The capability check every host function makes first; a denial traps.
+    fn require(&self, capability: Capability, function: &'static str) -> wasmtime::Result<()> {
+        self.grants
+            .require(capability, function)
+            .map_err(wasmtime::Error::new)
+    }
+
+    /// Navigation needs the capability and a granted URL.
+    fn require_url(&self, url: &str, function: &'static str) -> wasmtime::Result<()> {
+        self.grants
+            .require_url(url, function)
+            .map_err(wasmtime::Error::new)
+    }
+
+    /// Writing a file the guest named needs `files.write`.
+    fn require_file(&self, path: Option<&str>, function: &'static str) -> wasmtime::Result<()> {
+        match path {
+            Some(_) => self.require(Capability::FilesWrite, function),
+            None => Ok(()),
         }
+    }
+
+    /// Counts declared output against the budget; over it, the call traps.
+    fn charge(&mut self, bytes: usize, lines: usize) -> wasmtime::Result<()> {
+        self.output
+            .charge(&self.limits, bytes, lines)
+            .map_err(|exceeded: LimitExceeded| wasmtime::Error::new(exceeded))
     }
 
     fn session(&mut self) -> Result<&mut SessionState, String> {
@@ -69,6 +118,29 @@ impl CallState {
     fn navigated(&mut self, url: Option<String>) {
         if url.is_some() {
             self.response.navigated_to = url;
+        }
+    }
+}
+
+/// Components built for `wasm32-wasip2` import WASI even when they do not use it. They get a
+/// WASI that grants nothing: no preopened folders, no environment, no arguments, no sockets,
+/// stdin closed; stdout and stderr are captured (bounded) for the server's log.
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        let (ctx, _) = self.wasi.get_or_insert_with(|| {
+            let pipe = MemoryOutputPipe::new(WASI_OUTPUT_CAPACITY);
+            let ctx = WasiCtx::builder()
+                .stdout(pipe.clone())
+                .stderr(pipe.clone())
+                .allow_tcp(false)
+                .allow_udp(false)
+                .allow_ip_name_lookup(false)
+                .build();
+            (ctx, pipe)
+        });
+        WasiCtxView {
+            ctx,
+            table: &mut self.table,
         }
     }
 }

@@ -1,15 +1,24 @@
-//! Finds tool components on disk, turns core modules into components, refuses what imports
-//! more than our two interfaces, and evaluates each definition for the server's flags.
+//! Finds tool components on disk, checks their integrity (pinned hash, signature), turns core
+//! modules into components, refuses what imports more than our interfaces (and a WASI that
+//! grants nothing), evaluates each definition for the server's flags and applies the policy.
 
+use super::bindings::PluginPre;
 use super::cache::CompiledCache;
-use super::{LoadedTool, Runtime};
+use super::policy::{Origin, Policy};
+use super::signature::{self, Verdict};
+use super::{CallState, LoadedTool, Runtime, ToolDefinition};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use wasmtime::component::types::ComponentItem;
 
-/// The only interfaces a tool may import.
+/// The interfaces of ours a tool may import.
 pub const ALLOWED_IMPORTS: [&str; 2] =
     ["devtools:tool/pages@0.2.0", "devtools:tool/response@0.2.0"];
+
+/// WASI interfaces are linked to an implementation that grants nothing.
+pub const WASI_PREFIX: &str = "wasi:";
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -32,12 +41,24 @@ pub enum LoadError {
     #[error("Plugin {file} could not be compiled: {reason}")]
     Compile { file: PathBuf, reason: String },
     #[error(
-        "Plugin {file} imports `{import}`, which this server does not provide. Tools may import only {allowed}."
+        "Plugin {file} imports `{import}`, which this server does not provide. Tools may import only {allowed}, and WASI 0.2 interfaces (which grant nothing)."
     )]
     ForbiddenImport {
         file: PathBuf,
         import: String,
         allowed: String,
+    },
+    #[error(
+        "Plugin {file} cannot be linked: {reason}. Tools may import only devtools:tool/pages, devtools:tool/response and the WASI 0.2 interfaces."
+    )]
+    Link { file: PathBuf, reason: String },
+    #[error("Plugin {file} was refused: {reason}.")]
+    Integrity { file: PathBuf, reason: String },
+    #[error("Plugin {file} (tool `{tool}`) was refused by the policy: {reason}.")]
+    Policy {
+        file: PathBuf,
+        tool: String,
+        reason: String,
     },
     #[error("Plugin {file} has no usable definition: {reason}")]
     Definition { file: PathBuf, reason: String },
@@ -49,27 +70,47 @@ pub enum LoadError {
     },
 }
 
+/// A compiled, linked component and its definition, before the policy is applied.
+pub struct Inspection {
+    /// Lowercase hex sha256 of the file.
+    pub sha256: String,
+    pub pre: PluginPre<CallState>,
+    pub definition: ToolDefinition,
+    pub input_schema: serde_json::Map<String, serde_json::Value>,
+    /// The component's imports, by name.
+    pub imports: Vec<String>,
+}
+
 pub struct Loader {
     runtime: Runtime,
     cache: CompiledCache,
+    policy: Arc<Policy>,
 }
 
 impl Loader {
-    pub fn new(runtime: Runtime, cache_dir: Option<PathBuf>) -> Loader {
+    pub fn new(runtime: Runtime, cache_dir: Option<PathBuf>, policy: Arc<Policy>) -> Loader {
         let cache = CompiledCache::new(runtime.engine(), cache_dir);
-        Loader { runtime, cache }
+        Loader {
+            runtime,
+            cache,
+            policy,
+        }
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
     }
 
     /// Every `*.wasm` file of these folders, as tools sorted by name.
     pub async fn load_dirs(
         &self,
-        dirs: &[PathBuf],
+        dirs: &[(PathBuf, Origin)],
         flags_json: &str,
     ) -> Result<Vec<LoadedTool>, LoadError> {
         let mut by_name: BTreeMap<String, LoadedTool> = BTreeMap::new();
-        for dir in dirs {
+        for (dir, origin) in dirs {
             for file in wasm_files(dir)? {
-                let tool = self.load_file(&file, flags_json).await?;
+                let tool = self.load_file(&file, *origin, flags_json).await?;
                 let name = tool.definition.name.clone();
                 if let Some(existing) = by_name.get(&name) {
                     return Err(LoadError::Duplicate {
@@ -84,15 +125,68 @@ impl Loader {
         Ok(by_name.into_values().collect())
     }
 
-    /// One tool file: a component, or a core module carrying its component type.
-    pub async fn load_file(&self, file: &Path, flags_json: &str) -> Result<LoadedTool, LoadError> {
+    /// One tool file: a component, or a core module carrying its component type, checked
+    /// against the policy.
+    pub async fn load_file(
+        &self,
+        file: &Path,
+        origin: Origin,
+        flags_json: &str,
+    ) -> Result<LoadedTool, LoadError> {
         let bytes = std::fs::read(file).map_err(|source| LoadError::ReadFile {
             file: file.to_path_buf(),
             source,
         })?;
+        self.check_signature(file, &bytes, origin)?;
+        let Inspection {
+            sha256,
+            pre,
+            definition,
+            input_schema,
+            ..
+        } = self.inspect(file, &bytes, flags_json).await?;
+        let policy_error = |reason: String| LoadError::Policy {
+            file: file.to_path_buf(),
+            tool: definition.name.clone(),
+            reason,
+        };
+        let resolved = self
+            .policy
+            .resolve(&definition.name, origin, &sha256)
+            .map_err(policy_error)?;
+        let (category, _, _) =
+            crate::pipeline::gate::category_info(definition.annotations.category);
+        if let Some(allowed) = &resolved.categories
+            && !allowed.iter().any(|name| name == category)
+        {
+            return Err(policy_error(format!(
+                "it claims the category `{category}`, but its policy allows only {}",
+                allowed.join(", ")
+            )));
+        }
+        Ok(LoadedTool {
+            definition,
+            pre,
+            source: file.to_path_buf(),
+            sha256,
+            input_schema,
+            grants: Arc::new(resolved.grants),
+            limits: resolved.limits,
+        })
+    }
+
+    /// Compiles (or loads from the cache), links and describes a component, without applying
+    /// the policy: what `load_file` builds on and `plugin check` prints.
+    pub async fn inspect(
+        &self,
+        file: &Path,
+        bytes: &[u8],
+        flags_json: &str,
+    ) -> Result<Inspection, LoadError> {
+        let sha256 = hex::encode(Sha256::digest(bytes));
         let (component, from_cache) = self
             .cache
-            .load_or_compile(self.runtime.engine(), &bytes, |bytes| {
+            .load_or_compile(self.runtime.engine(), bytes, |bytes| {
                 componentize(file, bytes).map_err(wasmtime::Error::from)
             })
             .map_err(|error| match error.downcast::<LoadError>() {
@@ -103,10 +197,22 @@ impl Loader {
                 },
             })?;
         tracing::debug!(file = %file.display(), from_cache, "loaded plugin");
+        let imports: Vec<String> = component
+            .component_type()
+            .imports(self.runtime.engine())
+            .map(|(name, _)| name.to_string())
+            .collect();
         check_imports(file, &component, self.runtime.engine())?;
+        let pre = self
+            .runtime
+            .prepare(&component)
+            .map_err(|error| LoadError::Link {
+                file: file.to_path_buf(),
+                reason: format!("{error:#}"),
+            })?;
         let definition = self
             .runtime
-            .definition(&component, flags_json)
+            .definition(&pre, flags_json)
             .await
             .map_err(|error| LoadError::Definition {
                 file: file.to_path_buf(),
@@ -129,12 +235,39 @@ impl Loader {
                 reason: format!("its input schema is invalid: {error}"),
             });
         }
-        Ok(LoadedTool {
+        Ok(Inspection {
+            sha256,
+            pre,
             definition,
-            component,
-            source: file.to_path_buf(),
             input_schema,
+            imports,
         })
+    }
+
+    /// A signature that does not verify is always refused; with `require_signed`, so are
+    /// unsigned community plugins and keys the policy does not trust.
+    fn check_signature(&self, file: &Path, bytes: &[u8], origin: Origin) -> Result<(), LoadError> {
+        let refuse = |reason: String| LoadError::Integrity {
+            file: file.to_path_buf(),
+            reason,
+        };
+        let required = self.policy.require_signed && origin == Origin::Community;
+        match signature::verify(file, bytes, &self.policy.trusted_keys) {
+            Verdict::Invalid { reason } => Err(refuse(reason)),
+            Verdict::Trusted { .. } => Ok(()),
+            Verdict::Unsigned if required => Err(refuse(format!(
+                "it is not signed and --require-signed is on (sign it with `devtools-mcp plugin sign`, which writes {})",
+                signature::signature_path(file).display()
+            ))),
+            Verdict::UnknownKey { key } if required => Err(refuse(format!(
+                "it is signed by the key {key}, which is not among the policy's [signing] trusted_keys"
+            ))),
+            Verdict::UnknownKey { key } => {
+                tracing::warn!(file = %file.display(), %key, "plugin signed by an untrusted key");
+                Ok(())
+            }
+            Verdict::Unsigned => Ok(()),
+        }
     }
 }
 
@@ -180,8 +313,8 @@ fn check_imports(
     engine: &wasmtime::Engine,
 ) -> Result<(), LoadError> {
     for (import, item) in component.component_type().imports(engine) {
-        let allowed = ALLOWED_IMPORTS.contains(&import)
-            && matches!(item.ty, ComponentItem::ComponentInstance(_));
+        let known = ALLOWED_IMPORTS.contains(&import) || import.starts_with(WASI_PREFIX);
+        let allowed = known && matches!(item.ty, ComponentItem::ComponentInstance(_));
         if !allowed {
             return Err(LoadError::ForbiddenImport {
                 file: file.to_path_buf(),
@@ -212,8 +345,8 @@ mod tests {
         let file = directory.path().join("empty.wasm");
         std::fs::write(&file, empty_module).expect("write module");
         let runtime = Runtime::new().expect("runtime");
-        let loader = Loader::new(runtime, None);
-        let error = loader.load_file(&file, "{}").await.err();
+        let loader = Loader::new(runtime, None, Arc::default());
+        let error = loader.load_file(&file, Origin::Community, "{}").await.err();
         let message = error.map(|error| error.to_string()).unwrap_or_default();
         assert!(
             message.starts_with(&format!(

@@ -176,7 +176,8 @@ impl Registry {
             BrowserMode::Dedicated => {
                 Session::dedicated(self.dedicated.clone(), sandbox, max_pages)
             }
-        };
+        }
+        .with_limits(tenant.quotas.plugin_cap());
         let runtime = Arc::new(TenantRuntime {
             name: tenant.name.clone(),
             session,

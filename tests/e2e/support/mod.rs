@@ -9,7 +9,16 @@ mod http;
 mod mcp;
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// The folder of the server binary under test: `plugins/`, `test-plugins*/` are beside it.
+pub fn binary_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
 
 pub use fixture_server::{FixtureServer, Route};
 pub use http::{HttpClient, HttpServer, TenantSpec};

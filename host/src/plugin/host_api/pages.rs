@@ -3,6 +3,7 @@
 use super::{CallState, PageHandle, timeout};
 use crate::browser::{EmulateRequest, Target};
 use crate::plugin::bindings::devtools::tool::pages;
+use crate::plugin::capability::Capability;
 use std::time::Duration;
 use wasmtime::component::Resource;
 
@@ -32,6 +33,7 @@ macro_rules! page_and_sandbox_or_return {
 
 impl pages::Host for CallState {
     async fn selected(&mut self) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
+        self.require(Capability::PagesRead, "selected")?;
         let id = match self.session().and_then(|session| session.selected_id()) {
             Ok(id) => id,
             Err(error) => return Ok(Err(error)),
@@ -40,6 +42,7 @@ impl pages::Host for CallState {
     }
 
     async fn get(&mut self, id: u32) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
+        self.require(Capability::PagesRead, "get")?;
         if let Err(error) = self
             .session()
             .and_then(|session| session.page(id).map(|_| ()))
@@ -54,6 +57,7 @@ impl pages::Host for CallState {
         id: u32,
         bring_to_front: bool,
     ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::PagesManage, "select")?;
         match self.session() {
             Ok(session) => Ok(session.select_page(id, bring_to_front).await),
             Err(error) => Ok(Err(error)),
@@ -67,6 +71,10 @@ impl pages::Host for CallState {
         isolated_context: Option<String>,
         timeout_ms: Option<u32>,
     ) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
+        self.require(Capability::PagesManage, "new-page")?;
+        if url != "about:blank" {
+            self.require_url(&url, "new-page")?;
+        }
         let session = match self.session() {
             Ok(session) => session,
             Err(error) => return Ok(Err(error)),
@@ -86,6 +94,7 @@ impl pages::Host for CallState {
     }
 
     async fn close(&mut self, id: u32) -> wasmtime::Result<Result<bool, String>> {
+        self.require(Capability::PagesManage, "close")?;
         match self.session() {
             Ok(session) => Ok(session.close_page(id).await),
             Err(error) => Ok(Err(error)),
@@ -95,10 +104,12 @@ impl pages::Host for CallState {
 
 impl pages::HostPage for CallState {
     async fn id(&mut self, handle: Resource<PageHandle>) -> wasmtime::Result<u32> {
+        self.require(Capability::PagesRead, "[method]page.id")?;
         self.page_id(&handle)
     }
 
     async fn url(&mut self, handle: Resource<PageHandle>) -> wasmtime::Result<String> {
+        self.require(Capability::PagesRead, "[method]page.url")?;
         Ok(match self.page(&handle)? {
             Ok(page) => page.url().await,
             Err(_) => String::new(),
@@ -111,6 +122,10 @@ impl pages::HostPage for CallState {
         target: pages::Navigation,
         options: pages::NavigateOptions,
     ) -> wasmtime::Result<Result<pages::Navigated, String>> {
+        match &target {
+            pages::Navigation::Url(url) => self.require_url(url, "[method]page.navigate")?,
+            _ => self.require(Capability::Navigate, "[method]page.navigate")?,
+        }
         let page = page_or_return!(self, handle);
         let target = match target {
             pages::Navigation::Url(url) => Target::Url(url),
@@ -138,6 +153,7 @@ impl pages::HostPage for CallState {
         uid: String,
         count: u32,
     ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Input, "[method]page.click")?;
         let outcome = page_or_return!(self, handle).click(&uid, count).await;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
@@ -147,6 +163,7 @@ impl pages::HostPage for CallState {
         handle: Resource<PageHandle>,
         uid: String,
     ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Input, "[method]page.hover")?;
         let outcome = page_or_return!(self, handle).hover(&uid).await;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
@@ -157,6 +174,7 @@ impl pages::HostPage for CallState {
         uid: String,
         value: String,
     ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Input, "[method]page.fill")?;
         let outcome = page_or_return!(self, handle).fill(&uid, &value).await;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
@@ -167,6 +185,7 @@ impl pages::HostPage for CallState {
         text: String,
         submit_key: Option<String>,
     ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Input, "[method]page.type-text")?;
         let outcome = page_or_return!(self, handle)
             .type_text(&text, submit_key.as_deref())
             .await;
@@ -178,6 +197,7 @@ impl pages::HostPage for CallState {
         handle: Resource<PageHandle>,
         key: String,
     ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Input, "[method]page.press-key")?;
         let outcome = page_or_return!(self, handle).press_key(&key).await;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
@@ -188,6 +208,7 @@ impl pages::HostPage for CallState {
         from_uid: String,
         to_uid: String,
     ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Input, "[method]page.drag")?;
         let outcome = page_or_return!(self, handle).drag(&from_uid, &to_uid).await;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
@@ -198,6 +219,7 @@ impl pages::HostPage for CallState {
         uid: String,
         paths: Vec<String>,
     ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::FilesRead, "[method]page.upload-files")?;
         // The paths were checked by the sandbox step, but a plugin could pass others here.
         let checked: Result<Vec<String>, String> = match self.session() {
             Ok(session) => paths
@@ -227,6 +249,7 @@ impl pages::HostPage for CallState {
         texts: Vec<String>,
         timeout_ms: Option<u32>,
     ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::PagesRead, "[method]page.wait-for")?;
         let page = page_or_return!(self, handle);
         let limit = timeout(timeout_ms).unwrap_or_else(|| page.action_timeout());
         Ok(page.wait_for_text(&texts, limit).await)
@@ -238,6 +261,7 @@ impl pages::HostPage for CallState {
         width: u32,
         height: u32,
     ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Emulate, "[method]page.resize")?;
         Ok(page_or_return!(self, handle).resize(width, height).await)
     }
 
@@ -246,6 +270,7 @@ impl pages::HostPage for CallState {
         handle: Resource<PageHandle>,
         settings: pages::Emulation,
     ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Emulate, "[method]page.emulate")?;
         let request = EmulateRequest {
             network_conditions: settings.network_conditions,
             cpu_throttling_rate: settings.cpu_throttling_rate,
@@ -263,6 +288,7 @@ impl pages::HostPage for CallState {
         handle: Resource<PageHandle>,
         options: pages::ScreenshotOptions,
     ) -> wasmtime::Result<Result<pages::Screenshot, String>> {
+        self.require(Capability::PagesRead, "[method]page.screenshot")?;
         let flags = match self.session() {
             Ok(session) => session.screenshot_flags(),
             Err(error) => return Ok(Err(error)),
@@ -289,6 +315,8 @@ impl pages::HostPage for CallState {
         handle: Resource<PageHandle>,
         options: pages::TraceOptions,
     ) -> wasmtime::Result<Result<Vec<String>, String>> {
+        self.require(Capability::Performance, "[method]page.start-trace")?;
+        self.require_file(options.file_path.as_deref(), "[method]page.start-trace")?;
         let (page, sandbox) = page_and_sandbox_or_return!(self, handle);
         Ok(page
             .start_trace(
@@ -305,6 +333,8 @@ impl pages::HostPage for CallState {
         handle: Resource<PageHandle>,
         file_path: Option<String>,
     ) -> wasmtime::Result<Result<Vec<String>, String>> {
+        self.require(Capability::Performance, "[method]page.stop-trace")?;
+        self.require_file(file_path.as_deref(), "[method]page.stop-trace")?;
         let (page, sandbox) = page_and_sandbox_or_return!(self, handle);
         Ok(page.stop_trace(file_path.as_deref(), sandbox).await)
     }
@@ -315,6 +345,7 @@ impl pages::HostPage for CallState {
         insight_set_id: String,
         insight_name: String,
     ) -> wasmtime::Result<Result<Vec<String>, String>> {
+        self.require(Capability::Performance, "[method]page.analyze-insight")?;
         Ok(page_or_return!(self, handle).analyze_insight(&insight_set_id, &insight_name))
     }
 
@@ -323,6 +354,8 @@ impl pages::HostPage for CallState {
         handle: Resource<PageHandle>,
         file_path: String,
     ) -> wasmtime::Result<Result<Vec<String>, String>> {
+        self.require(Capability::Memory, "[method]page.take-heap-snapshot")?;
+        self.require(Capability::FilesWrite, "[method]page.take-heap-snapshot")?;
         let (page, sandbox) = page_and_sandbox_or_return!(self, handle);
         Ok(page.take_heap_snapshot(&file_path, sandbox).await)
     }
@@ -334,6 +367,7 @@ impl pages::HostPage for CallState {
         args: Vec<String>,
         options: pages::EvaluateOptions,
     ) -> wasmtime::Result<Result<String, String>> {
+        self.require(Capability::Script, "[method]page.evaluate")?;
         let outcome = page_or_return!(self, handle)
             .evaluate(
                 &function,
@@ -353,6 +387,7 @@ impl pages::HostPage for CallState {
         handle: Resource<PageHandle>,
         script: String,
     ) -> wasmtime::Result<Result<String, String>> {
+        self.require(Capability::Script, "[method]page.evaluate-expression")?;
         Ok(page_or_return!(self, handle)
             .evaluate_expression(&script)
             .await)
@@ -362,6 +397,7 @@ impl pages::HostPage for CallState {
         &mut self,
         handle: Resource<PageHandle>,
     ) -> wasmtime::Result<Option<pages::Dialog>> {
+        self.require(Capability::PagesRead, "[method]page.dialog")?;
         let dialog = self.page(&handle)?.ok().and_then(|page| page.dialog());
         Ok(dialog.map(|dialog| pages::Dialog {
             kind: dialog.kind,
@@ -376,6 +412,7 @@ impl pages::HostPage for CallState {
         accept: bool,
         prompt_text: Option<String>,
     ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Input, "[method]page.handle-dialog")?;
         let page = page_or_return!(self, handle);
         let handled = page.handle_dialog(accept, prompt_text.as_deref()).await;
         // The closed event clears the state; wait for it so the response shows no dialog.

@@ -3,6 +3,7 @@
 
 use super::CallState;
 use crate::plugin::bindings::devtools::tool::response;
+use crate::plugin::capability::Capability;
 use crate::response::{ListRequest, NetworkRequestDetail, SnapshotRequest};
 use crate::sandbox::save_temporary_file;
 use std::path::Path;
@@ -38,6 +39,7 @@ fn write_temp(file_name: &str, data: &[u8]) -> Result<String, String> {
 
 impl response::Host for CallState {
     async fn append_line(&mut self, text: String) -> wasmtime::Result<()> {
+        self.charge(text.len(), 1)?;
         self.response.lines.push(text);
         Ok(())
     }
@@ -51,6 +53,7 @@ impl response::Host for CallState {
         &mut self,
         options: response::SnapshotOptions,
     ) -> wasmtime::Result<()> {
+        self.require_file(options.file_path.as_deref(), "include-snapshot")?;
         self.response.snapshot = Some(SnapshotRequest {
             verbose: options.verbose,
             file_path: options.file_path,
@@ -59,6 +62,7 @@ impl response::Host for CallState {
     }
 
     async fn attach_image(&mut self, data: Vec<u8>, mime_type: String) -> wasmtime::Result<()> {
+        self.charge(data.len(), 0)?;
         self.response.images.push((data, mime_type));
         Ok(())
     }
@@ -70,6 +74,8 @@ impl response::Host for CallState {
         extension: String,
         file_path: Option<String>,
     ) -> wasmtime::Result<()> {
+        self.require_file(file_path.as_deref(), "attach-screenshot")?;
+        self.charge(data.len(), 0)?;
         let saved = match file_path {
             Some(path) => Some(self.write_checked(&path, &data, &extension)),
             None if data.len() >= INLINE_IMAGE_LIMIT => {
@@ -94,6 +100,8 @@ impl response::Host for CallState {
         data: Vec<u8>,
         extension: String,
     ) -> wasmtime::Result<Result<String, String>> {
+        self.require(Capability::FilesWrite, "save-file")?;
+        self.charge(data.len(), 0)?;
         Ok(self.write_checked(&path, &data, &extension))
     }
 
@@ -102,6 +110,8 @@ impl response::Host for CallState {
         file_name: String,
         data: Vec<u8>,
     ) -> wasmtime::Result<Result<String, String>> {
+        self.require(Capability::FilesWrite, "save-temp-file")?;
+        self.charge(data.len(), 0)?;
         Ok(write_temp(&file_name, &data))
     }
 
@@ -132,6 +142,8 @@ impl response::Host for CallState {
         request_file: Option<String>,
         response_file: Option<String>,
     ) -> wasmtime::Result<()> {
+        let file = request_file.as_deref().or(response_file.as_deref());
+        self.require_file(file, "include-network-request")?;
         self.response.network_request = Some(NetworkRequestDetail {
             reqid,
             request_file,

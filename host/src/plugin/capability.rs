@@ -1,0 +1,285 @@
+//! Host capabilities: the groups of host functions a plugin may be granted, and the check each
+//! host function makes before it acts.
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// A group of host functions. Response declarations (lines, pages, snapshots, lists) need no
+/// grant: they only shape the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Capability {
+    /// Read the selected page, page handles, URLs, dialogs, wait for text, screenshots.
+    PagesRead,
+    /// Select, open and close pages.
+    PagesManage,
+    /// Navigate (and open pages at a URL), limited by the URL patterns granted.
+    Navigate,
+    /// Click, hover, fill, type, press keys, drag, answer dialogs.
+    Input,
+    /// Evaluate JavaScript in the page.
+    Script,
+    /// Emulation and viewport size.
+    Emulate,
+    /// Write files (through the sandbox) and temporary files.
+    FilesWrite,
+    /// Hand local files to the page (file inputs).
+    FilesRead,
+    /// Performance traces and their insights.
+    Performance,
+    /// Heap snapshots.
+    Memory,
+}
+
+impl Capability {
+    pub const ALL: [Capability; 10] = [
+        Capability::PagesRead,
+        Capability::PagesManage,
+        Capability::Navigate,
+        Capability::Input,
+        Capability::Script,
+        Capability::Emulate,
+        Capability::FilesWrite,
+        Capability::FilesRead,
+        Capability::Performance,
+        Capability::Memory,
+    ];
+
+    /// The name used in policy files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Capability::PagesRead => "pages.read",
+            Capability::PagesManage => "pages.manage",
+            Capability::Navigate => "navigate",
+            Capability::Input => "input",
+            Capability::Script => "script",
+            Capability::Emulate => "emulate",
+            Capability::FilesWrite => "files.write",
+            Capability::FilesRead => "files.read",
+            Capability::Performance => "performance",
+            Capability::Memory => "memory",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Capability> {
+        Capability::ALL
+            .into_iter()
+            .find(|capability| capability.name() == name)
+    }
+
+    /// The capability a host function (as named in the WIT, e.g. `[method]page.click`) needs;
+    /// `None` for response declarations and handle bookkeeping.
+    pub fn for_function(function: &str) -> Option<Capability> {
+        let name = function
+            .strip_prefix("[method]page.")
+            .or_else(|| function.strip_prefix("[resource-drop]"))
+            .unwrap_or(function);
+        Some(match name {
+            "selected" | "get" | "id" | "url" | "dialog" | "wait-for" | "screenshot" => {
+                Capability::PagesRead
+            }
+            "select" | "new-page" | "close" => Capability::PagesManage,
+            "navigate" => Capability::Navigate,
+            "click" | "hover" | "fill" | "type-text" | "press-key" | "drag" | "handle-dialog" => {
+                Capability::Input
+            }
+            "evaluate" | "evaluate-expression" => Capability::Script,
+            "emulate" | "resize" => Capability::Emulate,
+            "save-file" | "save-temp-file" => Capability::FilesWrite,
+            "upload-files" => Capability::FilesRead,
+            "start-trace" | "stop-trace" | "analyze-insight" => Capability::Performance,
+            "take-heap-snapshot" => Capability::Memory,
+            _ => return None,
+        })
+    }
+
+    pub fn all_names() -> String {
+        Capability::ALL
+            .iter()
+            .map(|capability| capability.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// A call used a capability its policy does not grant. A trap, so the plugin cannot carry on
+/// as if nothing happened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Denied {
+    #[error(
+        "it called {function}, which needs the capability `{capability}`, and its policy does not grant it (add \"{capability}\" to `capabilities` under [plugins.{tool}] in the policy file)"
+    )]
+    Capability {
+        tool: String,
+        capability: Capability,
+        function: &'static str,
+    },
+    #[error(
+        "it tried to navigate to {url}, which matches none of the URL patterns its policy grants (`navigate` under [plugins.{tool}] in the policy file)"
+    )]
+    Url { tool: String, url: String },
+}
+
+/// What one plugin may do: its capabilities and the URLs it may navigate to.
+#[derive(Debug, Clone)]
+pub struct Grants {
+    tool: String,
+    capabilities: BTreeSet<Capability>,
+    /// `None`: any URL (when `navigate` is granted).
+    urls: Option<GlobSet>,
+}
+
+impl Grants {
+    /// Everything: the built-in tools.
+    pub fn all(tool: &str) -> Grants {
+        Grants {
+            tool: tool.to_string(),
+            capabilities: Capability::ALL.into_iter().collect(),
+            urls: None,
+        }
+    }
+
+    pub fn new(
+        tool: &str,
+        capabilities: BTreeSet<Capability>,
+        url_patterns: Option<&[String]>,
+    ) -> Result<Grants, globset::Error> {
+        let urls = match url_patterns {
+            Some(patterns) => {
+                let mut builder = GlobSetBuilder::new();
+                for pattern in patterns {
+                    builder.add(Glob::new(pattern)?);
+                }
+                Some(builder.build()?)
+            }
+            None => None,
+        };
+        Ok(Grants {
+            tool: tool.to_string(),
+            capabilities,
+            urls,
+        })
+    }
+
+    pub fn grants(&self, capability: Capability) -> bool {
+        self.capabilities.contains(&capability)
+    }
+
+    /// The check a host function makes first.
+    pub fn require(&self, capability: Capability, function: &'static str) -> Result<(), Denied> {
+        if self.grants(capability) {
+            return Ok(());
+        }
+        Err(Denied::Capability {
+            tool: self.tool.clone(),
+            capability,
+            function,
+        })
+    }
+
+    /// Navigation: the capability, then the URL patterns. `about:blank` is always allowed.
+    pub fn require_url(&self, url: &str, function: &'static str) -> Result<(), Denied> {
+        self.require(Capability::Navigate, function)?;
+        match &self.urls {
+            Some(patterns) if url != "about:blank" && !patterns.is_match(url) => Err(Denied::Url {
+                tool: self.tool.clone(),
+                url: url.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The capabilities a component's code could call for, read from the imports of its core
+/// modules (`[method]page.click` from `devtools:tool/pages@…`), with the functions behind each.
+pub fn needed_by(bytes: &[u8]) -> BTreeMap<Capability, BTreeSet<String>> {
+    let mut needed: BTreeMap<Capability, BTreeSet<String>> = BTreeMap::new();
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        let Ok(wasmparser::Payload::ImportSection(reader)) = payload else {
+            continue;
+        };
+        for group in reader.into_iter().flatten() {
+            let names: Vec<(&str, &str)> = match group {
+                wasmparser::Imports::Single(_, import) => vec![(import.module, import.name)],
+                wasmparser::Imports::Compact1 { module, items } => items
+                    .into_iter()
+                    .flatten()
+                    .map(|item| (module, item.name))
+                    .collect(),
+                wasmparser::Imports::Compact2 { module, names, .. } => names
+                    .into_iter()
+                    .flatten()
+                    .map(|name| (module, name))
+                    .collect(),
+            };
+            for (module, name) in names {
+                if !module.starts_with("devtools:tool/") {
+                    continue;
+                }
+                if let Some(capability) = Capability::for_function(name) {
+                    needed
+                        .entry(capability)
+                        .or_default()
+                        .insert(name.to_string());
+                }
+            }
+        }
+    }
+    needed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_capability_round_trips_its_name() {
+        for capability in Capability::ALL {
+            assert_eq!(Capability::from_name(capability.name()), Some(capability));
+        }
+        assert_eq!(Capability::from_name("network"), None);
+    }
+
+    #[test]
+    fn host_functions_map_to_capabilities() {
+        assert_eq!(
+            Capability::for_function("[method]page.evaluate-expression"),
+            Some(Capability::Script)
+        );
+        assert_eq!(
+            Capability::for_function("new-page"),
+            Some(Capability::PagesManage)
+        );
+        assert_eq!(Capability::for_function("append-line"), None);
+    }
+
+    #[test]
+    fn navigation_is_limited_to_the_granted_patterns() {
+        let patterns = vec!["http://127.0.0.1:*/*".to_string()];
+        let grants = Grants::new(
+            "t",
+            [Capability::Navigate].into_iter().collect(),
+            Some(&patterns),
+        )
+        .expect("patterns");
+        assert!(
+            grants
+                .require_url("http://127.0.0.1:8080/a/b", "navigate")
+                .is_ok()
+        );
+        assert!(grants.require_url("about:blank", "navigate").is_ok());
+        let denied = grants.require_url("https://example.com/", "navigate");
+        assert!(matches!(denied, Err(Denied::Url { .. })));
+        let none = Grants::new("t", BTreeSet::new(), None).expect("no patterns");
+        assert!(matches!(
+            none.require_url("about:blank", "navigate"),
+            Err(Denied::Capability { .. })
+        ));
+    }
+}

@@ -1,0 +1,160 @@
+//! `plugin check`: what a component is, what it imports, which capabilities its code can ask
+//! for, and whether a policy grants them: everything an operator decides on before loading it.
+
+use crate::pipeline::gate::category_info;
+use crate::plugin::capability::{Capability, needed_by};
+use crate::plugin::policy::{Origin, Policy};
+use crate::plugin::signature::{self, Verdict};
+use crate::plugin::{ALLOWED_IMPORTS, WASI_PREFIX};
+use crate::plugin::{Loader, Runtime};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub async fn print(
+    file: &Path,
+    policy_file: Option<&Path>,
+    flags_json: &str,
+    cache_dir: PathBuf,
+) -> Result<(), String> {
+    let (report, verdict) = report(file, policy_file, flags_json, cache_dir).await?;
+    print!("{report}");
+    verdict.map_err(|_| "the check found problems (see above)".to_string())
+}
+
+/// The report's text, and whether the server would load the component under this policy.
+pub async fn report(
+    file: &Path,
+    policy_file: Option<&Path>,
+    flags_json: &str,
+    cache_dir: PathBuf,
+) -> Result<(String, Result<(), String>), String> {
+    if serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(flags_json).is_err() {
+        return Err(format!("--flags must be a JSON object, got {flags_json}"));
+    }
+    let policy = match policy_file {
+        Some(path) => Policy::load(path, Default::default()).map_err(|error| error.to_string())?,
+        None => Policy::default(),
+    };
+    let bytes =
+        std::fs::read(file).map_err(|error| format!("Cannot read {}: {error}", file.display()))?;
+    let runtime = Runtime::new().map_err(|error| format!("cannot start wasmtime: {error}"))?;
+    let loader = Loader::new(runtime, Some(cache_dir), Arc::new(policy));
+    let inspection = loader
+        .inspect(file, &bytes, flags_json)
+        .await
+        .map_err(|error| error.to_string())?;
+    let definition = &inspection.definition;
+    let annotations = &definition.annotations;
+    let mut out = String::new();
+    let line = &mut out;
+    let _ = writeln!(line, "Plugin {}", file.display());
+    let _ = writeln!(line, "  sha256: {}", inspection.sha256);
+    let _ = writeln!(line, "  size: {} bytes", bytes.len());
+    let signed = match signature::verify(file, &bytes, &loader.policy().trusted_keys) {
+        Verdict::Unsigned => "not signed".to_string(),
+        Verdict::Trusted { key } => format!("signed by trusted key {key}"),
+        Verdict::UnknownKey { key } => format!("signed by {key}, a key the policy does not trust"),
+        Verdict::Invalid { reason } => format!("INVALID: {reason}"),
+    };
+    let _ = writeln!(line, "  signature: {signed}");
+    let _ = writeln!(line, "\nTool {}", definition.name);
+    if let Some(title) = &annotations.title {
+        let _ = writeln!(line, "  title: {title}");
+    }
+    let _ = writeln!(line, "  description: {}", definition.description);
+    let (category, _, _) = category_info(annotations.category);
+    let _ = writeln!(line, "  category: {category}");
+    let _ = writeln!(line, "  read-only: {}", annotations.read_only_hint);
+    if !annotations.conditions.is_empty() {
+        let _ = writeln!(line, "  conditions: {}", annotations.conditions.join(", "));
+    }
+    let _ = writeln!(line, "  page-scoped: {}", definition.page_scoped);
+    let _ = writeln!(
+        line,
+        "  blocked by dialog: {}",
+        definition.blocked_by_dialog
+    );
+    if !definition.file_params.is_empty() {
+        let _ = writeln!(
+            line,
+            "  file parameters: {}",
+            definition.file_params.join(", ")
+        );
+    }
+    let schema = serde_json::to_string_pretty(&inspection.input_schema).unwrap_or_default();
+    let _ = writeln!(line, "  input schema: {}", schema.replace('\n', "\n  "));
+
+    let _ = writeln!(line, "\nImports");
+    let (wasi, ours): (Vec<&String>, Vec<&String>) = inspection
+        .imports
+        .iter()
+        .partition(|import| import.starts_with(WASI_PREFIX));
+    for import in ours {
+        let note = if ALLOWED_IMPORTS.contains(&import.as_str()) {
+            "devtools-mcp host interface"
+        } else {
+            "not provided"
+        };
+        let _ = writeln!(line, "  {import}: {note}");
+    }
+    if !wasi.is_empty() {
+        let names: Vec<&str> = wasi.iter().map(|import| import.as_str()).collect();
+        let _ = writeln!(
+            line,
+            "  WASI 0.2, linked to an implementation that grants nothing (no preopened folders, no environment, no sockets, stdin closed; stdout and stderr go to the server log): {}",
+            names.join(", ")
+        );
+    }
+
+    let resolved = loader
+        .policy()
+        .resolve(&definition.name, Origin::Community, &inspection.sha256);
+    let policy_name = policy_file
+        .map(|path| path.display().to_string())
+        .unwrap_or_else(|| "the default policy".to_string());
+    let _ = writeln!(line, "\nCapabilities (policy: {policy_name})");
+    let needed = needed_by(&bytes);
+    let mut missing = Vec::new();
+    if needed.is_empty() {
+        let _ = writeln!(line, "  none: it only declares response content");
+    }
+    for (capability, functions) in &needed {
+        let granted = resolved
+            .as_ref()
+            .is_ok_and(|resolved| resolved.grants.grants(*capability));
+        if !granted {
+            missing.push(*capability);
+        }
+        let functions: Vec<&str> = functions.iter().map(String::as_str).collect();
+        let _ = writeln!(
+            line,
+            "  {capability}: {} (uses {})",
+            if granted { "granted" } else { "NOT granted" },
+            functions.join(", ")
+        );
+    }
+    let verdict = match resolved {
+        Err(reason) => Err(format!("The policy refuses it: {reason}.")),
+        Ok(_) if !missing.is_empty() => {
+            let names: Vec<&str> = missing
+                .iter()
+                .map(|capability: &Capability| capability.name())
+                .collect();
+            Err(format!(
+                "It loads, but calls that use {} will be refused. Grant them under [plugins.{}] capabilities in the policy.",
+                names.join(", "),
+                definition.name
+            ))
+        }
+        Ok(_) => Ok(()),
+    };
+    let summary = match &verdict {
+        Ok(()) => {
+            "OK: the server loads it and grants everything its code can call for.".to_string()
+        }
+        Err(reason) => reason.clone(),
+    };
+    let _ = writeln!(line, "\n{summary}");
+    Ok((out, verdict))
+}

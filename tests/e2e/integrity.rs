@@ -1,0 +1,162 @@
+//! Integrity: sha256 pins and ed25519 signatures, made with the real `plugin keygen` and
+//! `plugin sign` commands and checked by the real server at start-up.
+
+use crate::support::{McpServer, binary_dir, browser_args};
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+
+fn devtools_mcp(args: &[&str]) -> (bool, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+        .args(args)
+        .output()
+        .expect("run devtools-mcp");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+/// A key pair made by `plugin keygen`: (private key file, public key).
+fn keygen(dir: &Path, name: &str) -> (String, String) {
+    let key = dir.join(name).to_string_lossy().into_owned();
+    let (ok, text) = devtools_mcp(&["plugin", "keygen", &key]);
+    assert!(ok, "{text}");
+    let public = text.lines().last().unwrap_or_default().trim().to_string();
+    assert_eq!(public.len(), 44, "a base64 32-byte key: {text}");
+    (key, public)
+}
+
+async fn start(plugins: &Path, extra: &[&str]) -> Result<McpServer, String> {
+    let mut args = browser_args();
+    args.extend([
+        "--plugin-dir".into(),
+        plugins.to_string_lossy().into_owned(),
+    ]);
+    args.extend(extra.iter().map(|arg| arg.to_string()));
+    McpServer::start_with(args, Vec::new()).await
+}
+
+#[tokio::test]
+async fn signed_components_load_and_tampered_unsigned_or_unknown_ones_are_refused() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let plugins = scratch.path().join("plugins");
+    std::fs::create_dir(&plugins).expect("plugins dir");
+    let component = plugins.join("crashing_tool.wasm");
+    std::fs::copy(
+        binary_dir().join("test-plugins/crashing_tool.wasm"),
+        &component,
+    )
+    .expect("copy fixture");
+    let (key, public) = keygen(scratch.path(), "release.key");
+    let (other_key, _) = keygen(scratch.path(), "other.key");
+    let policy = scratch.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        format!("[signing]\ntrusted_keys = [\"{public}\"]\nrequire_signed = true\n"),
+    )
+    .expect("policy");
+    let policy_arg = policy.to_string_lossy().into_owned();
+    let component_arg = component.to_string_lossy().into_owned();
+
+    // Unsigned, with signatures required.
+    let error = start(&plugins, &["--policy", &policy_arg])
+        .await
+        .err()
+        .unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "Plugin {component_arg} was refused: it is not signed and --require-signed is on"
+        )),
+        "{error}"
+    );
+
+    // Signed by a trusted key: loads and works.
+    let (ok, text) = devtools_mcp(&["plugin", "sign", &component_arg, "--key", &key]);
+    assert!(ok, "{text}");
+    let server = start(&plugins, &["--policy", &policy_arg])
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let answer = server.call("crashing_tool", json!({ "mode": "ok" })).await;
+    assert_eq!(answer.text, "Before the crash\nNo crash");
+    server.shutdown().await;
+
+    // One byte changed after signing: refused even without --require-signed.
+    let mut bytes = std::fs::read(&component).expect("read");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x01;
+    std::fs::write(&component, &bytes).expect("tamper");
+    let error = start(&plugins, &[]).await.err().unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "Plugin {component_arg} was refused: the signature in "
+        )) && error.contains("does not match the component: the file was altered after signing"),
+        "{error}"
+    );
+
+    // Signed by a key the policy does not trust.
+    bytes[last] ^= 0x01;
+    std::fs::write(&component, &bytes).expect("restore");
+    let (ok, text) = devtools_mcp(&["plugin", "sign", &component_arg, "--key", &other_key]);
+    assert!(ok, "{text}");
+    let error = start(&plugins, &["--policy", &policy_arg])
+        .await
+        .err()
+        .unwrap_or_default();
+    assert!(
+        error.contains("which is not among the policy's [signing] trusted_keys"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_pinned_hash_refuses_any_other_content() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let plugins = scratch.path().join("plugins");
+    std::fs::create_dir(&plugins).expect("plugins dir");
+    let component = plugins.join("crashing_tool.wasm");
+    std::fs::copy(
+        binary_dir().join("test-plugins/crashing_tool.wasm"),
+        &component,
+    )
+    .expect("copy fixture");
+    let component_arg = component.to_string_lossy().into_owned();
+    let (ok, report) = devtools_mcp(&["plugin", "check", &component_arg]);
+    assert!(ok, "{report}");
+    let sha256 = report
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("sha256: "))
+        .expect("check prints the sha256")
+        .to_string();
+    let policy = scratch.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        format!("[plugins.crashing_tool]\nsha256 = \"{sha256}\"\n"),
+    )
+    .expect("policy");
+    let policy_arg = policy.to_string_lossy().into_owned();
+    let server = start(&plugins, &["--policy", &policy_arg])
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    server.shutdown().await;
+
+    // The same tool in other bytes (the module encoded as a component): the pin refuses it.
+    let module = std::fs::read(&component).expect("read");
+    let other = wit_component::ComponentEncoder::default()
+        .module(&module)
+        .and_then(|encoder| encoder.validate(true).encode())
+        .expect("componentize");
+    std::fs::write(&component, &other).expect("replace");
+    let error = start(&plugins, &["--policy", &policy_arg])
+        .await
+        .err()
+        .unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "Plugin {component_arg} (tool `crashing_tool`) was refused by the policy: its sha256 is "
+        )) && error.contains(&format!("but the policy pins [plugins.crashing_tool] to {sha256}")),
+        "{error}"
+    );
+}

@@ -1,0 +1,100 @@
+//! Language neutrality: a tool written in Python (componentize-py embeds CPython, which imports
+//! WASI), built by the test and loaded by the real server next to the Rust tools.
+
+use crate::fixtures;
+use crate::support::{McpServer, browser_args, cache_dir};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/fixtures/python/page_title"
+);
+
+/// Builds the component once per source change: componentize-py output is not byte-identical
+/// between runs, so reusing it keeps the compiled-code cache warm.
+fn build_component() -> PathBuf {
+    let fixture = Path::new(FIXTURE);
+    let mut hasher = Sha256::new();
+    for file in ["app.py", "build.sh"] {
+        hasher.update(std::fs::read(fixture.join(file)).expect("fixture source"));
+    }
+    hasher.update(std::fs::read(fixture.join("../../../../wit/tool.wit")).expect("wit"));
+    let key = hex::encode(&hasher.finalize()[..8]);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("python-plugins")
+        .join(key);
+    let component = dir.join("page_title.wasm");
+    if component.is_file() {
+        return dir;
+    }
+    std::fs::create_dir_all(&dir).expect("output dir");
+    let partial = dir.join("page_title.wasm.partial");
+    let status = Command::new(fixture.join("build.sh"))
+        .arg(&partial)
+        .status()
+        .expect("run build.sh (needs python3 and componentize-py)");
+    assert!(status.success(), "componentize-py failed");
+    // Only complete components land in the plugin folder.
+    std::fs::rename(&partial, &component).expect("rename");
+    dir
+}
+
+#[tokio::test]
+async fn a_tool_written_in_python_loads_and_runs_beside_the_rust_tools() {
+    let plugins = build_component();
+    let policy_dir = tempfile::tempdir().expect("temp dir");
+    let policy = policy_dir.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[plugins.page_title]\ncapabilities = [\"pages.read\", \"script\"]\n",
+    )
+    .expect("policy");
+    let plugins_arg = plugins.to_string_lossy().into_owned();
+    let policy_arg = policy.to_string_lossy().into_owned();
+    let cache = cache_dir().to_string_lossy().into_owned();
+    let log_file = policy_dir.path().join("server.log");
+    let mut args = browser_args();
+    args.extend(
+        [
+            "--plugin-dir",
+            &plugins_arg,
+            "--policy",
+            &policy_arg,
+            "--cache-dir",
+            &cache,
+            "--log-file",
+            &log_file.to_string_lossy(),
+        ]
+        .map(String::from),
+    );
+    // Plugin output is logged at info.
+    let env = vec![("RUST_LOG".to_string(), "info,chromiumoxide=off".to_string())];
+    let server = McpServer::start_with(args, env)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let tools = server.list_tools().await;
+    assert!(tools.iter().any(|tool| tool.name == "page_title"));
+    assert!(tools.iter().any(|tool| tool.name == "take_snapshot"));
+
+    let pages = fixtures::server();
+    server
+        .call("navigate_page", json!({ "url": pages.url("/") }))
+        .await;
+    let answer = server.call("page_title", json!({})).await;
+    assert!(!answer.is_error, "{}", answer.text);
+    assert_eq!(answer.text, "Title: Fixture");
+    // A fresh instance per call: it works again, and the Rust tools still do.
+    let again = server.call("page_title", json!({})).await;
+    assert_eq!(again.text, answer.text);
+    let snapshot = server.call("take_snapshot", json!({})).await;
+    assert!(!snapshot.is_error, "{}", snapshot.text);
+    server.shutdown().await;
+    let log = std::fs::read_to_string(&log_file).unwrap_or_default();
+    assert!(
+        log.contains("page_title read"),
+        "print() goes to the server log: {log}"
+    );
+}
