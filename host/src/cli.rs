@@ -344,8 +344,34 @@ fn subcommand_last(mut argv: Vec<String>) -> Vec<String> {
     while taken.len() < positionals && argv.get(1).is_some_and(|arg| !arg.starts_with('-')) {
         taken.push(argv.remove(1));
     }
+    // `call t '{}' --headless` becomes `--headless call t '{}'`, where the boolean flag would
+    // take `call` as its value: give it its value explicitly.
+    if let Some(last) = argv.last_mut()
+        && is_bare_long_flag(last)
+        && is_optional_value_flag(last)
+    {
+        last.push_str("=true");
+    }
     argv.extend(taken);
     argv
+}
+
+fn is_bare_long_flag(arg: &str) -> bool {
+    arg.starts_with("--") && !arg.contains('=')
+}
+
+/// Whether `--flag` (any spelling) is a boolean flag whose value is optional.
+fn is_optional_value_flag(arg: &str) -> bool {
+    use clap::CommandFactory;
+    let name = to_kebab(arg.trim_start_matches('-'));
+    if name.starts_with("no-") {
+        return false;
+    }
+    Args::command()
+        .get_arguments()
+        .find(|argument| argument.get_long() == Some(name.as_str()))
+        .and_then(|argument| argument.get_num_args())
+        .is_some_and(|range| range.min_values() == 0)
 }
 
 fn to_kebab(name: &str) -> String {
@@ -405,6 +431,17 @@ mod tests {
             Ok(args) => args,
             Err(error) => panic!("parse failed: {error}"),
         }
+    }
+
+    #[test]
+    fn a_boolean_flag_before_the_moved_subcommand_keeps_its_meaning() {
+        let args = parse(&["call", "list_pages", "{}", "--headless"]);
+        assert_eq!(args.headless, Some(true));
+        assert!(
+            matches!(args.command, Some(Command::Call { ref tool, .. }) if tool == "list_pages")
+        );
+        let args = parse(&["call", "list_pages", "--isolated", "--no-headless"]);
+        assert_eq!((args.isolated, args.headless), (Some(true), Some(false)));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! out.
 
 mod browser;
+mod catalog;
 mod cli;
 mod http;
 mod mcp;
@@ -19,8 +20,9 @@ mod telemetry;
 mod tenants;
 
 use crate::browser::{BrowserOptions, ScreenshotFlags};
+use crate::catalog::Catalog;
 use crate::cli::Args;
-use crate::pipeline::{Pipeline, ToolSet};
+use crate::pipeline::{Pipeline, ToolRegistry};
 use crate::plugin::policy::{Origin, Policy};
 use crate::plugin::{Loader, Runtime};
 use crate::sandbox::Sandbox;
@@ -31,8 +33,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The three tools of `--slim`.
-const SLIM_TOOLS: [&str; 3] = ["evaluate", "navigate", "screenshot"];
 /// Time given to the browser to close on shutdown (the whole exit must take under 1 s).
 const BROWSER_CLOSE_BUDGET: Duration = Duration::from_millis(700);
 /// `serve` without `--http`.
@@ -79,7 +79,12 @@ async fn run(args: Args) -> Result<(), String> {
         }
         _ => {}
     }
-    let pipeline = Arc::new(build_pipeline(&args).await?);
+    let (pipeline, catalog) = build_pipeline(&args).await?;
+    let pipeline = Arc::new(pipeline);
+    let watching = Args::enabled(args.watch) && args.command.is_none();
+    if watching {
+        catalog::watch(catalog, pipeline.clone())?;
+    }
     let session = Session::new(browser_options(&args), sandbox(&args)?);
     match &args.command {
         Some(cli::Command::Tools) => {
@@ -94,7 +99,7 @@ async fn run(args: Args) -> Result<(), String> {
         }
         _ => {}
     }
-    let server = mcp::McpServer::new(pipeline, session.clone());
+    let server = mcp::McpServer::new(pipeline, session.clone(), watching);
     let service = server
         .serve(rmcp::transport::stdio())
         .await
@@ -135,7 +140,9 @@ async fn serve_http(args: &Args) -> Result<(), String> {
             .parse()
             .map_err(|error| format!("invalid default address: {error}"))?,
     };
-    let pipeline = Arc::new(build_pipeline(args).await?);
+    // Tools are loaded once here; `--watch` reloading serves stdio only.
+    let (pipeline, _catalog) = build_pipeline(args).await?;
+    let pipeline = Arc::new(pipeline);
     let idle = args
         .idle_timeout_secs
         .map(Duration::from_secs)
@@ -159,10 +166,10 @@ async fn serve_http(args: &Args) -> Result<(), String> {
     http::serve(pipeline, registry, options).await
 }
 
-/// Loads every tool component and decides, once, what each call will go through.
-async fn build_pipeline(args: &Args) -> Result<Pipeline, String> {
+/// Loads every tool component and decides what each call will go through; the catalog can
+/// load them again (`--watch`).
+async fn build_pipeline(args: &Args) -> Result<(Pipeline, Catalog), String> {
     let flags = args.flags_json();
-    let flags_json = serde_json::Value::Object(flags.clone()).to_string();
     let runtime = Runtime::new().map_err(|error| format!("cannot start wasmtime: {error}"))?;
     let mut policy = match &args.policy {
         Some(file) => {
@@ -178,30 +185,25 @@ async fn build_pipeline(args: &Args) -> Result<Pipeline, String> {
             .iter()
             .map(|dir| (dir.clone(), Origin::Community)),
     );
-    let mut tools = loader
-        .load_dirs(&dirs, &flags_json)
-        .await
-        .map_err(|error| error.to_string())?;
     let slim = Args::enabled(args.slim);
-    if slim {
-        tools.retain(|tool| SLIM_TOOLS.contains(&tool.definition.name.as_str()));
-    }
     let page_id_routing = Args::enabled(args.experimental_page_id_routing) && !slim;
-    let tools = ToolSet::new(tools, &flags, page_id_routing)?;
+    let mut catalog = Catalog::new(loader, dirs, flags, slim, page_id_routing);
+    let tools = catalog.load().await?;
     let telemetry = match &args.telemetry_file {
         Some(path) => Some(telemetry::TelemetrySink::open(path).map_err(|error| {
             format!("cannot open the telemetry file {}: {error}", path.display())
         })?),
         None => None,
     };
-    Ok(Pipeline {
-        tools: Arc::new(tools),
+    let pipeline = Pipeline {
+        tools: ToolRegistry::new(tools),
         runtime,
         via_cli: Args::enabled(args.via_cli),
         slim,
         structured_content: Args::enabled(args.experimental_structured_content),
         telemetry,
-    })
+    };
+    Ok((pipeline, catalog))
 }
 
 fn browser_options(args: &Args) -> BrowserOptions {

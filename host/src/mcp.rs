@@ -6,13 +6,13 @@ use crate::session::Session;
 use futures::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 /// How long the first call waits for the client's roots, as the reference does.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -25,15 +25,39 @@ pub struct McpServer {
     /// Becomes true once the client's roots (if it offers any) are in the sandbox, so that the
     /// first call's file parameters are checked against them.
     roots_ready: Arc<watch::Sender<bool>>,
+    /// `--watch`: the tool list can change, and clients are told when it does.
+    list_changes: bool,
 }
 
 impl McpServer {
-    pub fn new(pipeline: Arc<Pipeline>, session: Session) -> McpServer {
+    pub fn new(pipeline: Arc<Pipeline>, session: Session, list_changes: bool) -> McpServer {
         McpServer {
             pipeline,
             session,
             roots_ready: Arc::new(watch::channel(false).0),
+            list_changes,
         }
+    }
+
+    /// Legacy sessions (protocol <= 2025-11-25) get `notifications/tools/list_changed` on
+    /// their connection for as long as it lasts.
+    fn forward_list_changes(&self, peer: rmcp::service::Peer<RoleServer>) {
+        if !self.list_changes {
+            return;
+        }
+        let mut changes = self.pipeline.tools.subscribe();
+        tokio::spawn(async move {
+            loop {
+                match changes.recv().await {
+                    Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                        if peer.notify_tool_list_changed().await.is_err() {
+                            return;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
     }
 
     async fn wait_for_roots(&self) {
@@ -100,8 +124,15 @@ impl ServerHandler for McpServer {
         let mut implementation = Implementation::new("devtools_mcp", env!("CARGO_PKG_VERSION"));
         implementation.title =
             Some("devtools-mcp: Chrome DevTools tools as WebAssembly components".into());
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(implementation)
+        let capabilities = if self.list_changes {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        ServerConfig::new(capabilities).with_server_info(implementation)
     }
 
     async fn list_tools(
@@ -110,13 +141,17 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(
-            self.pipeline.tools.listings(self.pipeline.via_cli),
+            self.pipeline
+                .tools
+                .current()
+                .listings(self.pipeline.via_cli),
         ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.pipeline
             .tools
+            .current()
             .get(name)
             .filter(|tool| tool.listed(self.pipeline.via_cli))
             .map(|tool| tool.listing.clone())
@@ -149,7 +184,34 @@ impl ServerHandler for McpServer {
         }
     }
 
+    /// Protocol 2026-07-28 clients hear about changes on a `subscriptions/listen` stream.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        (self.list_changes && requested.tools_list_changed == Some(true))
+            .then(|| SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.pipeline.tools.subscribe();
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                change = changes.recv() => match change {
+                    Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                        if context.sink().notify_tool_list_changed().await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return Ok(()),
+                },
+            }
+        }
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.forward_list_changes(context.peer.clone());
         let server = self.clone();
         tokio::spawn(async move {
             server.refresh_roots(&context.peer).await;

@@ -41,7 +41,7 @@ pub async fn call(
 
 /// One line per tool: name, category, and `enabled` or why it is disabled.
 pub fn tools(pipeline: &Pipeline) {
-    for tool in pipeline.tools.iter() {
+    for tool in pipeline.tools.current().iter() {
         let category = tool
             .listing
             .meta

@@ -4,9 +4,11 @@
 
 pub mod arguments;
 pub mod gate;
+mod registry;
 mod routing;
 mod toolset;
 
+pub use registry::ToolRegistry;
 pub use toolset::{ToolEntry, ToolSet};
 
 use crate::plugin::capability::Denied;
@@ -17,7 +19,6 @@ use crate::session::Session;
 use crate::telemetry::{TelemetrySink, ToolInvocation};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
-use std::sync::Arc;
 use std::time::Instant;
 
 /// A call that is not a tool result at all (a protocol error for the client).
@@ -29,7 +30,7 @@ pub enum CallError {
 
 /// Everything a call needs besides the session: the tools, the runtime and the output options.
 pub struct Pipeline {
-    pub tools: Arc<ToolSet>,
+    pub tools: ToolRegistry,
     pub runtime: Runtime,
     pub via_cli: bool,
     pub structured_content: bool,
@@ -46,8 +47,9 @@ impl Pipeline {
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, CallError> {
         let started = Instant::now();
-        let tool = self
-            .tools
+        // This call keeps the set it started with, whatever a reload does meanwhile.
+        let tools = self.tools.current();
+        let tool = tools
             .get(name)
             .filter(|tool| tool.listed(self.via_cli))
             .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;

@@ -11,7 +11,7 @@ pub mod signature;
 
 pub use bindings::exports::devtools::tool::tool::{Category, ToolDefinition};
 pub use host_api::{CallState, PageHandle};
-pub use loader::{ALLOWED_IMPORTS, Loader, WASI_PREFIX};
+pub use loader::{ALLOWED_IMPORTS, LoadError, Loader, WASI_PREFIX, wasm_files};
 
 use bindings::{Plugin, PluginPre};
 use capability::Grants;
@@ -156,6 +156,7 @@ impl Runtime {
 
 /// A loaded tool: its component, linked and ready to instantiate, its definition for the
 /// server's flags, and what its policy allows it.
+#[derive(Clone)]
 pub struct LoadedTool {
     pub definition: ToolDefinition,
     pub pre: PluginPre<CallState>,

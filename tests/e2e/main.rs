@@ -4,6 +4,7 @@
 mod debugging;
 mod fixtures;
 mod harness_selftest;
+mod hot_reload;
 mod http;
 mod input;
 mod integrity;
@@ -11,6 +12,7 @@ mod lifecycle;
 mod parity;
 mod performance;
 mod pipeline;
+mod plugin_cli;
 mod python_client;
 mod python_plugin;
 mod sandbox;

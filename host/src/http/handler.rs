@@ -71,6 +71,7 @@ impl TenantServer {
         let category = self
             .pipeline
             .tools
+            .current()
             .get(&tool.name)
             .map(|entry| category_info(entry.definition().annotations.category).0)
             .unwrap_or_default();
@@ -163,6 +164,7 @@ impl ServerHandler for TenantServer {
         let tools = self
             .pipeline
             .tools
+            .current()
             .listings(false)
             .into_iter()
             .filter(|tool| self.allowed(&tenant, tool))
@@ -173,6 +175,7 @@ impl ServerHandler for TenantServer {
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.pipeline
             .tools
+            .current()
             .get(name)
             .filter(|tool| tool.listed(false))
             .map(|tool| tool.listing.clone())

@@ -8,7 +8,6 @@ use super::policy::{Origin, Policy};
 use super::signature::{self, Verdict};
 use super::{CallState, LoadedTool, Runtime, ToolDefinition};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasmtime::component::types::ComponentItem;
@@ -99,30 +98,6 @@ impl Loader {
 
     pub fn policy(&self) -> &Policy {
         &self.policy
-    }
-
-    /// Every `*.wasm` file of these folders, as tools sorted by name.
-    pub async fn load_dirs(
-        &self,
-        dirs: &[(PathBuf, Origin)],
-        flags_json: &str,
-    ) -> Result<Vec<LoadedTool>, LoadError> {
-        let mut by_name: BTreeMap<String, LoadedTool> = BTreeMap::new();
-        for (dir, origin) in dirs {
-            for file in wasm_files(dir)? {
-                let tool = self.load_file(&file, *origin, flags_json).await?;
-                let name = tool.definition.name.clone();
-                if let Some(existing) = by_name.get(&name) {
-                    return Err(LoadError::Duplicate {
-                        name,
-                        first: existing.source.clone(),
-                        second: file,
-                    });
-                }
-                by_name.insert(name, tool);
-            }
-        }
-        Ok(by_name.into_values().collect())
     }
 
     /// One tool file: a component, or a core module carrying its component type, checked
@@ -271,7 +246,7 @@ impl Loader {
     }
 }
 
-fn wasm_files(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
+pub fn wasm_files(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
     let entries = std::fs::read_dir(dir).map_err(|source| LoadError::ReadDir {
         dir: dir.to_path_buf(),
         source,

@@ -1,0 +1,215 @@
+//! The server's tool set, made from its plugin folders at start-up and, with `--watch`, made
+//! again when components are added, changed or removed. A broken new version never replaces a
+//! working one: the reload keeps what was loaded and logs why.
+
+use crate::pipeline::{Pipeline, ToolSet};
+use crate::plugin::policy::Origin;
+use crate::plugin::{LoadError, LoadedTool, Loader, wasm_files};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The three tools of `--slim`.
+const SLIM_TOOLS: [&str; 3] = ["evaluate", "navigate", "screenshot"];
+/// Events closer together than this are one change (an editor or a copy writes in steps).
+const SETTLE: Duration = Duration::from_millis(300);
+
+pub struct Catalog {
+    loader: Loader,
+    dirs: Vec<(PathBuf, Origin)>,
+    flags: Map<String, Value>,
+    flags_json: String,
+    slim: bool,
+    page_id_routing: bool,
+    /// What is loaded, file by file, in folder order.
+    loaded: Vec<LoadedTool>,
+}
+
+impl Catalog {
+    pub fn new(
+        loader: Loader,
+        dirs: Vec<(PathBuf, Origin)>,
+        flags: Map<String, Value>,
+        slim: bool,
+        page_id_routing: bool,
+    ) -> Catalog {
+        let flags_json = Value::Object(flags.clone()).to_string();
+        Catalog {
+            loader,
+            dirs,
+            flags,
+            flags_json,
+            slim,
+            page_id_routing,
+            loaded: Vec::new(),
+        }
+    }
+
+    /// The start-up load: any bad component stops the server, naming the file.
+    pub async fn load(&mut self) -> Result<ToolSet, String> {
+        let mut loaded: Vec<LoadedTool> = Vec::new();
+        for (dir, origin) in &self.dirs {
+            for file in wasm_files(dir).map_err(|error| error.to_string())? {
+                let tool = self
+                    .loader
+                    .load_file(&file, *origin, &self.flags_json)
+                    .await
+                    .map_err(|error| error.to_string())?;
+                if let Some(existing) = loaded
+                    .iter()
+                    .find(|other| other.definition.name == tool.definition.name)
+                {
+                    return Err(LoadError::Duplicate {
+                        name: tool.definition.name.clone(),
+                        first: existing.source.clone(),
+                        second: file,
+                    }
+                    .to_string());
+                }
+                loaded.push(tool);
+            }
+        }
+        self.loaded = loaded;
+        self.tool_set()
+    }
+
+    /// Loads the folders again, keeping every unchanged component and the working version of
+    /// every component whose new version fails. `None` when the tool set did not change.
+    pub async fn reload(&mut self) -> Option<ToolSet> {
+        let mut next: Vec<LoadedTool> = Vec::new();
+        for (dir, origin) in &self.dirs {
+            let files = match wasm_files(dir) {
+                Ok(files) => files,
+                Err(error) => {
+                    tracing::warn!(%error, "plugin folder unreadable; keeping its tools");
+                    next.extend(self.in_dir(dir));
+                    continue;
+                }
+            };
+            for file in files {
+                let previous = self.loaded.iter().find(|tool| tool.source == file);
+                let candidate = match (previous, file_sha256(&file)) {
+                    (Some(previous), Some(sha256)) if previous.sha256 == sha256 => {
+                        Some(previous.clone())
+                    }
+                    _ => match self
+                        .loader
+                        .load_file(&file, *origin, &self.flags_json)
+                        .await
+                    {
+                        Ok(tool) => Some(tool),
+                        Err(error) => {
+                            tracing::error!(%error, kept_previous = previous.is_some(), "plugin not reloaded");
+                            previous.cloned()
+                        }
+                    },
+                };
+                let Some(candidate) = candidate else { continue };
+                if let Some(existing) = next
+                    .iter()
+                    .find(|tool| tool.definition.name == candidate.definition.name)
+                {
+                    tracing::error!(
+                        "{}",
+                        LoadError::Duplicate {
+                            name: candidate.definition.name.clone(),
+                            first: existing.source.clone(),
+                            second: file,
+                        }
+                    );
+                    continue;
+                }
+                next.push(candidate);
+            }
+        }
+        if identity(&next) == identity(&self.loaded) {
+            return None;
+        }
+        let previous = std::mem::replace(&mut self.loaded, next);
+        match self.tool_set() {
+            Ok(tools) => Some(tools),
+            Err(error) => {
+                tracing::error!(%error, "reloaded tools rejected; keeping the previous set");
+                self.loaded = previous;
+                None
+            }
+        }
+    }
+
+    fn in_dir<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = LoadedTool> + 'a {
+        self.loaded
+            .iter()
+            .filter(move |tool| tool.source.parent() == Some(dir))
+            .cloned()
+    }
+
+    fn tool_set(&self) -> Result<ToolSet, String> {
+        let mut tools = self.loaded.clone();
+        if self.slim {
+            tools.retain(|tool| SLIM_TOOLS.contains(&tool.definition.name.as_str()));
+        }
+        ToolSet::new(tools, &self.flags, self.page_id_routing)
+    }
+
+    fn watched_dirs(&self) -> Vec<PathBuf> {
+        self.dirs.iter().map(|(dir, _)| dir.clone()).collect()
+    }
+}
+
+/// Which file holds which content: equal identities mean an equal tool set.
+fn identity(tools: &[LoadedTool]) -> HashSet<(PathBuf, String)> {
+    tools
+        .iter()
+        .map(|tool| (tool.source.clone(), tool.sha256.clone()))
+        .collect()
+}
+
+fn file_sha256(file: &Path) -> Option<String> {
+    std::fs::read(file)
+        .ok()
+        .map(|bytes| hex::encode(Sha256::digest(bytes)))
+}
+
+/// Watches the plugin folders and swaps the pipeline's tool set when they change; clients are
+/// told through the registry's change channel. Runs until the process ends.
+pub fn watch(mut catalog: Catalog, pipeline: Arc<Pipeline>) -> Result<(), String> {
+    use notify::Watcher;
+    let (events, mut changed) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if event.is_ok_and(|event| !event.kind.is_access()) {
+            let _closed = events.send(());
+        }
+    })
+    .map_err(|error| format!("cannot watch the plugin folders: {error}"))?;
+    for dir in catalog.watched_dirs() {
+        watcher
+            .watch(&dir, notify::RecursiveMode::NonRecursive)
+            .map_err(|error| format!("cannot watch {}: {error}", dir.display()))?;
+    }
+    tokio::spawn(async move {
+        // The watcher lives as long as this task.
+        let _watcher = watcher;
+        while changed.recv().await.is_some() {
+            // Let a burst of events (copy, rename, editor save) finish.
+            loop {
+                match tokio::time::timeout(SETTLE, changed.recv()).await {
+                    Ok(Some(())) => continue,
+                    Ok(None) => return,
+                    Err(_quiet) => break,
+                }
+            }
+            if let Some(tools) = catalog.reload().await {
+                let names: Vec<String> = tools
+                    .iter()
+                    .map(|tool| tool.definition().name.clone())
+                    .collect();
+                tracing::info!(tools = %names.join(", "), "plugin folders changed; tool list updated");
+                pipeline.tools.replace(tools);
+            }
+        }
+    });
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! The plugin author's path, as the README's guide walks it: `plugin new`, `plugin build`
+//! (cargo + componentize), `plugin check`, then the server loads the result.
+
+use crate::support::McpServer;
+use serde_json::json;
+use std::process::Command;
+
+#[tokio::test]
+async fn a_new_plugin_builds_checks_and_loads() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let binary = env!("CARGO_BIN_EXE_devtools-mcp");
+    let created = Command::new(binary)
+        .args(["plugin", "new", "hello_page", "--dir"])
+        .arg(scratch.path())
+        .output()
+        .expect("plugin new");
+    assert!(
+        created.status.success(),
+        "{}",
+        String::from_utf8_lossy(&created.stderr)
+    );
+    let crate_dir = scratch.path().join("hello_page");
+    assert!(crate_dir.join("src/lib.rs").is_file());
+
+    // A target dir that outlives the test, so reruns compile only the new crate.
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugin-cli-target");
+    let built = Command::new(binary)
+        .args(["plugin", "build"])
+        .arg(&crate_dir)
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("plugin build");
+    let report = String::from_utf8_lossy(&built.stdout).into_owned();
+    assert!(
+        built.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let component = crate_dir.join("dist/hello_page.wasm");
+    assert!(
+        report.contains(&format!("Built {}.", component.display())),
+        "{report}"
+    );
+    assert!(report.contains("Tool hello_page"), "{report}");
+    assert!(report.contains("pages.read: granted"), "{report}");
+    assert!(
+        report.contains("OK: the server loads it and grants everything its code can call for."),
+        "{report}"
+    );
+    let bytes = std::fs::read(&component).expect("component");
+    assert!(wasmparser::Parser::is_component(&bytes));
+
+    let dist = crate_dir.join("dist").to_string_lossy().into_owned();
+    let server = McpServer::start(&["--plugin-dir", &dist]).await;
+    let answer = server
+        .call("hello_page", json!({ "prefix": "Here:" }))
+        .await;
+    assert_eq!(answer.text, "Here: about:blank");
+    server.shutdown().await;
+}
+
+#[test]
+fn plugin_new_refuses_bad_names_and_existing_folders() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let binary = env!("CARGO_BIN_EXE_devtools-mcp");
+    let bad = Command::new(binary)
+        .args(["plugin", "new", "../Evil", "--dir"])
+        .arg(scratch.path())
+        .output()
+        .expect("plugin new");
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("Invalid tool name \"../Evil\""),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+    std::fs::create_dir(scratch.path().join("taken")).expect("dir");
+    let taken = Command::new(binary)
+        .args(["plugin", "new", "taken", "--dir"])
+        .arg(scratch.path())
+        .output()
+        .expect("plugin new");
+    assert!(String::from_utf8_lossy(&taken.stderr).contains("already exists"));
+}
