@@ -434,6 +434,34 @@ mod tests {
     }
 
     #[test]
+    fn serve_takes_its_flags_and_the_browser_flags_in_any_order() {
+        let args = parse(&[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--tenants",
+            "t.toml",
+            "--headless",
+            "--allowedOrigin",
+            "https://app.example.com:443",
+        ]);
+        assert!(matches!(args.command, Some(Command::Serve)));
+        assert_eq!(args.http.map(|address| address.port()), Some(0));
+        assert_eq!(args.tenants, Some(PathBuf::from("t.toml")));
+        assert_eq!(args.headless, Some(true));
+        assert_eq!(args.allowed_origin, vec!["https://app.example.com:443"]);
+        let flags = args.flags_json();
+        assert!(!flags.contains_key("tenants") && !flags.contains_key("http"));
+        let args = parse(&["tenant", "hash-token"]);
+        assert!(matches!(
+            args.command,
+            Some(Command::Tenant {
+                action: TenantAction::HashToken
+            })
+        ));
+    }
+
+    #[test]
     fn a_boolean_flag_before_the_moved_subcommand_keeps_its_meaning() {
         let args = parse(&["call", "list_pages", "{}", "--headless"]);
         assert_eq!(args.headless, Some(true));
