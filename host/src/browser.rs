@@ -71,7 +71,7 @@ pub enum BrowserError {
 pub struct BrowserConn {
     pub browser: Browser,
     alive: Arc<AtomicBool>,
-    launched: bool,
+    pub launched: bool,
     /// Deleted (with the profile) when the browser is closed: `--isolated`.
     _temporary_profile: Option<tempfile::TempDir>,
 }
@@ -227,6 +227,8 @@ fn launch_args(options: &BrowserOptions) -> Vec<String> {
         "--disable-component-update",
         "--disable-sync",
         "--hide-crash-restore-bubble",
+        // No new-tab page at start: the session opens about:blank itself, at once.
+        "--no-startup-window",
     ]
     .map(String::from)
     .to_vec();

@@ -3,30 +3,15 @@
 //! with `serve`, over streamable HTTP to several tenants), and closes the browser on the way
 //! out.
 
-mod browser;
-mod catalog;
-mod cli;
-mod http;
-mod mcp;
-mod oneshot;
-mod pipeline;
-mod plugin;
-mod plugin_cli;
-mod response;
-mod sandbox;
-mod session;
-mod snapshot;
-mod telemetry;
-mod tenants;
-
-use crate::browser::{BrowserOptions, ScreenshotFlags};
-use crate::catalog::Catalog;
-use crate::cli::Args;
-use crate::pipeline::{Pipeline, ToolRegistry};
-use crate::plugin::policy::{Origin, Policy};
-use crate::plugin::{Loader, Runtime};
-use crate::sandbox::Sandbox;
-use crate::session::Session;
+use devtools_mcp::browser::{BrowserOptions, ScreenshotFlags};
+use devtools_mcp::catalog::Catalog;
+use devtools_mcp::cli::Args;
+use devtools_mcp::pipeline::{Pipeline, ToolRegistry};
+use devtools_mcp::plugin::policy::{Origin, Policy};
+use devtools_mcp::plugin::{Loader, Runtime};
+use devtools_mcp::sandbox::Sandbox;
+use devtools_mcp::session::Session;
+use devtools_mcp::{catalog, cli, http, mcp, oneshot, plugin_cli, telemetry, tenants};
 use rmcp::ServiceExt;
 use std::path::PathBuf;
 use std::process::ExitCode;

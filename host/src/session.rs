@@ -240,11 +240,24 @@ impl SessionState {
         )
     }
 
-    /// Adopts the pages the browser already has; opens one if it has none.
+    /// Adopts the pages the browser already has; opens one if it has none. A fresh context of a
+    /// shared browser has no pages to wait for, and a browser we launched starts without a
+    /// window (`--no-startup-window`), so either gets its first page at once instead of after
+    /// polling for tabs that will never come.
     async fn discover_initial_pages(&mut self) {
-        // A fresh context of a shared browser has no pages to wait for.
-        let attempts = if self.scope.is_some() { 1 } else { 20 };
-        for _attempt in 0..attempts {
+        let launched = self
+            .browser
+            .as_ref()
+            .is_some_and(|browser| browser.connection().launched);
+        let attempts = if launched || self.scope.is_some() {
+            1
+        } else {
+            20
+        };
+        for attempt in 0..attempts {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
             if let Some(BrowserHandle::Owned(connection)) = self.browser.as_mut() {
                 let _fetched = connection.browser.fetch_targets().await;
             }
@@ -252,7 +265,6 @@ impl SessionState {
             if !self.pages.is_empty() {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
         }
         if self.pages.is_empty()
             && let Err(error) = self.new_page("about:blank", false, None, None).await

@@ -61,6 +61,11 @@ impl UidMap {
     pub fn len(&self) -> usize {
         self.map.len()
     }
+
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
 }
 
 /// A snapshot node with its uid (`TextSnapshotNode`).

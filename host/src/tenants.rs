@@ -228,6 +228,10 @@ impl TenantTable {
     pub fn len(&self) -> usize {
         self.tenants.len()
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.tenants.is_empty()
+    }
 }
 
 fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {

@@ -79,6 +79,11 @@ async fn runaway_plugins_are_stopped_at_their_limits_and_the_server_keeps_servin
         );
         assert_still_serving(&server).await;
     }
+    // No state survives a call: every call gets a fresh instance.
+    for _ in 0..2 {
+        let counted = server.call("hostile", json!({ "mode": "count" })).await;
+        assert_eq!(counted.text, "calls in this instance: 1");
+    }
     let panicked = server.call("hostile", json!({ "mode": "panic" })).await;
     assert!(panicked.is_error);
     assert!(

@@ -16,6 +16,9 @@ use wasmtime::component::types::ComponentItem;
 pub const ALLOWED_IMPORTS: [&str; 2] =
     ["devtools:tool/pages@0.2.0", "devtools:tool/response@0.2.0"];
 
+/// The interface every tool exports.
+const TOOL_EXPORT: &str = "devtools:tool/tool@0.2.0";
+
 /// WASI interfaces are linked to an implementation that grants nothing.
 pub const WASI_PREFIX: &str = "wasi:";
 
@@ -178,6 +181,18 @@ impl Loader {
             .map(|(name, _)| name.to_string())
             .collect();
         check_imports(file, &component, self.runtime.engine())?;
+        let exports_tool = component
+            .component_type()
+            .exports(self.runtime.engine())
+            .any(|(name, _)| name == TOOL_EXPORT);
+        if !exports_tool {
+            return Err(LoadError::Definition {
+                file: file.to_path_buf(),
+                reason: format!(
+                    "it does not export {TOOL_EXPORT} (build it with the devtools-tool SDK or against wit/tool.wit)"
+                ),
+            });
+        }
         let pre = self
             .runtime
             .prepare(&component)
