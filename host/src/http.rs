@@ -162,7 +162,9 @@ async fn drain(tenants: &Registry, grace: Duration) -> bool {
 }
 
 async fn close_idle_tenants(tenants: Arc<Registry>) {
-    let interval = IDLE_SWEEP_INTERVAL.min(tenants.idle_timeout());
+    let interval = IDLE_SWEEP_INTERVAL
+        .min(tenants.idle_timeout())
+        .max(Duration::from_millis(100));
     loop {
         tokio::time::sleep(interval).await;
         tenants.close_idle().await;

@@ -21,8 +21,6 @@ pub struct TenantRuntime {
     pub session: Session,
     /// Calls waiting for or holding the tenant's lock.
     queued: AtomicUsize,
-    /// MCP sessions open with this tenant's token.
-    mcp_sessions: AtomicUsize,
     last_used: Mutex<Instant>,
 }
 
@@ -47,15 +45,17 @@ impl Drop for CallTicket {
     }
 }
 
-/// An open MCP session counted against its tenant's `max_sessions`, until dropped.
+/// An open MCP session counted against its tenant's `max_sessions`, until dropped. The count
+/// lives apart from the tenant's runtime, so closing an idle tenant does not forget sessions
+/// that are still open.
 pub struct SessionSlot {
     pub tenant: String,
-    runtime: Arc<TenantRuntime>,
+    open: Arc<AtomicUsize>,
 }
 
 impl Drop for SessionSlot {
     fn drop(&mut self) {
-        self.runtime.mcp_sessions.fetch_sub(1, Ordering::SeqCst);
+        self.open.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -63,6 +63,8 @@ pub struct Registry {
     path: PathBuf,
     table: RwLock<Arc<TenantTable>>,
     runtimes: Mutex<HashMap<String, Arc<TenantRuntime>>>,
+    /// Open MCP sessions per tenant name.
+    sessions: Mutex<HashMap<String, Arc<AtomicUsize>>>,
     shared: Arc<SharedBrowser>,
     /// For tenants with a browser of their own: the server's flags, always with a throwaway
     /// profile (several browsers cannot share one).
@@ -86,6 +88,7 @@ impl Registry {
             path,
             table: RwLock::new(Arc::new(table)),
             runtimes: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(HashMap::new()),
             shared: Arc::new(SharedBrowser::new(options)),
             dedicated,
             idle_timeout,
@@ -130,18 +133,21 @@ impl Registry {
 
     /// Opens an MCP session for `tenant`, unless it already has `max_sessions` open.
     pub fn open_session(&self, tenant: &Tenant) -> Result<SessionSlot, String> {
-        let runtime = self.runtime(tenant, false)?;
+        let open = self
+            .sessions
+            .lock()
+            .map_err(|_| "The tenant registry is unavailable.".to_string())?
+            .entry(tenant.name.clone())
+            .or_default()
+            .clone();
         let limit = tenant.quotas.max_sessions;
-        let opened =
-            runtime
-                .mcp_sessions
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |open| {
-                    (open < limit).then_some(open + 1)
-                });
+        let opened = open.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |count| {
+            (count < limit).then_some(count + 1)
+        });
         match opened {
             Ok(_) => Ok(SessionSlot {
                 tenant: tenant.name.clone(),
-                runtime,
+                open,
             }),
             Err(_) => Err(format!(
                 "Tenant {:?} already has {limit} open MCP sessions (its max_sessions); close one first.",
@@ -182,7 +188,6 @@ impl Registry {
             name: tenant.name.clone(),
             session,
             queued: AtomicUsize::new(usize::from(count_call)),
-            mcp_sessions: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
         });
         runtimes.insert(tenant.name.clone(), runtime.clone());
@@ -254,4 +259,56 @@ async fn close_all(runtimes: Vec<Arc<TenantRuntime>>) {
         .iter()
         .map(|runtime| runtime.session.shutdown(CLOSE_BUDGET));
     futures::future::join_all(closing).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tenants::token_hash_hex;
+    use std::path::Path;
+
+    fn registry(extra: &str) -> Registry {
+        let root = std::env::temp_dir().join("devtools-mcp-registry-unit");
+        let text = format!(
+            "[[tenant]]\nname = \"alice\"\ntoken_sha256 = {:?}\nsandbox_root = {:?}\n{extra}\n",
+            token_hash_hex("token"),
+            root.display().to_string()
+        );
+        let table = TenantTable::parse(&text, Path::new("tenants.toml")).expect("valid file");
+        Registry::new(
+            PathBuf::from("tenants.toml"),
+            table,
+            BrowserOptions::default(),
+            Duration::ZERO,
+        )
+    }
+
+    #[tokio::test]
+    async fn a_tenant_with_a_call_in_flight_is_never_closed_as_idle() {
+        let registry = registry("");
+        let tenant = registry.authenticate("token").expect("alice");
+        let ticket = registry.enter(&tenant).expect("enter");
+        registry.close_idle().await;
+        assert_eq!(registry.runtimes().len(), 1, "closed under a running call");
+        assert_eq!(registry.in_flight(), 1);
+        drop(ticket);
+        registry.close_idle().await;
+        assert!(registry.runtimes().is_empty(), "the idle tenant stays open");
+    }
+
+    #[tokio::test]
+    async fn the_session_quota_holds_across_closing_an_idle_tenant() {
+        let registry = registry("max_sessions = 1");
+        let tenant = registry.authenticate("token").expect("alice");
+        drop(registry.enter(&tenant).expect("enter"));
+        let first = registry.open_session(&tenant).expect("the first session");
+        registry.close_idle().await;
+        let second = registry.open_session(&tenant);
+        assert!(
+            second.is_err_and(|message| message.contains("max_sessions")),
+            "a second session beyond the quota"
+        );
+        drop(first);
+        assert!(registry.open_session(&tenant).is_ok());
+    }
 }
