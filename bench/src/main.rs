@@ -10,6 +10,7 @@ mod fixtures;
 mod report;
 mod scenario;
 mod server;
+mod tenants;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -60,6 +61,13 @@ struct Args {
     /// to diff them in full.
     #[arg(long)]
     dump: Option<PathBuf>,
+    /// Run the multi-tenant scenario instead: `serve --http` with this many tenants, measured
+    /// against one tenant (`--runs` batches each).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=64))]
+    tenants: Option<u32>,
+    /// Calls each tenant fires at once in the multi-tenant scenario.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    calls_per_tenant: u32,
 }
 
 #[tokio::main]
@@ -83,6 +91,21 @@ async fn main() {
 }
 
 async fn bench(args: &Args) -> Result<String, String> {
+    if let Some(tenants) = args.tenants {
+        let server = our_server(args)?;
+        let fixtures = fixtures::FixtureServer::start()
+            .map_err(|e| format!("cannot start the fixture server: {e}"))?;
+        let options = tenants::Options {
+            server: &server,
+            browser_flags: browser_flags(&args.chromium),
+            tenants: tenants as usize,
+            calls: args.calls_per_tenant as usize,
+            runs: args.runs,
+            timeout: Duration::from_secs(args.timeout_secs),
+        };
+        let report = tenants::bench(&options, &fixtures).await?;
+        return Ok(format!("Machine: {}.\n\n{report}", machine()));
+    }
     let ours = Launch {
         name: "devtools-mcp".to_owned(),
         program: our_server(args)?,

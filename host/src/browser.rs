@@ -12,12 +12,14 @@ mod page_snapshot;
 mod page_trace;
 mod screenshot;
 mod settle;
+mod shared;
 mod trace;
 
 pub use cdp::cdp;
 pub use emulation::EmulateRequest;
 pub use page::{McpPage, Target};
 pub use screenshot::ScreenshotFlags;
+pub use shared::SharedBrowser;
 
 use chromiumoxide::{Browser, BrowserConfig};
 use futures::StreamExt;
@@ -61,6 +63,8 @@ pub enum BrowserError {
     ProfileInUse(String),
     #[error("Cannot create the browser profile directory {dir}: {reason}")]
     Profile { dir: String, reason: String },
+    #[error("Cannot create a browser context for this session: {0}")]
+    Context(String),
 }
 
 /// A live connection. Dropping it kills a browser we launched.

@@ -163,6 +163,39 @@ pub struct Args {
     /// Write the server's log to this file instead of stderr.
     #[arg(long)]
     pub log_file: Option<PathBuf>,
+
+    /// `serve`: the address to serve MCP over streamable HTTP at (default 127.0.0.1:8808).
+    #[arg(long)]
+    #[serde(skip)]
+    pub http: Option<std::net::SocketAddr>,
+    /// `serve`: the tenants file (TOML): hashed bearer tokens, policies, quotas, roots.
+    #[arg(long)]
+    #[serde(skip)]
+    pub tenants: Option<PathBuf>,
+    /// `serve`: a `Host` to accept besides localhost, 127.0.0.1 and ::1 (repeatable), e.g.
+    /// the name a load balancer forwards.
+    #[arg(long)]
+    #[serde(skip)]
+    pub allowed_host: Vec<String>,
+    /// `serve`: a browser origin allowed to call, e.g. https://app.example.com:443
+    /// (repeatable). Requests with any other `Origin` are refused.
+    #[arg(long)]
+    #[serde(skip)]
+    pub allowed_origin: Vec<String>,
+    /// `serve`: the largest request body accepted, in bytes (default 1 MiB).
+    #[arg(long)]
+    #[serde(skip)]
+    pub max_body_bytes: Option<usize>,
+    /// `serve`: close a tenant's browser context after this many seconds without calls
+    /// (default 600).
+    #[arg(long)]
+    #[serde(skip)]
+    pub idle_timeout_secs: Option<u64>,
+    /// `serve`: on SIGTERM, let in-flight calls finish for this many seconds before
+    /// cancelling them (default 10).
+    #[arg(long)]
+    #[serde(skip)]
+    pub shutdown_grace_secs: Option<u64>,
 }
 
 /// One-shot commands; without one the server speaks MCP over stdio.
@@ -178,11 +211,24 @@ pub enum Command {
     },
     /// List the tools with their category and whether the flags enable them.
     Tools,
+    /// Serve MCP over streamable HTTP to the tenants of --tenants (see --http).
+    Serve,
+    /// Tenant administration.
+    Tenant {
+        #[command(subcommand)]
+        action: TenantAction,
+    },
     /// Write, build, check and sign tool plugins.
     Plugin {
         #[command(subcommand)]
         command: crate::plugin_cli::PluginCommand,
     },
+}
+
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum TenantAction {
+    /// Read a bearer token on stdin and print the token_sha256 to put in the tenants file.
+    HashToken,
 }
 
 impl Args {
@@ -290,7 +336,8 @@ fn normalize<I: IntoIterator<Item = String>>(argv: I) -> Vec<String> {
 fn subcommand_last(mut argv: Vec<String>) -> Vec<String> {
     let positionals = match argv.get(1).map(String::as_str) {
         Some("call") => 3,
-        Some("tools") => 1,
+        Some("tools") | Some("serve") => 1,
+        Some("tenant") => 2,
         _ => return argv,
     };
     let mut taken = vec![argv.remove(1)];
@@ -384,6 +431,34 @@ mod tests {
             Ok(args) => args,
             Err(error) => panic!("parse failed: {error}"),
         }
+    }
+
+    #[test]
+    fn serve_takes_its_flags_and_the_browser_flags_in_any_order() {
+        let args = parse(&[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--tenants",
+            "t.toml",
+            "--headless",
+            "--allowedOrigin",
+            "https://app.example.com:443",
+        ]);
+        assert!(matches!(args.command, Some(Command::Serve)));
+        assert_eq!(args.http.map(|address| address.port()), Some(0));
+        assert_eq!(args.tenants, Some(PathBuf::from("t.toml")));
+        assert_eq!(args.headless, Some(true));
+        assert_eq!(args.allowed_origin, vec!["https://app.example.com:443"]);
+        let flags = args.flags_json();
+        assert!(!flags.contains_key("tenants") && !flags.contains_key("http"));
+        let args = parse(&["tenant", "hash-token"]);
+        assert!(matches!(
+            args.command,
+            Some(Command::Tenant {
+                action: TenantAction::HashToken
+            })
+        ));
     }
 
     #[test]

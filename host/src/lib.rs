@@ -2,11 +2,13 @@
 //! `main.rs`) and for the micro benchmarks in `benches/`. The modules read as the pipeline:
 //! `plugin` (components, limits, policy), `pipeline` (one call, in the reference's order),
 //! `session` and `browser` (the state a call acts on), `response` and `snapshot` (what it
-//! answers), `sandbox` (file paths), `mcp` (the protocol face).
+//! answers), `sandbox` (file paths), `mcp` (the protocol face), `http` and `tenants` (MCP over
+//! streamable HTTP for several tenants).
 
 pub mod browser;
 pub mod catalog;
 pub mod cli;
+pub mod http;
 pub mod mcp;
 pub mod oneshot;
 pub mod pipeline;
@@ -17,3 +19,4 @@ pub mod sandbox;
 pub mod session;
 pub mod snapshot;
 pub mod telemetry;
+pub mod tenants;

@@ -1,6 +1,7 @@
 //! devtools-mcp: an MCP server for driving Chromium in which every tool is a sandboxed
-//! WebAssembly component. `main` parses flags, loads the tools, serves MCP over stdio, and
-//! closes the browser on the way out.
+//! WebAssembly component. `main` parses flags, loads the tools, serves MCP over stdio (or,
+//! with `serve`, over streamable HTTP to several tenants), and closes the browser on the way
+//! out.
 
 use devtools_mcp::browser::{BrowserOptions, ScreenshotFlags};
 use devtools_mcp::catalog::Catalog;
@@ -10,7 +11,7 @@ use devtools_mcp::plugin::policy::{Origin, Policy};
 use devtools_mcp::plugin::{Loader, Runtime};
 use devtools_mcp::sandbox::Sandbox;
 use devtools_mcp::session::Session;
-use devtools_mcp::{catalog, cli, mcp, oneshot, plugin_cli, telemetry};
+use devtools_mcp::{catalog, cli, http, mcp, oneshot, plugin_cli, telemetry, tenants};
 use rmcp::ServiceExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,6 +20,14 @@ use std::time::Duration;
 
 /// Time given to the browser to close on shutdown (the whole exit must take under 1 s).
 const BROWSER_CLOSE_BUDGET: Duration = Duration::from_millis(700);
+/// `serve` without `--http`.
+const DEFAULT_HTTP_ADDRESS: &str = "127.0.0.1:8808";
+/// Request bodies `serve` accepts when `--max-body-bytes` is not given.
+const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
+/// A tenant's browser context is closed after this long without calls, by default.
+const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// In-flight calls may finish for this long after SIGTERM, by default.
+const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 fn main() -> ExitCode {
     let args = Args::parse_compatible();
@@ -45,8 +54,15 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), String> {
-    if let Some(cli::Command::Plugin { command }) = &args.command {
-        return plugin_cli::run(command, cache_dir(&args)).await;
+    match &args.command {
+        Some(cli::Command::Tenant {
+            action: cli::TenantAction::HashToken,
+        }) => return hash_token(),
+        Some(cli::Command::Serve) => return serve_http(&args).await,
+        Some(cli::Command::Plugin { command }) => {
+            return plugin_cli::run(command, cache_dir(&args)).await;
+        }
+        _ => {}
     }
     let (pipeline, catalog) = build_pipeline(&args).await?;
     let pipeline = Arc::new(pipeline);
@@ -66,7 +82,7 @@ async fn run(args: Args) -> Result<(), String> {
                 false => Err(format!("{tool} answered with an error")),
             };
         }
-        Some(cli::Command::Plugin { .. }) | None => {}
+        _ => {}
     }
     let server = mcp::McpServer::new(pipeline, session.clone(), watching);
     let service = server
@@ -80,6 +96,59 @@ async fn run(args: Args) -> Result<(), String> {
     }
     session.shutdown(BROWSER_CLOSE_BUDGET).await;
     Ok(())
+}
+
+/// `tenant hash-token`: the token on stdin, its hash on stdout.
+fn hash_token() -> Result<(), String> {
+    use std::io::Read;
+    let mut token = String::new();
+    std::io::stdin()
+        .read_to_string(&mut token)
+        .map_err(|error| format!("cannot read the token from stdin: {error}"))?;
+    if token.trim().is_empty() {
+        return Err("no token on stdin; pipe one in, e.g. `openssl rand -hex 32 | tee token.txt | devtools-mcp tenant hash-token`".into());
+    }
+    println!("{}", tenants::token_hash_hex(&token));
+    Ok(())
+}
+
+/// `serve`: MCP over streamable HTTP, one session per tenant of the tenants file.
+async fn serve_http(args: &Args) -> Result<(), String> {
+    let path = args
+        .tenants
+        .clone()
+        .ok_or("serve needs --tenants FILE (see docs/tenants.example.toml)")?;
+    let table = tenants::TenantTable::load(&path).map_err(|error| error.to_string())?;
+    let address = match args.http {
+        Some(address) => address,
+        None => DEFAULT_HTTP_ADDRESS
+            .parse()
+            .map_err(|error| format!("invalid default address: {error}"))?,
+    };
+    // Tools are loaded once here; `--watch` reloading serves stdio only.
+    let (pipeline, _catalog) = build_pipeline(args).await?;
+    let pipeline = Arc::new(pipeline);
+    let idle = args
+        .idle_timeout_secs
+        .map(Duration::from_secs)
+        .unwrap_or(DEFAULT_IDLE_TIMEOUT);
+    let registry = Arc::new(tenants::registry::Registry::new(
+        path,
+        table,
+        browser_options(args),
+        idle,
+    ));
+    let options = http::HttpOptions {
+        address,
+        allowed_hosts: args.allowed_host.clone(),
+        allowed_origins: args.allowed_origin.clone(),
+        max_body_bytes: args.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+        shutdown_grace: args
+            .shutdown_grace_secs
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_SHUTDOWN_GRACE),
+    };
+    http::serve(pipeline, registry, options).await
 }
 
 /// Loads every tool component and decides what each call will go through; the catalog can

@@ -1,10 +1,17 @@
 //! One session's browser state: the browser connection, its pages, the selected page, named
 //! isolated contexts and the file sandbox. The pipeline is handed this value (behind its
 //! FIFO lock), never globals, so serving several tenants is having several sessions.
+//!
+//! A tenant's session of the HTTP server shares one Chromium with the others: it works in a
+//! browser context of its own, creates its pages there, and adopts no target of any other
+//! context, so it can neither list nor reach another tenant's pages.
 
-use crate::browser::{BrowserConn, BrowserError, BrowserOptions, McpPage, cdp};
+mod scope;
+
+use crate::browser::{BrowserConn, BrowserError, BrowserOptions, McpPage, SharedBrowser, cdp};
 use crate::plugin::limits::Limits;
 use crate::sandbox::Sandbox;
+use scope::{BrowserHandle, ContextScope, TargetInfo, adoptable, create_browser_context};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -27,20 +34,45 @@ pub struct Session {
 }
 
 impl Session {
+    /// A session with a browser of its own (stdio, one-shot calls, dedicated tenants).
     pub fn new(options: BrowserOptions, sandbox: Sandbox) -> Session {
+        Session::with_state(SessionState::new(options, sandbox, None, None))
+    }
+
+    /// A tenant's session in one browser context of `shared`, with at most `max_pages` pages.
+    pub fn in_shared_browser(
+        shared: Arc<SharedBrowser>,
+        sandbox: Sandbox,
+        max_pages: usize,
+    ) -> Session {
+        let options = shared.options().clone();
+        let scope = ContextScope {
+            shared,
+            context: None,
+        };
+        Session::with_state(SessionState::new(
+            options,
+            sandbox,
+            Some(scope),
+            Some(max_pages),
+        ))
+    }
+
+    /// A session with its own browser and at most `max_pages` pages (a dedicated tenant).
+    pub fn dedicated(options: BrowserOptions, sandbox: Sandbox, max_pages: usize) -> Session {
+        Session::with_state(SessionState::new(options, sandbox, None, Some(max_pages)))
+    }
+
+    fn with_state(state: SessionState) -> Session {
         Session {
-            state: Arc::new(Mutex::new(SessionState {
-                options,
-                browser: None,
-                pages: BTreeMap::new(),
-                selected: None,
-                contexts: HashMap::new(),
-                sandbox,
-                had_browser: false,
-                reconnected: false,
-            })),
+            state: Arc::new(Mutex::new(state)),
             limits: None,
         }
+    }
+
+    /// The number of open pages, when no call holds the lock right now.
+    pub fn try_page_count(&self) -> Option<usize> {
+        self.state.try_lock().ok().map(|state| state.pages.len())
     }
 
     /// Caps every plugin call of this session at `limits` (limit by limit, the tighter wins):
@@ -60,13 +92,11 @@ impl Session {
         self.state.clone().lock_owned().await
     }
 
-    /// Closes a browser we launched (used on shutdown).
+    /// Closes a browser we launched (used on shutdown); in a shared browser, disposes of the
+    /// session's browser contexts (its pages, cookies, storage and cache) instead.
     pub async fn shutdown(&self, budget: Duration) {
         let mut state = self.state.lock().await;
-        state.pages.clear();
-        if let Some(browser) = state.browser.take() {
-            browser.shutdown(budget).await;
-        }
+        state.close_browser(budget).await;
     }
 }
 
@@ -81,7 +111,9 @@ pub struct PageEntry {
 
 pub struct SessionState {
     options: BrowserOptions,
-    browser: Option<BrowserConn>,
+    browser: Option<BrowserHandle>,
+    scope: Option<ContextScope>,
+    max_pages: Option<usize>,
     pages: BTreeMap<u32, McpPage>,
     selected: Option<u32>,
     /// Named isolated browser contexts: name -> browserContextId.
@@ -92,18 +124,52 @@ pub struct SessionState {
 }
 
 impl SessionState {
+    fn new(
+        options: BrowserOptions,
+        sandbox: Sandbox,
+        scope: Option<ContextScope>,
+        max_pages: Option<usize>,
+    ) -> SessionState {
+        SessionState {
+            options,
+            browser: None,
+            scope,
+            max_pages,
+            pages: BTreeMap::new(),
+            selected: None,
+            contexts: HashMap::new(),
+            sandbox,
+            had_browser: false,
+            reconnected: false,
+        }
+    }
+
     /// Launches or connects on first use, and again after the browser died.
     pub async fn ensure_browser(&mut self) -> Result<(), BrowserError> {
-        if self.browser.as_ref().is_some_and(BrowserConn::is_alive) {
+        if self
+            .browser
+            .as_ref()
+            .is_some_and(|browser| browser.connection().is_alive())
+        {
             return Ok(());
         }
-        if let Some(dead) = self.browser.take() {
+        if let Some(BrowserHandle::Owned(dead)) = self.browser.take() {
             dead.shutdown(Duration::from_millis(200)).await;
         }
         self.pages.clear();
         self.selected = None;
         self.contexts.clear();
-        let browser = BrowserConn::open(&self.options).await?;
+        let browser = match &mut self.scope {
+            Some(scope) => {
+                let connection = scope.shared.get().await?;
+                let context = create_browser_context(&connection.browser)
+                    .await
+                    .map_err(BrowserError::Context)?;
+                scope.context = Some(context);
+                BrowserHandle::Shared(connection)
+            }
+            None => BrowserHandle::Owned(Box::new(BrowserConn::open(&self.options).await?)),
+        };
         self.browser = Some(browser);
         if self.had_browser {
             self.reconnected = true;
@@ -125,24 +191,74 @@ impl SessionState {
     fn browser(&self) -> Result<&chromiumoxide::Browser, String> {
         self.browser
             .as_ref()
-            .map(|connection| &connection.browser)
+            .map(|handle| &handle.connection().browser)
             .ok_or_else(|| "The browser is not running.".to_string())
     }
 
-    /// Adopts the pages the browser already has; opens one if it has none. A browser we
-    /// launched starts without a window (`--no-startup-window`), so it gets its first page at
-    /// once instead of after polling for tabs that will never come.
+    /// Drops the browser: closes one we own, disposes of our contexts in a shared one.
+    async fn close_browser(&mut self, budget: Duration) {
+        self.pages.clear();
+        self.selected = None;
+        let contexts: Vec<String> = self
+            .contexts
+            .drain()
+            .map(|(_, id)| id)
+            .chain(self.scope.as_mut().and_then(|scope| scope.context.take()))
+            .collect();
+        match self.browser.take() {
+            Some(BrowserHandle::Owned(connection)) => connection.shutdown(budget).await,
+            Some(BrowserHandle::Shared(connection)) => {
+                for context in contexts {
+                    let dispose = connection.browser.execute(cdp(
+                        "Target.disposeBrowserContext",
+                        serde_json::json!({ "browserContextId": context }),
+                    ));
+                    if let Err(error) = tokio::time::timeout(budget, dispose)
+                        .await
+                        .map_err(|_| "timed out".to_string())
+                        .and_then(|answer| answer.map_err(|error| error.to_string()))
+                    {
+                        tracing::warn!(%error, %context, "could not dispose of a browser context");
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// The browser contexts whose targets this session may adopt; `None` when it may adopt
+    /// every target (a browser of its own).
+    fn own_contexts(&self) -> Option<Vec<String>> {
+        let scope = self.scope.as_ref()?;
+        Some(
+            scope
+                .context
+                .iter()
+                .chain(self.contexts.values())
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// Adopts the pages the browser already has; opens one if it has none. A fresh context of a
+    /// shared browser has no pages to wait for, and a browser we launched starts without a
+    /// window (`--no-startup-window`), so either gets its first page at once instead of after
+    /// polling for tabs that will never come.
     async fn discover_initial_pages(&mut self) {
         let launched = self
             .browser
             .as_ref()
-            .is_some_and(|browser| browser.launched);
-        let attempts = if launched { 1 } else { 20 };
+            .is_some_and(|browser| browser.connection().launched);
+        let attempts = if launched || self.scope.is_some() {
+            1
+        } else {
+            20
+        };
         for attempt in 0..attempts {
             if attempt > 0 {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            if let Some(connection) = self.browser.as_mut() {
+            if let Some(BrowserHandle::Owned(connection)) = self.browser.as_mut() {
                 let _fetched = connection.browser.fetch_targets().await;
             }
             self.sync_pages().await;
@@ -165,10 +281,11 @@ impl SessionState {
         let Ok(live) = browser.pages().await else {
             return;
         };
-        let internal = self.internal_targets().await;
+        let targets = self.targets().await;
+        let own_contexts = self.own_contexts();
         let live: Vec<chromiumoxide::Page> = live
             .into_iter()
-            .filter(|page| !internal.contains(&target_key(page)))
+            .filter(|page| adoptable(targets.get(&target_key(page)), own_contexts.as_deref()))
             .collect();
         let live_ids: Vec<String> = live.iter().map(target_key).collect();
         self.pages
@@ -195,8 +312,8 @@ impl SessionState {
         }
     }
 
-    /// The browser's targets: id -> (type, title, url).
-    async fn targets(&self) -> HashMap<String, (String, String, String)> {
+    /// The browser's targets: id -> what `Target.getTargets` says of it.
+    async fn targets(&self) -> HashMap<String, TargetInfo> {
         let mut targets = HashMap::new();
         let Ok(browser) = self.browser() else {
             return targets;
@@ -213,29 +330,17 @@ impl SessionState {
             .flatten()
         {
             let text = |key: &str| info[key].as_str().unwrap_or_default().to_string();
-            targets.insert(text("targetId"), (text("type"), text("title"), text("url")));
+            targets.insert(
+                text("targetId"),
+                TargetInfo {
+                    kind: text("type"),
+                    title: text("title"),
+                    url: text("url"),
+                    context: text("browserContextId"),
+                },
+            );
         }
         targets
-    }
-
-    /// Targets that are not the user's pages: internal schemes, or not of type `page`.
-    async fn internal_targets(&self) -> Vec<String> {
-        self.targets()
-            .await
-            .into_iter()
-            .filter(|(_, (kind, _, url))| {
-                kind != "page"
-                    || [
-                        "chrome://",
-                        "chrome-untrusted://",
-                        "chrome-extension://",
-                        "devtools://",
-                    ]
-                    .iter()
-                    .any(|scheme| url.starts_with(scheme))
-            })
-            .map(|(id, _)| id)
-            .collect()
     }
 
     /// The page page-scoped tools act on.
@@ -292,9 +397,17 @@ impl SessionState {
         isolated_context: Option<&str>,
         timeout: Option<Duration>,
     ) -> Result<u32, String> {
+        if let Some(limit) = self.max_pages {
+            self.sync_pages().await;
+            if self.pages.len() >= limit {
+                return Err(format!(
+                    "This tenant may have at most {limit} open pages. Close one with close_page first."
+                ));
+            }
+        }
         let context_id = match isolated_context {
             Some(name) => Some(self.browser_context(name).await?),
-            None => None,
+            None => self.scope.as_ref().and_then(|scope| scope.context.clone()),
         };
         let mut params =
             chromiumoxide::cdp::browser_protocol::target::CreateTargetParams::new("about:blank");
@@ -335,15 +448,7 @@ impl SessionState {
         if let Some(id) = self.contexts.get(name) {
             return Ok(id.clone());
         }
-        let created = self
-            .browser()?
-            .execute(cdp("Target.createBrowserContext", serde_json::json!({})))
-            .await
-            .map_err(|error| error.to_string())?;
-        let id = created.result["browserContextId"]
-            .as_str()
-            .ok_or("The browser did not create a browser context.")?
-            .to_string();
+        let id = create_browser_context(self.browser()?).await?;
         self.contexts.insert(name.to_string(), id.clone());
         Ok(id)
     }
@@ -377,12 +482,12 @@ impl SessionState {
         for (id, page) in &self.pages {
             let known = targets.get(&target_key(&page.page));
             let url = match known {
-                Some((_, _, url)) => url.clone(),
+                Some(info) => info.url.clone(),
                 None => page.url().await,
             };
             let title = match page.dialog() {
                 Some(_) => known
-                    .map(|(_, title, _)| title.clone())
+                    .map(|info| info.title.clone())
                     .filter(|title| *title != url)
                     .unwrap_or_default(),
                 None => page.title(Duration::from_secs(1)).await,

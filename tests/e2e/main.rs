@@ -5,6 +5,7 @@ mod debugging;
 mod fixtures;
 mod harness_selftest;
 mod hot_reload;
+mod http;
 mod input;
 mod integrity;
 mod lifecycle;

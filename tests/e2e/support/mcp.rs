@@ -75,7 +75,7 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    fn from_result(result: CallToolResult) -> ToolOutput {
+    pub fn from_result(result: CallToolResult) -> ToolOutput {
         let mut texts = Vec::new();
         let mut images = Vec::new();
         for item in result.content {

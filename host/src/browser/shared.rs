@@ -1,0 +1,48 @@
+//! One Chromium shared by several sessions (the HTTP server's tenants): launched or connected
+//! on first use, relaunched when it died. Each session works in a browser context of its own
+//! and only ever sees that context's targets (see `session.rs`).
+
+use super::{BrowserConn, BrowserError, BrowserOptions};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+pub struct SharedBrowser {
+    options: BrowserOptions,
+    connection: Mutex<Option<Arc<BrowserConn>>>,
+}
+
+impl SharedBrowser {
+    pub fn new(options: BrowserOptions) -> SharedBrowser {
+        SharedBrowser {
+            options,
+            connection: Mutex::new(None),
+        }
+    }
+
+    pub fn options(&self) -> &BrowserOptions {
+        &self.options
+    }
+
+    /// The live browser, launching or reconnecting when there is none.
+    pub async fn get(&self) -> Result<Arc<BrowserConn>, BrowserError> {
+        let mut connection = self.connection.lock().await;
+        if let Some(live) = connection.as_ref().filter(|live| live.is_alive()) {
+            return Ok(live.clone());
+        }
+        let mut opened = BrowserConn::open(&self.options).await?;
+        let _fetched = opened.browser.fetch_targets().await;
+        let opened = Arc::new(opened);
+        *connection = Some(opened.clone());
+        Ok(opened)
+    }
+
+    /// Closes the browser once no session holds it any more; a session still holding it (a
+    /// call that did not finish in time) lets the last reference's drop kill it.
+    pub async fn shutdown(&self, budget: Duration) {
+        let taken = self.connection.lock().await.take();
+        if let Some(connection) = taken.and_then(|shared| Arc::try_unwrap(shared).ok()) {
+            connection.shutdown(budget).await;
+        }
+    }
+}

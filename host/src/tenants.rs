@@ -1,0 +1,409 @@
+//! The tenants file: who may call the HTTP server (a bearer token, stored as its SHA-256), and
+//! what each tenant gets (its tool policy, quotas, sandbox root and browser). Parsing is strict:
+//! an unknown key, a duplicate name or token, or a malformed hash is an error naming the fix.
+
+pub mod registry;
+
+use crate::plugin::limits::Limits;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Pages a tenant may have open when its entry does not say.
+const DEFAULT_MAX_PAGES: usize = 20;
+/// Concurrent MCP sessions a tenant may hold when its entry does not say.
+const DEFAULT_MAX_SESSIONS: usize = 8;
+/// Wall-clock budget of one call when the entry does not say; a stuck page must not hold the
+/// tenant's lock forever.
+const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+#[derive(Debug, thiserror::Error)]
+pub enum TenantsError {
+    #[error("cannot read the tenants file {path}: {reason}")]
+    Read { path: String, reason: String },
+    #[error("the tenants file {path} is not valid: {reason}")]
+    Parse { path: String, reason: String },
+    #[error(
+        "tenant {name:?} in {path}: token_sha256 must be 64 hex digits (make one with `devtools-mcp tenant hash-token < token.txt`)"
+    )]
+    BadHash { path: String, name: String },
+    #[error("tenant {name:?} appears twice in {path}; tenant names must be unique")]
+    DuplicateName { path: String, name: String },
+    #[error("tenants {first:?} and {second:?} in {path} have the same token; give each its own")]
+    DuplicateToken {
+        path: String,
+        first: String,
+        second: String,
+    },
+    #[error("tenant {name:?} in {path}: name must be 1-64 characters of a-z, 0-9, '-' or '_'")]
+    BadName { path: String, name: String },
+    #[error("tenant {name:?} in {path}: sandbox_root {root} cannot be created: {reason}")]
+    Root {
+        path: String,
+        name: String,
+        root: String,
+        reason: String,
+    },
+}
+
+/// How a tenant gets its browser.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BrowserMode {
+    /// A browser context of the server's one Chromium (cookies, storage and cache apart).
+    #[default]
+    Shared,
+    /// A Chromium of its own, launched (or connected) with the server's browser flags.
+    Dedicated,
+}
+
+/// One `[[tenant]]` entry as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TenantEntry {
+    name: String,
+    token_sha256: String,
+    #[serde(default)]
+    revoked: bool,
+    sandbox_root: PathBuf,
+    #[serde(default)]
+    tools: Option<Vec<String>>,
+    #[serde(default)]
+    categories: Option<Vec<String>>,
+    #[serde(default)]
+    deny_tools: Vec<String>,
+    #[serde(default)]
+    max_pages: Option<usize>,
+    #[serde(default)]
+    max_sessions: Option<usize>,
+    #[serde(default)]
+    call_timeout_secs: Option<u64>,
+    #[serde(default)]
+    plugin_memory_mib: Option<usize>,
+    #[serde(default)]
+    plugin_fuel: Option<u64>,
+    #[serde(default)]
+    browser: BrowserMode,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TenantsFile {
+    #[serde(default, rename = "tenant")]
+    tenants: Vec<TenantEntry>,
+}
+
+/// Which tools a tenant may list and call: an allow-list by name and/or category (absent means
+/// all), minus `deny_tools`.
+#[derive(Debug, Clone, Default)]
+pub struct ToolPolicy {
+    pub tools: Option<BTreeSet<String>>,
+    pub categories: Option<BTreeSet<String>>,
+    pub deny_tools: BTreeSet<String>,
+}
+
+impl ToolPolicy {
+    pub fn allows(&self, tool: &str, category: &str) -> bool {
+        if self.deny_tools.contains(tool) {
+            return false;
+        }
+        match (&self.tools, &self.categories) {
+            (None, None) => true,
+            (tools, categories) => {
+                tools.as_ref().is_some_and(|tools| tools.contains(tool))
+                    || categories
+                        .as_ref()
+                        .is_some_and(|categories| categories.contains(category))
+            }
+        }
+    }
+}
+
+/// The limits a tenant's calls run under.
+#[derive(Debug, Clone)]
+pub struct Quotas {
+    pub max_pages: usize,
+    pub max_sessions: usize,
+    /// A whole call's budget, the wait for the tenant's lock included.
+    pub call_timeout: Duration,
+    /// Caps on each plugin's own memory and CPU limits; `None` leaves the plugin's.
+    pub plugin_memory_bytes: Option<usize>,
+    pub plugin_fuel: Option<u64>,
+}
+
+impl Quotas {
+    /// The cap the pipeline puts over every plugin's own limits for this tenant (the tighter
+    /// of the two wins, limit by limit); what the tenant does not cap stays the plugin's.
+    pub fn plugin_cap(&self) -> Limits {
+        Limits {
+            wall_clock: self.call_timeout,
+            fuel: self.plugin_fuel.unwrap_or(u64::MAX),
+            memory_bytes: self.plugin_memory_bytes.unwrap_or(usize::MAX),
+            output_bytes: usize::MAX,
+            output_lines: usize::MAX,
+        }
+    }
+}
+
+/// One tenant, validated.
+#[derive(Debug)]
+pub struct Tenant {
+    pub name: String,
+    token_hash: [u8; 32],
+    pub revoked: bool,
+    pub sandbox_root: PathBuf,
+    pub policy: ToolPolicy,
+    pub quotas: Quotas,
+    pub browser: BrowserMode,
+}
+
+/// Every tenant of one reading of the file.
+#[derive(Debug, Default)]
+pub struct TenantTable {
+    tenants: Vec<Arc<Tenant>>,
+}
+
+impl TenantTable {
+    pub fn load(path: &Path) -> Result<TenantTable, TenantsError> {
+        let text = std::fs::read_to_string(path).map_err(|error| TenantsError::Read {
+            path: path.display().to_string(),
+            reason: error.to_string(),
+        })?;
+        TenantTable::parse(&text, path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<TenantTable, TenantsError> {
+        let shown = path.display().to_string();
+        let file: TenantsFile = toml::from_str(text).map_err(|error| TenantsError::Parse {
+            path: shown.clone(),
+            reason: error.to_string(),
+        })?;
+        let mut tenants: Vec<Arc<Tenant>> = Vec::new();
+        for entry in file.tenants {
+            let tenant = validate(entry, &shown)?;
+            if let Some(other) = tenants.iter().find(|other| other.name == tenant.name) {
+                return Err(TenantsError::DuplicateName {
+                    path: shown,
+                    name: other.name.clone(),
+                });
+            }
+            if let Some(other) = tenants
+                .iter()
+                .find(|other| other.token_hash == tenant.token_hash)
+            {
+                return Err(TenantsError::DuplicateToken {
+                    path: shown,
+                    first: other.name.clone(),
+                    second: tenant.name.clone(),
+                });
+            }
+            tenants.push(Arc::new(tenant));
+        }
+        Ok(TenantTable { tenants })
+    }
+
+    /// The tenant a bearer token belongs to; `None` for an unknown or revoked token. Every
+    /// entry is compared (in constant time) so the answer's timing says nothing about which.
+    pub fn authenticate(&self, token: &str) -> Option<Arc<Tenant>> {
+        let presented = hash_token(token);
+        let mut found = None;
+        for tenant in &self.tenants {
+            if constant_time_eq(&presented, &tenant.token_hash) && !tenant.revoked {
+                found = Some(tenant.clone());
+            }
+        }
+        found
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<Tenant>> {
+        self.tenants
+            .iter()
+            .find(|tenant| tenant.name == name)
+            .cloned()
+    }
+
+    pub fn len(&self) -> usize {
+        self.tenants.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tenants.is_empty()
+    }
+}
+
+fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
+    let name_ok = !entry.name.is_empty()
+        && entry.name.len() <= 64
+        && entry
+            .name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    if !name_ok {
+        return Err(TenantsError::BadName {
+            path: path.to_string(),
+            name: entry.name,
+        });
+    }
+    let token_hash = parse_hash(&entry.token_sha256).ok_or_else(|| TenantsError::BadHash {
+        path: path.to_string(),
+        name: entry.name.clone(),
+    })?;
+    std::fs::create_dir_all(&entry.sandbox_root).map_err(|error| TenantsError::Root {
+        path: path.to_string(),
+        name: entry.name.clone(),
+        root: entry.sandbox_root.display().to_string(),
+        reason: error.to_string(),
+    })?;
+    let set = |names: Vec<String>| names.into_iter().collect::<BTreeSet<_>>();
+    Ok(Tenant {
+        name: entry.name,
+        token_hash,
+        revoked: entry.revoked,
+        sandbox_root: entry.sandbox_root,
+        policy: ToolPolicy {
+            tools: entry.tools.map(set),
+            categories: entry.categories.map(set),
+            deny_tools: set(entry.deny_tools),
+        },
+        quotas: Quotas {
+            max_pages: entry.max_pages.unwrap_or(DEFAULT_MAX_PAGES).max(1),
+            max_sessions: entry.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS).max(1),
+            call_timeout: entry
+                .call_timeout_secs
+                .map(Duration::from_secs)
+                .unwrap_or(DEFAULT_CALL_TIMEOUT),
+            plugin_memory_bytes: entry.plugin_memory_mib.map(|mib| mib << 20),
+            plugin_fuel: entry.plugin_fuel,
+        },
+        browser: entry.browser,
+    })
+}
+
+/// The stored form of a token: SHA-256 of its UTF-8 bytes (surrounding whitespace removed, so
+/// a trailing newline from `echo` does not matter), as 64 lowercase hex digits.
+pub fn token_hash_hex(token: &str) -> String {
+    hex::encode(hash_token(token))
+}
+
+fn hash_token(token: &str) -> [u8; 32] {
+    Sha256::digest(token.trim().as_bytes()).into()
+}
+
+fn parse_hash(text: &str) -> Option<[u8; 32]> {
+    let bytes = hex::decode(text.trim()).ok()?;
+    bytes.try_into().ok()
+}
+
+fn constant_time_eq(left: &[u8; 32], right: &[u8; 32]) -> bool {
+    left.iter()
+        .zip(right)
+        .fold(0u8, |difference, (a, b)| difference | (a ^ b))
+        == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> Result<TenantTable, TenantsError> {
+        TenantTable::parse(text, Path::new("tenants.toml"))
+    }
+
+    fn entry(name: &str, token: &str, extra: &str) -> String {
+        let root = std::env::temp_dir()
+            .join("devtools-mcp-tenants-unit")
+            .join(name);
+        format!(
+            "[[tenant]]\nname = {name:?}\ntoken_sha256 = {:?}\nsandbox_root = {:?}\n{extra}\n",
+            token_hash_hex(token),
+            root.display().to_string()
+        )
+    }
+
+    #[test]
+    fn authenticates_by_token_and_refuses_unknown_and_revoked_ones() {
+        let text = entry("alice", "secret-a", "") + &entry("bob", "secret-b", "revoked = true");
+        let table = table(&text).expect("valid file");
+        assert_eq!(
+            table.authenticate("secret-a").map(|t| t.name.clone()),
+            Some("alice".to_string())
+        );
+        assert!(table.authenticate("secret-b").is_none(), "revoked");
+        assert!(table.authenticate("secret-c").is_none(), "unknown");
+        assert!(table.authenticate("").is_none(), "empty");
+    }
+
+    #[test]
+    fn rejects_unknown_keys_bad_hashes_and_duplicates() {
+        let unknown = entry("alice", "a", "max_page = 3");
+        assert!(matches!(table(&unknown), Err(TenantsError::Parse { .. })));
+        let bad_hash =
+            "[[tenant]]\nname = \"a\"\ntoken_sha256 = \"abc\"\nsandbox_root = \"/tmp\"\n";
+        let error = table(bad_hash).expect_err("bad hash");
+        assert!(error.to_string().contains("hash-token"), "{error}");
+        let twice = entry("alice", "a", "") + &entry("alice", "b", "");
+        assert!(matches!(
+            table(&twice),
+            Err(TenantsError::DuplicateName { .. })
+        ));
+        let same_token = entry("alice", "a", "") + &entry("bob", "a", "");
+        assert!(matches!(
+            table(&same_token),
+            Err(TenantsError::DuplicateToken { .. })
+        ));
+        let bad_name = entry("Alice!", "a", "");
+        assert!(matches!(
+            table(&bad_name),
+            Err(TenantsError::BadName { .. })
+        ));
+    }
+
+    #[test]
+    fn policy_allows_by_name_or_category_minus_denied() {
+        let text = entry(
+            "alice",
+            "a",
+            "tools = [\"list_pages\"]\ncategories = [\"navigation\"]\ndeny_tools = [\"close_page\"]",
+        );
+        let table = table(&text).expect("valid file");
+        let policy = &table.get("alice").expect("alice").policy;
+        assert!(policy.allows("list_pages", "other"));
+        assert!(policy.allows("navigate_page", "navigation"));
+        assert!(!policy.allows("close_page", "navigation"));
+        assert!(!policy.allows("take_screenshot", "debugging"));
+        assert!(ToolPolicy::default().allows("anything", "any"));
+    }
+
+    #[test]
+    fn the_documented_example_file_parses() {
+        let root = std::env::temp_dir().join("devtools-mcp-tenants-example");
+        let text = include_str!("../../docs/tenants.example.toml")
+            .replace("/srv/devtools-mcp", &root.display().to_string());
+        let table = table(&text).expect("docs/tenants.example.toml is valid");
+        let alice = table
+            .authenticate("alice-example-token")
+            .expect("alice's example token");
+        assert_eq!(alice.quotas.max_pages, DEFAULT_MAX_PAGES);
+        let ci = table.authenticate("ci-example-token").expect("ci's token");
+        assert_eq!(ci.quotas.max_pages, 4);
+        assert_eq!(ci.quotas.plugin_memory_bytes, Some(32 << 20));
+        let cap = ci.quotas.plugin_cap();
+        assert_eq!(cap.memory_bytes, 32 << 20);
+        assert_eq!(cap.wall_clock, Duration::from_secs(30));
+        assert_eq!(Limits::default().min(cap).fuel, Limits::default().fuel);
+        assert!(!ci.policy.allows("evaluate_script", "debugging"));
+        assert!(ci.policy.allows("take_screenshot", "debugging"));
+    }
+
+    #[test]
+    fn token_hash_ignores_surrounding_whitespace() {
+        assert_eq!(token_hash_hex("abc\n"), token_hash_hex("abc"));
+        assert_eq!(
+            token_hash_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

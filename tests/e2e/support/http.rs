@@ -1,0 +1,260 @@
+//! Runs `devtools-mcp serve --http 127.0.0.1:0` with a tenants file of the test's making, and
+//! talks to it over real HTTP: rmcp's streamable HTTP client (reqwest) per tenant, and plain
+//! reqwest for what a well-behaved client never sends.
+
+use super::mcp::{ToolOutput, browser_args, timeout};
+use super::{kill_group, kill_tree};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::process::{Child, Command};
+
+/// One `[[tenant]]` of the tenants file; its sandbox root is made under the server's dir.
+#[derive(Clone, Debug)]
+pub struct TenantSpec {
+    pub name: String,
+    pub token: String,
+    /// More TOML lines for the entry, e.g. `max_pages = 2`.
+    pub extra: String,
+}
+
+impl TenantSpec {
+    pub fn new(name: &str, token: &str) -> TenantSpec {
+        TenantSpec {
+            name: name.to_owned(),
+            token: token.to_owned(),
+            extra: String::new(),
+        }
+    }
+
+    pub fn with(mut self, line: &str) -> TenantSpec {
+        self.extra.push_str(line);
+        self.extra.push('\n');
+        self
+    }
+}
+
+pub struct HttpServer {
+    child: Child,
+    pid: u32,
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+    dir: tempfile::TempDir,
+    stderr: PathBuf,
+    exited: bool,
+}
+
+impl HttpServer {
+    /// Starts the server for `tenants` with the test browser flags plus `extra_args`.
+    pub async fn start(tenants: &[TenantSpec], extra_args: &[&str]) -> HttpServer {
+        let dir = tempfile::Builder::new()
+            .prefix("devtools-mcp-http-")
+            .tempdir()
+            .expect("a temporary directory");
+        let stderr = dir.path().join("server.stderr.log");
+        let stderr_file = std::fs::File::create(&stderr).expect("the stderr log file");
+        let tenants_path = dir.path().join("tenants.toml");
+        std::fs::write(&tenants_path, tenants_toml(dir.path(), tenants)).expect("the tenants file");
+        let mut args = vec![
+            "serve".to_owned(),
+            "--http".to_owned(),
+            "127.0.0.1:0".to_owned(),
+            "--tenants".to_owned(),
+            tenants_path.display().to_string(),
+        ];
+        args.extend(browser_args());
+        args.extend(extra_args.iter().map(|arg| (*arg).to_owned()));
+        let child = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+            .args(&args)
+            .env("RUST_LOG", "info,chromiumoxide=off")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr_file)
+            .kill_on_drop(true)
+            .process_group(0)
+            .spawn()
+            .expect("spawn devtools-mcp serve");
+        let pid = child.id().expect("the server's pid");
+        let mut server = HttpServer {
+            child,
+            pid,
+            base: String::new(),
+            dir,
+            stderr,
+            exited: false,
+        };
+        let deadline = Instant::now() + timeout();
+        loop {
+            let log = server.stderr();
+            if let Some(line) = log
+                .lines()
+                .find_map(|line| line.strip_prefix("devtools-mcp: serving MCP over HTTP at "))
+            {
+                server.base = line.trim().trim_end_matches("/mcp").to_owned();
+                return server;
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("the server exited ({status}) before listening:\n{log}");
+            }
+            if Instant::now() >= deadline {
+                panic!("the server did not listen within {:?}:\n{log}", timeout());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The tenant's sandbox root.
+    pub fn root(&self, tenant: &str) -> PathBuf {
+        root_of(self.dir.path(), tenant)
+    }
+
+    /// Rewrites the tenants file (the server re-reads it on SIGHUP).
+    pub fn write_tenants(&self, tenants: &[TenantSpec]) {
+        std::fs::write(
+            self.dir.path().join("tenants.toml"),
+            tenants_toml(self.dir.path(), tenants),
+        )
+        .expect("rewrite the tenants file");
+    }
+
+    /// Sends a signal (`HUP`, `TERM`...) to the server with procps' `kill`.
+    pub fn signal(&self, name: &str) {
+        let status = std::process::Command::new("kill")
+            .args([format!("-{name}"), self.pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{name} {} failed", self.pid);
+    }
+
+    /// The server's log so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read(&self.stderr)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Waits for the server to exit; `None` if it did not within `limit`.
+    pub async fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let status = tokio::time::timeout(limit, self.child.wait())
+            .await
+            .ok()?
+            .ok()?;
+        self.exited = true;
+        Some(status)
+    }
+
+    /// An MCP client of the tenant with this token (initialized over HTTP).
+    pub async fn client(&self, token: &str) -> Result<HttpClient, String> {
+        let config = StreamableHttpClientTransportConfig::with_uri(self.mcp_url())
+            .auth_header(token)
+            .max_concurrent_requests(64);
+        let transport = StreamableHttpClientTransport::from_config(config);
+        match tokio::time::timeout(timeout(), ().serve(transport)).await {
+            Ok(Ok(client)) => Ok(HttpClient { client }),
+            Ok(Err(error)) => Err(format!("MCP initialization over HTTP failed: {error}")),
+            Err(_) => Err("MCP initialization over HTTP timed out".to_owned()),
+        }
+    }
+
+    /// Like [`HttpServer::client`], panicking with the server's log on failure.
+    pub async fn connect(&self, token: &str) -> HttpClient {
+        match self.client(token).await {
+            Ok(client) => client,
+            Err(message) => panic!("{message}\n--- server log ---\n{}", self.stderr()),
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        if self.exited {
+            return;
+        }
+        if std::thread::panicking() {
+            eprintln!("--- server log ---\n{}", self.stderr());
+        }
+        kill_tree(self.pid);
+        kill_group(self.pid);
+    }
+}
+
+fn root_of(dir: &Path, tenant: &str) -> PathBuf {
+    dir.join("roots").join(tenant)
+}
+
+fn tenants_toml(dir: &Path, tenants: &[TenantSpec]) -> String {
+    let mut text = String::new();
+    for tenant in tenants {
+        let hash = hex::encode(Sha256::digest(tenant.token.as_bytes()));
+        text.push_str(&format!(
+            "[[tenant]]\nname = {:?}\ntoken_sha256 = {hash:?}\nsandbox_root = {:?}\n{}\n",
+            tenant.name,
+            root_of(dir, &tenant.name).display().to_string(),
+            tenant.extra
+        ));
+    }
+    text
+}
+
+/// One tenant's MCP client over HTTP.
+pub struct HttpClient {
+    client: RunningService<RoleClient, ()>,
+}
+
+impl HttpClient {
+    /// Calls a tool; a JSON-RPC error or a transport failure is `Err` with its text.
+    pub async fn call_raw(
+        &self,
+        tool: &str,
+        arguments: serde_json::Value,
+    ) -> Result<ToolOutput, String> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let serde_json::Value::Object(map) = arguments {
+            params = params.with_arguments(map);
+        }
+        match tokio::time::timeout(timeout(), self.client.call_tool(params)).await {
+            Ok(Ok(result)) => Ok(ToolOutput::from_result(result)),
+            Ok(Err(ServiceError::McpError(error))) => Err(error.to_string()),
+            Ok(Err(error)) => Err(format!("transport: {error}")),
+            Err(_) => Err(format!("tools/call {tool} timed out")),
+        }
+    }
+
+    /// Calls a tool; panics unless it answered (an `isError` result is an answer).
+    pub async fn call(&self, tool: &str, arguments: serde_json::Value) -> ToolOutput {
+        match self.call_raw(tool, arguments).await {
+            Ok(output) => output,
+            Err(error) => panic!("tools/call {tool} was not answered: {error}"),
+        }
+    }
+
+    /// The names of the tools this tenant is offered.
+    pub async fn tool_names(&self) -> Vec<String> {
+        let tools = tokio::time::timeout(timeout(), self.client.list_all_tools())
+            .await
+            .expect("tools/list timed out")
+            .expect("tools/list failed");
+        tools
+            .into_iter()
+            .map(|tool| tool.name.to_string())
+            .collect()
+    }
+
+    pub async fn close(self) {
+        let _closed = tokio::time::timeout(timeout(), self.client.cancel()).await;
+    }
+}
