@@ -55,6 +55,23 @@ async fn a_tool_written_in_python_loads_and_runs_beside_the_rust_tools() {
     let plugins_arg = plugins.to_string_lossy().into_owned();
     let policy_arg = policy.to_string_lossy().into_owned();
     let cache = cache_dir().to_string_lossy().into_owned();
+    // Compile (20-50 s for CPython) before the server starts, outside the initialize timeout.
+    // componentize-py binds every host function, so `plugin check` reports the capabilities
+    // the policy leaves out (exit status 1); the one the tool uses must be granted.
+    let component = plugins.join("page_title.wasm");
+    let checked = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+        .args(["--cache-dir", &cache, "plugin", "check", "--policy", &policy_arg])
+        .arg(&component)
+        .output()
+        .expect("plugin check");
+    let report = String::from_utf8_lossy(&checked.stdout);
+    assert!(report.contains("Tool page_title"), "{report}");
+    assert!(report.contains("script: granted"), "{report}");
+    assert!(report.contains("input: NOT granted"), "{report}");
+    assert!(
+        report.contains("WASI 0.2, linked to an implementation that grants nothing"),
+        "{report}"
+    );
     let log_file = policy_dir.path().join("server.log");
     let mut args = browser_args();
     args.extend(
