@@ -60,7 +60,14 @@ async fn a_tool_written_in_python_loads_and_runs_beside_the_rust_tools() {
     // the policy leaves out (exit status 1); the one the tool uses must be granted.
     let component = plugins.join("page_title.wasm");
     let checked = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
-        .args(["--cache-dir", &cache, "plugin", "check", "--policy", &policy_arg])
+        .args([
+            "--cache-dir",
+            &cache,
+            "plugin",
+            "check",
+            "--policy",
+            &policy_arg,
+        ])
         .arg(&component)
         .output()
         .expect("plugin check");
