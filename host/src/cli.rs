@@ -146,8 +146,8 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     #[serde(skip)]
     pub plugin_fuel: Option<u64>,
-    /// Linear memory one plugin instance may grow to, in MiB (default 64).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    /// Linear memory one plugin instance may grow to, in MiB (default 64, at most 1024).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     #[serde(skip)]
     pub plugin_memory: Option<u64>,
     /// Where compiled tool code is cached (default: the user's cache dir).

@@ -42,7 +42,18 @@ impl Runtime {
         config.epoch_interruption(true);
         config.consume_fuel(true);
         config.max_wasm_stack(limits::MAX_WASM_STACK);
-        let engine = Engine::new(&config)?;
+        // A fresh instance per call is the isolation we want; the pooling allocator makes it
+        // cheap (pre-reserved memories and instance slots, reset instead of remapped). Where
+        // the address space cannot be reserved, instances are allocated on demand instead.
+        config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool()));
+        let engine = match Engine::new(&config) {
+            Ok(engine) => engine,
+            Err(error) => {
+                tracing::warn!(%error, "pooling allocator unavailable; allocating instances on demand");
+                config.allocation_strategy(wasmtime::InstanceAllocationStrategy::OnDemand);
+                Engine::new(&config)?
+            }
+        };
         let mut linker = Linker::new(&engine);
         Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| state)?;
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
@@ -167,6 +178,24 @@ pub struct LoadedTool {
     pub input_schema: serde_json::Map<String, serde_json::Value>,
     pub grants: Arc<Grants>,
     pub limits: Limits,
+}
+
+/// Slots for concurrent instances (calls in flight across tenants, plus definitions being
+/// evaluated); each memory slot is address space reserved up to the largest memory a policy may
+/// grant (`limits::MAX_MEMORY_BYTES`).
+fn pool() -> wasmtime::PoolingAllocationConfig {
+    const SLOTS: u32 = 128;
+    let mut pool = wasmtime::PoolingAllocationConfig::default();
+    pool.total_component_instances(SLOTS)
+        .total_core_instances(SLOTS * 8)
+        .total_memories(SLOTS * 2)
+        .total_tables(SLOTS * 4)
+        .total_stacks(SLOTS)
+        .max_memory_size(limits::MAX_MEMORY_BYTES)
+        .table_elements(100_000)
+        .max_component_instance_size(8 << 20)
+        .max_core_instance_size(8 << 20);
+    pool
 }
 
 fn spawn_epoch_ticker(engine: &Engine) {

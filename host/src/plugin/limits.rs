@@ -50,6 +50,10 @@ impl Limits {
     }
 }
 
+/// The largest linear memory any policy may grant (the instance pool reserves this much address
+/// space per memory slot).
+pub const MAX_MEMORY_BYTES: usize = 1 << 30;
+
 /// Fixed by the engine for every instance: wasm stack a call may use.
 pub const MAX_WASM_STACK: usize = 1 << 20;
 

@@ -22,7 +22,7 @@
 //! ```
 
 use super::capability::{Capability, Grants};
-use super::limits::Limits;
+use super::limits::{Limits, MAX_MEMORY_BYTES};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -255,8 +255,14 @@ fn rule(entry: &RuleFile, section: &str) -> Result<Rule, String> {
             Some(mib) => usize::try_from(mib)
                 .ok()
                 .and_then(|mib| mib.checked_mul(1 << 20))
+                .filter(|bytes| key != "memory_mib" || *bytes <= MAX_MEMORY_BYTES)
                 .map(Some)
-                .ok_or_else(|| format!("{section}: {key} is too large")),
+                .ok_or_else(|| {
+                    format!(
+                        "{section}: {key} is too large (memory_mib is at most {})",
+                        MAX_MEMORY_BYTES >> 20
+                    )
+                }),
             None => Ok(None),
         }
     };
