@@ -101,6 +101,7 @@ fn benches(criterion: &mut Criterion) {
         via_cli: false,
         structured_content: false,
         slim: false,
+        flags: Map::new(),
         telemetry: None,
     };
     let sandbox = Sandbox::new([std::env::temp_dir()]).unwrap_or_else(|error| panic!("{error}"));

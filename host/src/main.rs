@@ -172,7 +172,7 @@ async fn build_pipeline(args: &Args) -> Result<(Pipeline, Catalog), String> {
     );
     let slim = Args::enabled(args.slim);
     let page_id_routing = Args::enabled(args.experimental_page_id_routing) && !slim;
-    let mut catalog = Catalog::new(loader, dirs, flags, slim, page_id_routing);
+    let mut catalog = Catalog::new(loader, dirs, flags.clone(), slim, page_id_routing);
     let tools = catalog.load().await?;
     let telemetry = match &args.telemetry_file {
         Some(path) => Some(telemetry::TelemetrySink::open(path).map_err(|error| {
@@ -182,6 +182,7 @@ async fn build_pipeline(args: &Args) -> Result<(Pipeline, Catalog), String> {
     };
     let pipeline = Pipeline {
         tools: ToolRegistry::new(tools),
+        flags,
         runtime,
         via_cli: Args::enabled(args.via_cli),
         slim,

@@ -36,6 +36,8 @@ pub struct Pipeline {
     pub structured_content: bool,
     /// `--slim`: responses are the tool's lines only.
     pub slim: bool,
+    /// The server's flags, which a session's overrides (a tenant's flags) are laid over.
+    pub flags: Map<String, Value>,
     pub telemetry: Option<TelemetrySink>,
 }
 
@@ -51,10 +53,13 @@ impl Pipeline {
         let tools = self.tools.current();
         let tool = tools
             .get(name)
-            .filter(|tool| tool.listed(self.via_cli))
             .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
+        let disabled = self.disabled(tool, session.flag_overrides());
+        if disabled.is_some() && !self.via_cli {
+            return Err(CallError::UnknownTool(name.to_string()));
+        }
         let arguments = arguments.unwrap_or_default();
-        let result = self.run(session, tool, arguments.clone()).await;
+        let result = self.run(session, tool, disabled, arguments.clone()).await;
         if let Some(sink) = &self.telemetry {
             let success = result.is_error != Some(true);
             sink.record(&ToolInvocation::new(
@@ -68,14 +73,40 @@ impl Pipeline {
         Ok(result)
     }
 
+    /// Why the flags disable a tool (the server's, or the session's laid over them).
+    pub fn disabled(
+        &self,
+        tool: &ToolEntry,
+        overrides: Option<&Map<String, Value>>,
+    ) -> Option<String> {
+        match overrides {
+            None => tool.disabled.clone(),
+            Some(overrides) => {
+                gate::disabled_message(tool.definition(), &self.flags_with(overrides))
+            }
+        }
+    }
+
+    /// The server's flags with `overrides` laid over them.
+    pub fn flags_with(&self, overrides: &Map<String, Value>) -> Map<String, Value> {
+        let mut flags = self.flags.clone();
+        flags.extend(
+            overrides
+                .iter()
+                .map(|(key, value)| (key.clone(), value.clone())),
+        );
+        flags
+    }
+
     async fn run(
         &self,
         session: &Session,
         tool: &ToolEntry,
+        disabled: Option<String>,
         mut arguments: Map<String, Value>,
     ) -> CallToolResult {
         let name = tool.definition().name.as_str();
-        if let Some(message) = &tool.disabled {
+        if let Some(message) = &disabled {
             return plain_error(message);
         }
         if let Some(message) = arguments::unknown_arguments_message(name, &arguments, &tool.schema)

@@ -31,6 +31,8 @@ pub struct Session {
     state: Arc<Mutex<SessionState>>,
     /// A cap on every plugin call of this session (a tenant's quota), over each plugin's own.
     limits: Option<Limits>,
+    /// Gating flags over the server's (a tenant's); `None`: the server's flags alone.
+    flag_overrides: Option<Arc<serde_json::Map<String, serde_json::Value>>>,
 }
 
 impl Session {
@@ -67,12 +69,27 @@ impl Session {
         Session {
             state: Arc::new(Mutex::new(state)),
             limits: None,
+            flag_overrides: None,
         }
     }
 
     /// The number of open pages, when no call holds the lock right now.
     pub fn try_page_count(&self) -> Option<usize> {
         self.state.try_lock().ok().map(|state| state.pages.len())
+    }
+
+    /// Flags of this session that override the server's when deciding which tools are enabled
+    /// (a tenant's `flags`): `categoryX`, `experimentalX`, `memoryDebugging`.
+    pub fn with_flag_overrides(
+        mut self,
+        flags: serde_json::Map<String, serde_json::Value>,
+    ) -> Session {
+        self.flag_overrides = (!flags.is_empty()).then(|| Arc::new(flags));
+        self
+    }
+
+    pub fn flag_overrides(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        self.flag_overrides.as_deref()
     }
 
     /// Caps every plugin call of this session at `limits` (limit by limit, the tighter wins):

@@ -7,7 +7,7 @@ pub mod registry;
 use crate::plugin::limits::Limits;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,6 +30,14 @@ pub enum TenantsError {
         "tenant {name:?} in {path}: token_sha256 must be 64 hex digits (make one with `devtools-mcp tenant hash-token < token.txt`)"
     )]
     BadHash { path: String, name: String },
+    #[error(
+        "tenant {name:?} in {path}: flag `{flag}` cannot differ per tenant; tenant flags are the ones that enable tools (categoryX, experimentalX, memoryDebugging)"
+    )]
+    Flag {
+        path: String,
+        name: String,
+        flag: String,
+    },
     #[error("tenant {name:?} appears twice in {path}; tenant names must be unique")]
     DuplicateName { path: String, name: String },
     #[error("tenants {first:?} and {second:?} in {path} have the same token; give each its own")]
@@ -87,6 +95,9 @@ struct TenantEntry {
     plugin_fuel: Option<u64>,
     #[serde(default)]
     browser: BrowserMode,
+    /// Gating flags over the server's for this tenant, e.g. `{ categoryNetwork = false }`.
+    #[serde(default)]
+    flags: BTreeMap<String, bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -158,6 +169,9 @@ pub struct Tenant {
     pub policy: ToolPolicy,
     pub quotas: Quotas,
     pub browser: BrowserMode,
+    /// Flags deciding which tools are enabled, over the server's (`categoryX`,
+    /// `experimentalX`, `memoryDebugging`).
+    pub flags: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Every tenant of one reading of the file.
@@ -257,12 +271,18 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
         root: entry.sandbox_root.display().to_string(),
         reason: error.to_string(),
     })?;
+    let flags = gating_flags(&entry.flags).map_err(|flag| TenantsError::Flag {
+        path: path.to_string(),
+        name: entry.name.clone(),
+        flag,
+    })?;
     let set = |names: Vec<String>| names.into_iter().collect::<BTreeSet<_>>();
     Ok(Tenant {
         name: entry.name,
         token_hash,
         revoked: entry.revoked,
         sandbox_root: entry.sandbox_root,
+        flags,
         policy: ToolPolicy {
             tools: entry.tools.map(set),
             categories: entry.categories.map(set),
@@ -292,6 +312,24 @@ fn hash_token(token: &str) -> [u8; 32] {
     Sha256::digest(token.trim().as_bytes()).into()
 }
 
+/// Only the flags that enable or disable tools may differ per tenant; the rest (browser,
+/// output formats) are the server's.
+fn gating_flags(
+    flags: &BTreeMap<String, bool>,
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let mut gating = serde_json::Map::new();
+    for (name, value) in flags {
+        let known = name.starts_with("category")
+            || name.starts_with("experimental")
+            || name == "memoryDebugging";
+        if !known {
+            return Err(name.clone());
+        }
+        gating.insert(name.clone(), serde_json::Value::Bool(*value));
+    }
+    Ok(gating)
+}
+
 fn parse_hash(text: &str) -> Option<[u8; 32]> {
     let bytes = hex::decode(text.trim()).ok()?;
     bytes.try_into().ok()
@@ -302,6 +340,29 @@ fn constant_time_eq(left: &[u8; 32], right: &[u8; 32]) -> bool {
         .zip(right)
         .fold(0u8, |difference, (a, b)| difference | (a ^ b))
         == 0
+}
+
+#[cfg(test)]
+mod flag_tests {
+    use super::*;
+
+    #[test]
+    fn only_tool_gating_flags_may_differ_per_tenant() {
+        let flags: BTreeMap<String, bool> = [
+            ("categoryNetwork".to_string(), false),
+            ("memoryDebugging".to_string(), true),
+        ]
+        .into_iter()
+        .collect();
+        let gating = gating_flags(&flags).expect("gating flags");
+        assert_eq!(
+            gating.get("categoryNetwork"),
+            Some(&serde_json::Value::Bool(false))
+        );
+        let browser: BTreeMap<String, bool> =
+            [("headless".to_string(), false)].into_iter().collect();
+        assert_eq!(gating_flags(&browser), Err("headless".to_string()));
+    }
 }
 
 #[cfg(test)]

@@ -612,3 +612,55 @@ async fn an_idle_tenant_is_closed_and_sigterm_drains_then_closes_the_browser() {
     let left = crate::support::wait_until_gone(&browsers, Duration::from_secs(5)).await;
     assert!(left.is_empty(), "processes left after shutdown: {left:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenant_flags_switch_tool_categories_on_and_off_per_tenant() {
+    let server = HttpServer::start(
+        &[
+            TenantSpec::new("plain", "token-plain"),
+            TenantSpec::new("emulating", "token-emulating")
+                .with("flags = { categoryEmulation = true, categoryNetwork = false }"),
+        ],
+        &["--categoryEmulation=false"],
+    )
+    .await;
+    let plain = server.connect("token-plain").await;
+    let plain_tools = plain.tool_names().await;
+    assert!(
+        !plain_tools.contains(&"emulate".to_owned()),
+        "{plain_tools:?}"
+    );
+    assert!(plain_tools.contains(&"list_network_requests".to_owned()));
+    let refused = plain
+        .call("resize_page", json!({ "width": 800, "height": 600 }))
+        .await;
+    assert!(refused.is_error, "{}", refused.text);
+    assert!(
+        refused
+            .text
+            .contains("is in category Emulation which is currently disabled"),
+        "{}",
+        refused.text
+    );
+
+    let emulating = server.connect("token-emulating").await;
+    let tools = emulating.tool_names().await;
+    assert!(tools.contains(&"emulate".to_owned()), "{tools:?}");
+    assert!(
+        !tools.contains(&"list_network_requests".to_owned()),
+        "{tools:?}"
+    );
+    let resized = emulating
+        .call("resize_page", json!({ "width": 800, "height": 600 }))
+        .await;
+    assert!(!resized.is_error, "{}", resized.text);
+    let network = emulating.call("list_network_requests", json!({})).await;
+    assert!(
+        network.is_error
+            && network
+                .text
+                .contains("is in category Network which is currently disabled"),
+        "{}",
+        network.text
+    );
+}

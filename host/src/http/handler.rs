@@ -68,11 +68,13 @@ impl TenantServer {
 
     /// Why the tenant may not use the tool, if it may not.
     fn refusal(&self, tenant: &Tenant, tool: &Tool) -> Option<String> {
-        let category = self
-            .pipeline
-            .tools
-            .current()
-            .get(&tool.name)
+        let tools = self.pipeline.tools.current();
+        let entry = tools.get(&tool.name);
+        let overrides = (!tenant.flags.is_empty()).then_some(&tenant.flags);
+        if let Some(disabled) = entry.and_then(|entry| self.pipeline.disabled(entry, overrides)) {
+            return Some(disabled);
+        }
+        let category = entry
             .map(|entry| category_info(entry.definition().annotations.category).0)
             .unwrap_or_default();
         if !tenant.policy.allows(&tool.name, category) {
@@ -161,23 +163,24 @@ impl ServerHandler for TenantServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let tenant = self.tenant(&context)?;
+        // Every tool, gated by the server's flags with the tenant's laid over them.
         let tools = self
             .pipeline
             .tools
             .current()
-            .listings(false)
-            .into_iter()
+            .iter()
+            .map(|entry| entry.listing.clone())
             .filter(|tool| self.allowed(&tenant, tool))
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
 
+    /// Any loaded tool: whether this tenant may use it is `refusal`'s to say.
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.pipeline
             .tools
             .current()
             .get(name)
-            .filter(|tool| tool.listed(false))
             .map(|tool| tool.listing.clone())
     }
 

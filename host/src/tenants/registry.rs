@@ -183,7 +183,8 @@ impl Registry {
                 Session::dedicated(self.dedicated.clone(), sandbox, max_pages)
             }
         }
-        .with_limits(tenant.quotas.plugin_cap());
+        .with_limits(tenant.quotas.plugin_cap())
+        .with_flag_overrides(tenant.flags.clone());
         let runtime = Arc::new(TenantRuntime {
             name: tenant.name.clone(),
             session,
