@@ -39,6 +39,13 @@ async fn start(plugins: &Path, extra: &[&str]) -> Result<McpServer, String> {
     McpServer::start_with(args, Vec::new()).await
 }
 
+/// Writes `policy.toml` in `dir`; returns its path as an argument.
+fn write_policy(dir: &Path, text: &str) -> String {
+    let policy = dir.join("policy.toml");
+    std::fs::write(&policy, text).expect("policy");
+    policy.to_string_lossy().into_owned()
+}
+
 /// A plugin folder holding a copy of the crashing_tool fixture: (folder, component).
 fn plugin_folder(scratch: &Path) -> (PathBuf, PathBuf) {
     let plugins = scratch.join("plugins");
@@ -58,13 +65,10 @@ async fn signed_components_load_and_tampered_unsigned_or_unknown_ones_are_refuse
     let (plugins, component) = plugin_folder(scratch.path());
     let (key, public) = keygen(scratch.path(), "release.key");
     let (other_key, _) = keygen(scratch.path(), "other.key");
-    let policy = scratch.path().join("policy.toml");
-    std::fs::write(
-        &policy,
-        format!("[signing]\ntrusted_keys = [\"{public}\"]\nrequire_signed = true\n"),
-    )
-    .expect("policy");
-    let policy_arg = policy.to_string_lossy().into_owned();
+    let policy_arg = write_policy(
+        scratch.path(),
+        &format!("[signing]\ntrusted_keys = [\"{public}\"]\nrequire_signed = true\n"),
+    );
     let component_arg = component.to_string_lossy().into_owned();
 
     // Unsigned, with signatures required.
@@ -129,13 +133,10 @@ async fn a_pinned_hash_refuses_any_other_content() {
         .find_map(|line| line.trim().strip_prefix("sha256: "))
         .expect("check prints the sha256")
         .to_string();
-    let policy = scratch.path().join("policy.toml");
-    std::fs::write(
-        &policy,
-        format!("[plugins.crashing_tool]\nsha256 = \"{sha256}\"\n"),
-    )
-    .expect("policy");
-    let policy_arg = policy.to_string_lossy().into_owned();
+    let policy_arg = write_policy(
+        scratch.path(),
+        &format!("[plugins.crashing_tool]\nsha256 = \"{sha256}\"\n"),
+    );
     let server = start(&plugins, &["--policy", &policy_arg])
         .await
         .unwrap_or_else(|error| panic!("{error}"));
