@@ -54,7 +54,10 @@ impl Pipeline {
         let tool = tools
             .get(name)
             .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
-        let disabled = self.disabled(tool, session.flag_overrides());
+        let flags = session
+            .flag_overrides()
+            .map(|overrides| self.flags_with(overrides));
+        let disabled = self.disabled(tool, flags.as_ref());
         if disabled.is_some() && !self.via_cli {
             return Err(CallError::UnknownTool(name.to_string()));
         }
@@ -73,17 +76,12 @@ impl Pipeline {
         Ok(result)
     }
 
-    /// Why the flags disable a tool (the server's, or the session's laid over them).
-    pub fn disabled(
-        &self,
-        tool: &ToolEntry,
-        overrides: Option<&Map<String, Value>>,
-    ) -> Option<String> {
-        match overrides {
+    /// Why the flags disable a tool: the server's (decided at load), or `flags` (the server's
+    /// with a session's laid over them, from `flags_with`).
+    pub fn disabled(&self, tool: &ToolEntry, flags: Option<&Map<String, Value>>) -> Option<String> {
+        match flags {
             None => tool.disabled.clone(),
-            Some(overrides) => {
-                gate::disabled_message(tool.definition(), &self.flags_with(overrides))
-            }
+            Some(flags) => gate::disabled_message(tool.definition(), flags),
         }
     }
 

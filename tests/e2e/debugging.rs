@@ -10,11 +10,7 @@ use std::process::Command;
 async fn screenshots_inline_to_files_and_by_element() {
     let pages = fixtures::server();
     let workspace = tempfile::tempdir().expect("workspace");
-    let workspace_arg = workspace.path().to_string_lossy().into_owned();
-    let server = McpServer::start(&["--workspace", &workspace_arg]).await;
-    server
-        .call("navigate_page", json!({ "url": pages.url("/") }))
-        .await;
+    let server = fixtures::server_in_workspace(&pages, "/", &workspace).await;
 
     let viewport = server.call("take_screenshot", json!({})).await;
     assert_eq!(

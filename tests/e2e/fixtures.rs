@@ -1,6 +1,7 @@
 //! Fixture pages and small helpers shared by the tests.
 
-use crate::support::{FixtureServer, Route};
+use crate::support::{FixtureServer, McpServer, Route};
+use serde_json::json;
 
 pub const INDEX: &str = r#"<!doctype html>
 <html><head><title>Fixture</title></head>
@@ -63,6 +64,21 @@ pub fn server() -> FixtureServer {
         Route::html("/console", CONSOLE),
         Route::new("/data.json", "application/json", r#"{"value": 7}"#),
     ])
+}
+
+/// A server whose file parameters may point into a fresh workspace folder, its selected page
+/// already on `path` of `pages`. Keep the folder for as long as the server.
+pub async fn server_in_workspace(
+    pages: &FixtureServer,
+    path: &str,
+    workspace: &tempfile::TempDir,
+) -> McpServer {
+    let workspace_arg = workspace.path().to_string_lossy().into_owned();
+    let server = McpServer::start(&["--workspace", &workspace_arg]).await;
+    server
+        .call("navigate_page", json!({ "url": pages.url(path) }))
+        .await;
+    server
 }
 
 /// The uid of the snapshot line with this role and name, e.g. `button "Add item"`.

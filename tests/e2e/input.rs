@@ -23,11 +23,7 @@ async fn forms_are_filled_typed_and_submitted() {
     let workspace = tempfile::tempdir().expect("workspace");
     let upload = workspace.path().join("notes.txt");
     std::fs::write(&upload, "hello").expect("upload file");
-    let workspace_arg = workspace.path().to_string_lossy().into_owned();
-    let server = McpServer::start(&["--workspace", &workspace_arg]).await;
-    server
-        .call("navigate_page", json!({ "url": pages.url("/form") }))
-        .await;
+    let server = fixtures::server_in_workspace(&pages, "/form", &workspace).await;
     let snapshot = server.call("take_snapshot", json!({})).await.text;
     let name = uid_of(&snapshot, "textbox \"Name\"");
     let bio = uid_of(&snapshot, "textbox \"Bio\"");

@@ -1,18 +1,14 @@
 //! Performance traces and heap snapshots: real recordings, honest summaries, files in the sandbox.
 
 use crate::fixtures;
-use crate::support::McpServer;
+
 use serde_json::json;
 
 #[tokio::test]
 async fn a_trace_is_recorded_summarised_and_saved() {
     let pages = fixtures::server();
     let workspace = tempfile::tempdir().expect("workspace");
-    let workspace_arg = workspace.path().to_string_lossy().into_owned();
-    let server = McpServer::start(&["--workspace", &workspace_arg]).await;
-    server
-        .call("navigate_page", json!({ "url": pages.url("/") }))
-        .await;
+    let server = fixtures::server_in_workspace(&pages, "/", &workspace).await;
 
     let started = server
         .call(
@@ -93,11 +89,7 @@ async fn a_trace_is_recorded_summarised_and_saved() {
 async fn a_heap_snapshot_is_written_to_a_checked_path() {
     let pages = fixtures::server();
     let workspace = tempfile::tempdir().expect("workspace");
-    let workspace_arg = workspace.path().to_string_lossy().into_owned();
-    let server = McpServer::start(&["--workspace", &workspace_arg]).await;
-    server
-        .call("navigate_page", json!({ "url": pages.url("/") }))
-        .await;
+    let server = fixtures::server_in_workspace(&pages, "/", &workspace).await;
     let taken = server
         .call("take_heapsnapshot", json!({ "filePath": "memory.json" }))
         .await;

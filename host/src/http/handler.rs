@@ -17,6 +17,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -62,16 +63,22 @@ impl TenantServer {
         Ok(tenant)
     }
 
-    fn allowed(&self, tenant: &Tenant, tool: &Tool) -> bool {
-        self.refusal(tenant, tool).is_none()
+    /// The flags deciding which tools this tenant has: the server's, with its own laid over
+    /// them (`None` when it has none of its own). Computed once per request.
+    fn flags(&self, tenant: &Tenant) -> Option<Map<String, Value>> {
+        (!tenant.flags.is_empty()).then(|| self.pipeline.flags_with(&tenant.flags))
     }
 
     /// Why the tenant may not use the tool, if it may not.
-    fn refusal(&self, tenant: &Tenant, tool: &Tool) -> Option<String> {
+    fn refusal(
+        &self,
+        tenant: &Tenant,
+        flags: Option<&Map<String, Value>>,
+        tool: &Tool,
+    ) -> Option<String> {
         let tools = self.pipeline.tools.current();
         let entry = tools.get(&tool.name);
-        let overrides = (!tenant.flags.is_empty()).then_some(&tenant.flags);
-        if let Some(disabled) = entry.and_then(|entry| self.pipeline.disabled(entry, overrides)) {
+        if let Some(disabled) = entry.and_then(|entry| self.pipeline.disabled(entry, flags)) {
             return Some(disabled);
         }
         let category = entry
@@ -164,13 +171,14 @@ impl ServerHandler for TenantServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let tenant = self.tenant(&context)?;
         // Every tool, gated by the server's flags with the tenant's laid over them.
+        let flags = self.flags(&tenant);
         let tools = self
             .pipeline
             .tools
             .current()
             .iter()
             .map(|entry| entry.listing.clone())
-            .filter(|tool| self.allowed(&tenant, tool))
+            .filter(|tool| self.refusal(&tenant, flags.as_ref(), tool).is_none())
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -224,7 +232,7 @@ impl TenantServer {
                 None,
             ));
         };
-        if let Some(message) = self.refusal(tenant, &tool) {
+        if let Some(message) = self.refusal(tenant, self.flags(tenant).as_ref(), &tool) {
             return Ok(error_result(message));
         }
         if let Some(message) = request.arguments.as_ref().and_then(local_url_refusal) {

@@ -59,15 +59,7 @@ impl PageTool for ListConsoleMessages {
     }
 
     fn handle(_page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        let types = params.types.map(|types| {
-            types
-                .iter()
-                .map(|kind| {
-                    let json = serde_json::to_value(kind).unwrap_or_default();
-                    json.as_str().unwrap_or_default().to_string()
-                })
-                .collect()
-        });
+        let types = params.types.as_deref().map(devtools_tool::serde_names);
         response.include_console_messages(&ListOptions {
             page_size: params.page_size,
             page_idx: params.page_idx,

@@ -56,15 +56,10 @@ impl PageTool for ListNetworkRequests {
     }
 
     fn handle(_page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        let types = params.resource_types.map(|types| {
-            types
-                .iter()
-                .map(|kind| {
-                    let json = serde_json::to_value(kind).unwrap_or_default();
-                    json.as_str().unwrap_or_default().to_string()
-                })
-                .collect()
-        });
+        let types = params
+            .resource_types
+            .as_deref()
+            .map(devtools_tool::serde_names);
         response.include_network_requests(&ListOptions {
             page_size: params.page_size,
             page_idx: params.page_idx,

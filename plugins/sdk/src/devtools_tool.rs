@@ -58,6 +58,18 @@ pub use __bindings::exports::devtools::tool::tool::Category;
 
 use __bindings::exports::devtools::tool::tool as wit_tool;
 
+/// The names serde gives enum values (`#[serde(rename_all = ...)]`): what list filters such
+/// as console message types or resource types are declared with.
+pub fn serde_names<T: serde::Serialize>(values: &[T]) -> Vec<String> {
+    values
+        .iter()
+        .filter_map(|value| match serde_json::to_value(value) {
+            Ok(serde_json::Value::String(name)) => Some(name),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Errors cross the boundary as plain text: `Err(format!("…"))` is all a tool writes.
 pub type Result<T, E = String> = core::result::Result<T, E>;
 
