@@ -144,7 +144,7 @@ async fn a_desktop_navigation_audit_reports_real_scores() {
         assert!(text.contains(&line), "{line} in\n{text}");
     }
     // The page's faults are found, with the nodes they flag.
-    assert!(text.contains("\n- image-alt [accessibility]: "), "{text}");
+    assert!(text.contains("\n- image-alt [accessibility, seo]: "), "{text}");
     assert!(text.contains("\n- button-name [accessibility]: "), "{text}");
     assert!(text.contains("selector=\"body > img\""), "{text}");
     let failed = text

@@ -22,14 +22,34 @@ function tick() {
 requestAnimationFrame(tick);
 </script></body></html>"#;
 
-/// The number of samples (video frames) in an MP4's first `stsz` box.
+/// The number of video frames in an MP4: the samples of its `trun` boxes (Chrome writes a
+/// fragmented MP4) and of its `stsz` box.
 fn mp4_frame_count(bytes: &[u8]) -> u32 {
-    let at = bytes
-        .windows(4)
-        .position(|window| window == b"stsz")
-        .expect("an stsz box");
-    let count = &bytes[at + 12..at + 16];
-    u32::from_be_bytes([count[0], count[1], count[2], count[3]])
+    fn walk(bytes: &[u8], mut offset: usize, end: usize, total: &mut u32) {
+        while offset + 8 <= end {
+            let word = |at: usize| {
+                bytes
+                    .get(at..at + 4)
+                    .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+            };
+            let size = usize::try_from(word(offset)).unwrap_or(0);
+            if size < 8 || offset + size > end {
+                return;
+            }
+            match &bytes[offset + 4..offset + 8] {
+                b"moov" | b"trak" | b"mdia" | b"minf" | b"stbl" | b"moof" | b"traf" => {
+                    walk(bytes, offset + 8, offset + size, total);
+                }
+                b"trun" => *total += word(offset + 12),
+                b"stsz" => *total += word(offset + 16),
+                _ => {}
+            }
+            offset += size;
+        }
+    }
+    let mut total = 0;
+    walk(bytes, 0, bytes.len(), &mut total);
+    total
 }
 
 fn assert_mp4(file: &Path) -> Vec<u8> {
@@ -91,7 +111,7 @@ async fn chrome_records_into_the_workspace_and_the_temp_dir() {
         again.text,
         "Error: a screencast recording is already in progress. Use screencast_stop to stop it before starting a new one."
     );
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
     let stopped = server
         .call("screencast_stop", json!({ "pageId": page }))
         .await;
@@ -148,16 +168,17 @@ async fn chrome_records_into_the_workspace_and_the_temp_dir() {
         "--workspace",
         &workspace_arg,
         "--screencastFps",
-        "2",
+        "1",
     ])
     .await;
     let opened = slow.call("new_page", json!({ "url": pages.url("/") })).await;
     let page = selected_page_id(&opened.text);
-    record(&slow, page, Some("slow.mp4"), 2).await;
+    record(&slow, page, Some("slow.mp4"), 3).await;
     let slow_frames = mp4_frame_count(&assert_mp4(&root.join("slow.mp4")));
+    // 1.11.0 on this page: 4 frames at 1 fps, 9 to 19 without the flag.
     assert!(
-        slow_frames * 3 < default_frames && slow_frames <= 8,
-        "2 fps over 2 s: {slow_frames} frames, against {default_frames} by default"
+        slow_frames <= 5 && slow_frames < default_frames,
+        "1 fps over 3 s: {slow_frames} frames, against {default_frames} by default"
     );
     slow.shutdown().await;
 }

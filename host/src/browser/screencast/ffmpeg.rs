@@ -159,7 +159,8 @@ async fn pump_frames(
             frame = frames.next() => {
                 let frame = frame?;
                 let _acked = page.execute(ScreencastFrameAckParams::new(frame.session_id)).await;
-                let Ok(image) = STANDARD.decode(&frame.data) else { continue };
+                let data: &str = frame.data.as_ref();
+                let Ok(image) = STANDARD.decode(data) else { continue };
                 if stdin.write_all(&image).await.is_err() {
                     return None;
                 }
