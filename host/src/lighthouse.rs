@@ -72,7 +72,7 @@ impl LighthouseOptions {
                 "--nodePath {} does not exist",
                 path.display()
             ))),
-            None => which::which("node").map_err(|_| {
+            None => find_on_path("node").ok_or_else(|| {
                 LighthouseError::NodeMissing("`node` was not found on PATH".to_string())
             }),
         }
@@ -105,6 +105,18 @@ impl LighthouseOptions {
                 version: LIGHTHOUSE_VERSION,
             })
     }
+}
+
+/// The first executable file called `name` in a folder of `PATH`.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|folder| folder.join(name))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// Where `npm install --prefix` puts Lighthouse by default: the user's cache folder.

@@ -96,12 +96,12 @@ impl McpPage {
         }
         let matched = self.matched_styles(element_object).await;
         let (payload, sheets, containers) = matched?;
-        let rule_info = |rule: &Value| rule_info(rule, &sheets, &containers);
+        let describe_rule = |rule: &Value| rule_info(rule, &sheets, &containers);
         let input = Input {
             payload: &payload,
             tag: element.local_name.clone(),
             ancestors,
-            rule_info: &rule_info,
+            rule_info: &describe_rule,
         };
         let rules = cascade::collect(&input);
         let element_ref = NodeRef {
@@ -174,9 +174,16 @@ impl McpPage {
                 .await?;
             let node_id = requested["nodeId"].clone();
             self.call("CSS.enable", json!({})).await?;
-            let payload = self
+            let mut payload = self
                 .call("CSS.getMatchedStylesForNode", json!({ "nodeId": node_id }))
                 .await?;
+            // Transition and animation styles, as DevTools asks for them alongside.
+            if let Ok(animated) = self
+                .call("CSS.getAnimatedStylesForNode", json!({ "nodeId": node_id }))
+                .await
+            {
+                payload[cascade::ANIMATED] = animated;
+            }
             let containers = self.containers(&payload, &node_id).await;
             Ok::<_, String>((payload, containers))
         }
@@ -228,7 +235,7 @@ impl McpPage {
             if let Some(name) = query["name"].as_str() {
                 params["containerName"] = Value::from(name);
             }
-            let Ok(container) = self.call("CSS.getContainerForNode", params).await else {
+            let Ok(container) = self.call("DOM.getContainerForNode", params).await else {
                 continue;
             };
             let Some(container_id) = container["nodeId"].as_i64() else {

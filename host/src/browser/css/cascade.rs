@@ -8,6 +8,9 @@ use super::model::{Model, PropId, RuleInfo, StyleId, StyleKind};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
+/// Where the caller puts `CSS.getAnimatedStylesForNode`'s answer in the payload.
+pub const ANIMATED: &str = "animatedStyles";
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum State {
     Active,
@@ -111,6 +114,8 @@ impl Builder<'_> {
     fn main_cascade(&mut self) -> Vec<NodeCascade> {
         let payload = self.input.payload;
         let mut own = Vec::new();
+        let animated = &payload[ANIMATED];
+        own.extend(self.animated_styles(animated, |_, _| true));
         if let Some(inline) = payload.get("inlineStyle").filter(|v| !v.is_null()) {
             own.push(self.model.add_style(StyleKind::Inline, inline));
         }
@@ -139,6 +144,12 @@ impl Builder<'_> {
                 break;
             }
             let mut styles = Vec::new();
+            for style in self.animated_styles(&animated["inherited"][level], |model, style| {
+                model.contains_inherited(style)
+            }) {
+                self.mark_inherited(style, level);
+                styles.push(style);
+            }
             if let Some(inline) = entry.get("inlineStyle").filter(|v| !v.is_null()) {
                 let style = self.model.add_style(StyleKind::Inline, inline);
                 if self.model.contains_inherited(style) {
@@ -170,6 +181,32 @@ impl Builder<'_> {
             });
         }
         cascades
+    }
+
+    /// The transitions style, then the animation styles (highest precedence first); only
+    /// those `keep` accepts.
+    fn animated_styles(
+        &mut self,
+        animated: &Value,
+        keep: impl Fn(&Model, StyleId) -> bool,
+    ) -> Vec<StyleId> {
+        let mut styles = Vec::new();
+        if let Some(transitions) = animated.get("transitionsStyle").filter(|v| !v.is_null()) {
+            let style = self.model.add_style(StyleKind::Transition, transitions);
+            if keep(&self.model, style) {
+                styles.push(style);
+            }
+        }
+        for animation in animated["animationStyles"].as_array().into_iter().flatten() {
+            let name = animation["name"].as_str().map(str::to_string);
+            let style = self
+                .model
+                .add_style(StyleKind::Animation(name), &animation["style"]);
+            if keep(&self.model, style) {
+                styles.push(style);
+            }
+        }
+        styles
     }
 
     fn add_attributes_style(&mut self, own: &mut Vec<StyleId>) {

@@ -31,7 +31,7 @@ pub fn find_ffmpeg(explicit: Option<&Path>) -> Result<PathBuf, String> {
     match explicit {
         Some(path) if path.is_file() => Ok(path.to_path_buf()),
         Some(_) => Err(MISSING_FFMPEG.to_string()),
-        None => which::which("ffmpeg").map_err(|_| MISSING_FFMPEG.to_string()),
+        None => crate::lighthouse::find_on_path("ffmpeg").ok_or_else(|| MISSING_FFMPEG.to_string()),
     }
 }
 
