@@ -85,7 +85,11 @@ impl LighthouseOptions {
         let candidates: Vec<PathBuf> = match &self.lighthouse_path {
             Some(path) => vec![path.clone(), path.join("node_modules").join("lighthouse")],
             None => {
-                let mut list = vec![default_install_dir().join("node_modules").join("lighthouse")];
+                let mut list = vec![
+                    default_install_dir()
+                        .join("node_modules")
+                        .join("lighthouse"),
+                ];
                 list.push(PathBuf::from("/usr/local/lib/node_modules/lighthouse"));
                 list.push(PathBuf::from("/usr/lib/node_modules/lighthouse"));
                 list
@@ -151,12 +155,18 @@ pub async fn run(
         .kill_on_drop(true)
         .spawn()
         .map_err(|error| {
-            LighthouseError::NodeMissing(format!("{} could not be started: {error}", node.display()))
+            LighthouseError::NodeMissing(format!(
+                "{} could not be started: {error}",
+                node.display()
+            ))
         })?;
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let work = async {
-        let (output, errors) = tokio::join!(read_bounded(stdout, MAX_OUTPUT_BYTES), read_bounded(stderr, MAX_ERROR_BYTES));
+        let (output, errors) = tokio::join!(
+            read_bounded(stdout, MAX_OUTPUT_BYTES),
+            read_bounded(stderr, MAX_ERROR_BYTES)
+        );
         let status = child.wait().await;
         (output, errors, status)
     };
@@ -240,7 +250,10 @@ mod tests {
         let text = options.lighthouse_dir().expect_err("missing").to_string();
         assert!(text.contains("npm install --prefix"), "{text}");
         assert!(text.contains(LIGHTHOUSE_VERSION), "{text}");
-        assert!(text.contains("/nonexistent/lh/node_modules/lighthouse"), "{text}");
+        assert!(
+            text.contains("/nonexistent/lh/node_modules/lighthouse"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -4,9 +4,9 @@
 //! out.
 
 use devtools_mcp::browser::{BrowserOptions, ScreencastOptions, ScreenshotFlags};
-use devtools_mcp::lighthouse::LighthouseOptions;
 use devtools_mcp::catalog::Catalog;
 use devtools_mcp::cli::Args;
+use devtools_mcp::lighthouse::LighthouseOptions;
 use devtools_mcp::pipeline::{Pipeline, ToolRegistry};
 use devtools_mcp::plugin::policy::{Origin, Policy};
 use devtools_mcp::plugin::{Loader, Runtime};

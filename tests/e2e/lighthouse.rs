@@ -16,11 +16,11 @@ const PAGE: &str = r#"<!doctype html>
 
 /// A 1x1 PNG.
 const PIXEL: &[u8] = &[
-    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44,
-    0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F,
-    0x15, 0xC4, 0x89, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0xF8,
-    0xCF, 0xC0, 0xF0, 0x1F, 0x00, 0x05, 0x00, 0x01, 0xFF, 0x89, 0x99, 0x3D, 0x1D, 0x00, 0x00,
-    0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
+    0x89, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0xF8, 0xCF, 0xC0, 0xF0,
+    0x1F, 0x00, 0x05, 0x00, 0x01, 0xFF, 0x89, 0x99, 0x3D, 0x1D, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
+    0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
 ];
 
 /// Where `scripts/test` installs Lighthouse's npm package (`npm install --prefix`).
@@ -46,7 +46,9 @@ async fn without_node_the_audit_says_how_to_enable_it() {
         "/nonexistent/node",
     ])
     .await;
-    let opened = server.call("new_page", json!({ "url": "about:blank" })).await;
+    let opened = server
+        .call("new_page", json!({ "url": "about:blank" }))
+        .await;
     let page = selected_page_id(&opened.text);
     let audit = server
         .call("lighthouse_audit", json!({ "pageId": page }))
@@ -73,12 +75,16 @@ async fn without_node_the_audit_says_how_to_enable_it() {
 #[tokio::test]
 async fn a_desktop_navigation_audit_reports_real_scores() {
     if !node_available() {
-        eprintln!("!!! SKIPPED: node is not installed, so Lighthouse cannot run (apt-get install nodejs)");
+        eprintln!(
+            "!!! SKIPPED: node is not installed, so Lighthouse cannot run (apt-get install nodejs)"
+        );
         return;
     }
     let prefix = lighthouse_prefix();
     assert!(
-        prefix.join("node_modules/lighthouse/core/index.js").is_file(),
+        prefix
+            .join("node_modules/lighthouse/core/index.js")
+            .is_file(),
         "Lighthouse is not installed in {}: run scripts/test, or `npm install --prefix {} lighthouse@13.5.0`",
         prefix.display(),
         prefix.display()
@@ -130,7 +136,10 @@ async fn a_desktop_navigation_audit_reports_real_scores() {
     let lhr: Value = serde_json::from_slice(&std::fs::read(&report_json).expect("report.json"))
         .expect("a JSON report");
     let html = std::fs::read_to_string(&report_html).expect("report.html");
-    assert!(html.contains("<html") && html.contains("Lighthouse"), "an HTML report");
+    assert!(
+        html.contains("<html") && html.contains("Lighthouse"),
+        "an HTML report"
+    );
     assert_eq!(lhr["configSettings"]["formFactor"], "desktop");
     // Every score printed is the report's own.
     let categories = lhr["categories"].as_object().expect("categories");
@@ -140,11 +149,18 @@ async fn a_desktop_navigation_audit_reports_real_scores() {
             Some(score) => format!("{}", (score * 100.0).round()),
             None => "n/a".to_string(),
         };
-        let line = format!("- {}: {score} ({})", category["title"].as_str().expect("title"), category["id"].as_str().expect("id"));
+        let line = format!(
+            "- {}: {score} ({})",
+            category["title"].as_str().expect("title"),
+            category["id"].as_str().expect("id")
+        );
         assert!(text.contains(&line), "{line} in\n{text}");
     }
     // The page's faults are found, with the nodes they flag.
-    assert!(text.contains("\n- image-alt [accessibility, seo]: "), "{text}");
+    assert!(
+        text.contains("\n- image-alt [accessibility, seo]: "),
+        "{text}"
+    );
     assert!(text.contains("\n- button-name [accessibility]: "), "{text}");
     assert!(text.contains("selector=\"body > img\""), "{text}");
     let failed = text

@@ -59,7 +59,12 @@ fn assert_mp4(file: &Path) -> Vec<u8> {
     bytes
 }
 
-async fn record(server: &McpServer, page: u64, file: Option<&str>, seconds: u64) -> (String, String) {
+async fn record(
+    server: &McpServer,
+    page: u64,
+    file: Option<&str>,
+    seconds: u64,
+) -> (String, String) {
     let mut arguments = json!({ "pageId": page });
     if let Some(file) = file {
         arguments["filePath"] = json!(file);
@@ -80,13 +85,11 @@ async fn chrome_records_into_the_workspace_and_the_temp_dir() {
     let workspace = tempfile::tempdir().expect("workspace");
     let root = workspace.path().canonicalize().expect("canonical");
     let workspace_arg = root.display().to_string();
-    let server = McpServer::start(&[
-        "--experimentalPageIdRouting",
-        "--workspace",
-        &workspace_arg,
-    ])
-    .await;
-    let opened = server.call("new_page", json!({ "url": pages.url("/") })).await;
+    let server =
+        McpServer::start(&["--experimentalPageIdRouting", "--workspace", &workspace_arg]).await;
+    let opened = server
+        .call("new_page", json!({ "url": pages.url("/") }))
+        .await;
     let page = selected_page_id(&opened.text);
 
     // A requested extension other than .mp4 is replaced, as Chrome's recorder writes MP4.
@@ -171,7 +174,9 @@ async fn chrome_records_into_the_workspace_and_the_temp_dir() {
         "1",
     ])
     .await;
-    let opened = slow.call("new_page", json!({ "url": pages.url("/") })).await;
+    let opened = slow
+        .call("new_page", json!({ "url": pages.url("/") }))
+        .await;
     let page = selected_page_id(&opened.text);
     record(&slow, page, Some("slow.mp4"), 3).await;
     let slow_frames = mp4_frame_count(&assert_mp4(&root.join("slow.mp4")));
@@ -202,7 +207,9 @@ async fn the_legacy_recorder_needs_ffmpeg() {
         start.input_schema["properties"]["filePath"]["description"],
         "Output file path (.webm,.mp4 are supported). Uses mkdtemp to generate a unique path if not provided."
     );
-    let opened = server.call("new_page", json!({ "url": pages.url("/") })).await;
+    let opened = server
+        .call("new_page", json!({ "url": pages.url("/") }))
+        .await;
     let page = selected_page_id(&opened.text);
     let missing = server
         .call("screencast_start", json!({ "pageId": page }))
@@ -248,7 +255,9 @@ async fn the_legacy_recorder_needs_ffmpeg() {
         &workspace_arg,
     ])
     .await;
-    let opened = server.call("new_page", json!({ "url": pages.url("/") })).await;
+    let opened = server
+        .call("new_page", json!({ "url": pages.url("/") }))
+        .await;
     let page = selected_page_id(&opened.text);
     record(&server, page, Some("legacy.webm"), 2).await;
     let video = std::fs::read(root.join("legacy.webm")).expect("the WebM");

@@ -108,7 +108,13 @@ impl McpPage {
             selector: element.selector,
             uid: None,
         };
-        Ok(format::render(&element_ref, uid, &rules, page_size, page_idx))
+        Ok(format::render(
+            &element_ref,
+            uid,
+            &rules,
+            page_size,
+            page_idx,
+        ))
     }
 
     async fn call(&self, method: &'static str, params: Value) -> Result<Value, String> {
@@ -358,9 +364,7 @@ fn source_location(rule: &Value, sheets: &HashMap<String, Sheet>) -> String {
         Some("inspector") => return "via inspector".into(),
         _ => {}
     }
-    let sheet = rule["styleSheetId"]
-        .as_str()
-        .and_then(|id| sheets.get(id));
+    let sheet = rule["styleSheetId"].as_str().and_then(|id| sheets.get(id));
     let source_url = sheet.map(|sheet| sheet.source_url.as_str()).unwrap_or("");
     if sheet.is_some_and(|sheet| sheet.constructed) && source_url.is_empty() {
         return "constructed stylesheet".into();
@@ -394,7 +398,10 @@ fn file_name(url: &str) -> String {
         return "blob".into();
     }
     let without_fragment = url.split('#').next().unwrap_or(url);
-    let without_query = without_fragment.split('?').next().unwrap_or(without_fragment);
+    let without_query = without_fragment
+        .split('?')
+        .next()
+        .unwrap_or(without_fragment);
     let path = match without_query.find("://") {
         Some(at) => {
             let rest = &without_query[at + 3..];
@@ -452,7 +459,11 @@ fn ancestor_rules(
                 (comment, format!("@container {prefix}{query_text}"))
             }),
             "ScopeRule" => next("scopes").map(|scope| {
-                match scope["text"].as_str().map(str::trim).filter(|t| !t.is_empty()) {
+                match scope["text"]
+                    .as_str()
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                {
                     Some(query) => (None, format!("@scope {query}")),
                     None => (None, "@scope".to_string()),
                 }

@@ -37,7 +37,9 @@ pub struct Recording {
 
 enum Recorder {
     /// Chrome's recorder: the IO stream handle to read when stopped.
-    Chrome { stream: String },
+    Chrome {
+        stream: String,
+    },
     Ffmpeg(ffmpeg::FfmpegRecorder),
 }
 
@@ -64,15 +66,10 @@ impl McpPage {
                     .tempdir()
                     .map_err(|error| format!("Could not create a temporary directory: {error}"))?
                     .keep();
-                (
-                    dir.join("screencast.mp4").display().to_string(),
-                    Some(dir),
-                )
+                (dir.join("screencast.mp4").display().to_string(), Some(dir))
             }
         };
-        let started = self
-            .begin_recording(&requested, sandbox, options)
-            .await;
+        let started = self.begin_recording(&requested, sandbox, options).await;
         match started {
             Ok(recording) => {
                 let line = format!(
@@ -155,7 +152,9 @@ impl McpPage {
 
     pub async fn stop_screencast(&mut self, sandbox: &Sandbox) -> Result<Vec<String>, String> {
         let Some(recording) = self.screencast.take() else {
-            return Ok(vec!["Error: no active screencast recording to stop.".into()]);
+            return Ok(vec![
+                "Error: no active screencast recording to stop.".into(),
+            ]);
         };
         let path = recording.path.clone();
         let bytes = self.finish_recording(recording).await?;

@@ -204,7 +204,11 @@ fn collect_nodes(value: &Value, nodes: &mut Vec<(String, Node)>) {
 }
 
 fn node_key(node: &Map<String, Value>, count: usize) -> String {
-    let field = |name: &str| node.get(name).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let field = |name: &str| {
+        node.get(name)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
     if let Some(id) = field("lhId").or_else(|| field("path")) {
         return format!("id:{id}");
     }
@@ -228,7 +232,10 @@ fn text(value: &Value) -> String {
 }
 
 fn non_empty(value: &Value) -> Option<String> {
-    value.as_str().filter(|text| !text.is_empty()).map(str::to_string)
+    value
+        .as_str()
+        .filter(|text| !text.is_empty())
+        .map(str::to_string)
 }
 
 /// A number as JavaScript prints it (`0.5`, `1`, `1234.5`).

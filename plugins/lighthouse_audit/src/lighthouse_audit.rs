@@ -49,8 +49,7 @@ impl PageTool for LighthouseAudit {
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
         let options = AuditOptions {
-            mode: devtools_tool::serde_names(&[params.mode.unwrap_or(Mode::Navigation)])
-                .concat(),
+            mode: devtools_tool::serde_names(&[params.mode.unwrap_or(Mode::Navigation)]).concat(),
             device: devtools_tool::serde_names(&[params.device.unwrap_or(Device::Desktop)])
                 .concat(),
             output_dir_path: params.output_dir_path,

@@ -257,7 +257,10 @@ impl Builder<'_> {
                 break;
             }
             for pseudo in entry["pseudoElements"].as_array().into_iter().flatten() {
-                let pseudo_type = pseudo["pseudoType"].as_str().unwrap_or_default().to_string();
+                let pseudo_type = pseudo["pseudoType"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
                 if pseudo_type == "highlight" {
                     continue;
                 }
@@ -310,7 +313,12 @@ impl Builder<'_> {
                     states.set(prop, State::Overloaded);
                     continue;
                 }
-                self.update_state(&mut states, &mut active, prop, canonical_name(&property.name));
+                self.update_state(
+                    &mut states,
+                    &mut active,
+                    prop,
+                    canonical_name(&property.name),
+                );
                 for &longhand in &property.longhands {
                     let name = self.model.props[longhand].name.clone();
                     self.update_state(&mut states, &mut active, longhand, name);
@@ -525,7 +533,11 @@ impl Builder<'_> {
         if property.important {
             value = strip_important(&value).trim_end().to_string();
         }
-        let important = if property.important { " !important" } else { "" };
+        let important = if property.important {
+            " !important"
+        } else {
+            ""
+        };
         format!("{status}{}: {value}{important};", property.name)
     }
 
@@ -533,7 +545,11 @@ impl Builder<'_> {
     fn keyframes(&mut self) -> Vec<OutRule> {
         let mut rules = Vec::new();
         let payload = self.input.payload;
-        for keyframes in payload["cssKeyframesRules"].as_array().into_iter().flatten() {
+        for keyframes in payload["cssKeyframesRules"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             let name = keyframes["animationName"]["text"]
                 .as_str()
                 .unwrap_or_default()
@@ -654,7 +670,8 @@ fn clean_user_agent(matches: Option<&Vec<Value>>) -> Vec<Value> {
         let mergeable = cleaned.last().is_some_and(|last| {
             is_user_agent(last)
                 && is_user_agent(&rule_match)
-                && last["rule"]["selectorList"]["text"] == rule_match["rule"]["selectorList"]["text"]
+                && last["rule"]["selectorList"]["text"]
+                    == rule_match["rule"]["selectorList"]["text"]
                 && media_text(last) == media_text(&rule_match)
         });
         if !mergeable {

@@ -10,7 +10,8 @@ struct Writer {
 
 impl Writer {
     fn line(&mut self, text: &str) {
-        self.lines.push(format!("{}{text}", " ".repeat(self.indent)));
+        self.lines
+            .push(format!("{}{text}", " ".repeat(self.indent)));
     }
 
     fn open(&mut self, header: &str) {
@@ -57,10 +58,7 @@ pub fn render(
     if current > 0 {
         lines.push(format!("Previous page: {}", current - 1));
     }
-    lines.push(format!(
-        "Styles for {} (uid: \"{uid}\"):",
-        element.selector
-    ));
+    lines.push(format!("Styles for {} (uid: \"{uid}\"):", element.selector));
     if shown.is_empty() {
         lines.push(String::new());
         lines.push("  (no styles)".to_string());

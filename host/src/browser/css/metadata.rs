@@ -282,9 +282,18 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect()
         };
-        assert_eq!(simple_selector("DIV", &attrs(&[("id", "main")])), "div#main");
-        assert_eq!(simple_selector("div", &attrs(&[("class", " card  x ")])), ".card.x");
-        assert_eq!(simple_selector("h1", &attrs(&[("class", "title")])), "h1.title");
+        assert_eq!(
+            simple_selector("DIV", &attrs(&[("id", "main")])),
+            "div#main"
+        );
+        assert_eq!(
+            simple_selector("div", &attrs(&[("class", " card  x ")])),
+            ".card.x"
+        );
+        assert_eq!(
+            simple_selector("h1", &attrs(&[("class", "title")])),
+            "h1.title"
+        );
         assert_eq!(
             simple_selector("input", &attrs(&[("type", "text")])),
             "input[type=\"text\"]"

@@ -60,7 +60,9 @@ impl Model {
     pub fn add_style(&mut self, kind: StyleKind, payload: &Value) -> StyleId {
         let id = self.styles.len();
         let ranged = !payload["range"].is_null()
-            && payload["cssText"].as_str().is_some_and(|text| !text.is_empty());
+            && payload["cssText"]
+                .as_str()
+                .is_some_and(|text| !text.is_empty());
         let location = match (payload["styleSheetId"].as_str(), payload.get("range")) {
             (Some(sheet), Some(range)) if !range.is_null() => {
                 Some((sheet.to_string(), range.clone()))
@@ -117,7 +119,11 @@ impl Model {
             active_in_style: true,
         });
         let mut longhands = Vec::new();
-        for longhand in payload["longhandProperties"].as_array().into_iter().flatten() {
+        for longhand in payload["longhandProperties"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             longhands.push(self.props.len());
             self.props.push(Prop {
                 name: longhand["name"].as_str().unwrap_or_default().to_string(),
@@ -169,9 +175,7 @@ impl Model {
             None => {
                 active.insert(key, prop);
             }
-            Some(previous)
-                if !self.props[previous].important || self.props[prop].important =>
-            {
+            Some(previous) if !self.props[previous].important || self.props[prop].important => {
                 self.props[previous].active_in_style = false;
                 active.insert(key, prop);
             }

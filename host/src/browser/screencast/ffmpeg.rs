@@ -7,9 +7,7 @@ use crate::browser::cdp::{cdp, send};
 use crate::browser::page::COMMAND_TIMEOUT;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use chromiumoxide::cdp::browser_protocol::page::{
-    EventScreencastFrame, ScreencastFrameAckParams,
-};
+use chromiumoxide::cdp::browser_protocol::page::{EventScreencastFrame, ScreencastFrameAckParams};
 use futures::StreamExt;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -67,10 +65,24 @@ impl FfmpegRecorder {
             // Even dimensions, which yuv420p needs.
             .args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]);
         if extension == ".webm" {
-            command.args(["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8"]);
+            command.args([
+                "-c:v",
+                "libvpx-vp9",
+                "-deadline",
+                "realtime",
+                "-cpu-used",
+                "8",
+            ]);
             command.args(["-b:v", "0", "-crf", "30"]);
         } else {
-            command.args(["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]);
+            command.args([
+                "-c:v",
+                "libx264",
+                "-preset",
+                "ultrafast",
+                "-pix_fmt",
+                "yuv420p",
+            ]);
         }
         command
             .arg("-y")
@@ -134,14 +146,15 @@ impl FfmpegRecorder {
             }
         };
         if !status.success() {
-            let log = std::fs::read_to_string(self.folder.path().join("ffmpeg.log"))
-                .unwrap_or_default();
+            let log =
+                std::fs::read_to_string(self.folder.path().join("ffmpeg.log")).unwrap_or_default();
             return Err(format!(
                 "ffmpeg failed to write the screencast ({status}): {}",
                 log.trim()
             ));
         }
-        std::fs::read(&self.output).map_err(|error| format!("Could not read the screencast: {error}"))
+        std::fs::read(&self.output)
+            .map_err(|error| format!("Could not read the screencast: {error}"))
     }
 }
 

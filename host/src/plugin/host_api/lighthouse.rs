@@ -41,9 +41,7 @@ impl CallState {
                 "Invalid device \"{device}\": expected \"desktop\" or \"mobile\"."
             ));
         }
-        let id = self
-            .page_id(handle)
-            .map_err(|error| error.to_string())?;
+        let id = self.page_id(handle).map_err(|error| error.to_string())?;
         let session = self.session()?;
         // Checked before the audit runs, so a refused folder costs nothing.
         let output_dir = match &options.output_dir_path {
