@@ -6,6 +6,7 @@ mod cascade;
 mod format;
 mod metadata;
 mod model;
+mod user_agent;
 
 use super::cdp::{cdp, send};
 use super::page::{COMMAND_TIMEOUT, McpPage};
