@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod cli;
 pub mod http;
 pub mod mcp;
+pub mod net;
 pub mod oneshot;
 pub mod pipeline;
 pub mod plugin;

@@ -4,6 +4,8 @@
 mod debugging;
 mod fixtures;
 mod harness_selftest;
+mod hostile_clients;
+mod hostile_tenants;
 mod hot_reload;
 mod http;
 mod input;
@@ -17,4 +19,5 @@ mod python_client;
 mod python_plugin;
 mod sandbox;
 mod support;
+mod tenant_quotas;
 mod tools;
