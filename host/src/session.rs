@@ -254,6 +254,11 @@ impl SessionState {
         Ok(())
     }
 
+    /// Stops the script running in this session's pages (`Runtime.terminateExecution`).
+    pub async fn terminate_scripts(&self) -> usize {
+        self.watch.terminate_scripts().await
+    }
+
     fn proxy_server(&self) -> Option<&str> {
         self.network
             .as_ref()

@@ -99,11 +99,14 @@ async fn a_call_stopped_by_its_budget_stops_the_script_it_started() {
     let server = HttpServer::start(
         &[TenantSpec::new("alice", "token-alice")
             .on_loopback()
-            .with("call_timeout_secs = 3")],
+            .with("call_timeout_secs = 8")],
         &[],
     )
     .await;
     let alice = server.connect("token-alice").await;
+    // The browser starts within the first call's budget: start it first.
+    let warm = alice.call("list_pages", json!({})).await;
+    assert!(!warm.is_error, "{}", warm.text);
     let opened = alice
         .call("navigate_page", json!({ "url": pages.url("/page") }))
         .await;
@@ -177,8 +180,14 @@ fn stateless_call(id: u32, tool: &str) -> String {
 }
 
 async fn post(server: &HttpServer, token: &str, version: &str, body: String) -> (u16, Option<String>, String) {
-    let response = reqwest::Client::new()
-        .post(server.mcp_url())
+    let mut request = reqwest::Client::new().post(server.mcp_url());
+    if version == "2026-07-28" {
+        // The 2026-07-28 transport names the method in a header too.
+        request = request
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "list_pages");
+    }
+    let response = request
         .bearer_auth(token)
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream")
