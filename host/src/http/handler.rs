@@ -269,7 +269,7 @@ impl TenantServer {
         };
         let runtime = ticket.runtime.clone();
         let mut outcome = self.call(tenant, &ticket, request, context).await;
-        drop(ticket);
+        // Still counted in flight (a shutdown drains until the answer is complete).
         let _settled =
             tokio::time::timeout(std::time::Duration::from_secs(2), runtime.session.settle_pages())
                 .await;
@@ -284,6 +284,7 @@ impl TenantServer {
         if let Ok(result) = &mut outcome {
             append_notes(result, notes);
         }
+        drop(ticket);
         outcome
     }
 
