@@ -271,11 +271,10 @@ fn protect_debugging_endpoint(url: &str) {
         Some(url::Host::Ipv6(address)) => vec![address.into()],
         // A name: every address it has now, and loopback (`localhost`).
         Some(url::Host::Domain(name)) => {
-            let mut found: Vec<std::net::IpAddr> = std::net::ToSocketAddrs::to_socket_addrs(
-                &(name, port),
-            )
-            .map(|addresses| addresses.map(|address| address.ip()).collect())
-            .unwrap_or_default();
+            let mut found: Vec<std::net::IpAddr> =
+                std::net::ToSocketAddrs::to_socket_addrs(&(name, port))
+                    .map(|addresses| addresses.map(|address| address.ip()).collect())
+                    .unwrap_or_default();
             found.push(std::net::Ipv4Addr::LOCALHOST.into());
             found
         }

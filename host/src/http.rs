@@ -28,8 +28,8 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use metrics::Metrics;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use sessions::{Ownership, SESSION_HEADER, SessionOwners};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use sessions::{Ownership, SESSION_HEADER, SessionOwners};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -210,7 +210,11 @@ async fn accept(
     listener: &TcpListener,
     limits: &ConnectionLimits,
     errors: &mut RateLimitedLog,
-) -> Option<(tokio::net::TcpStream, SocketAddr, tokio::sync::OwnedSemaphorePermit)> {
+) -> Option<(
+    tokio::net::TcpStream,
+    SocketAddr,
+    tokio::sync::OwnedSemaphorePermit,
+)> {
     let place = limits.reserve().await?;
     match listener.accept().await {
         Ok((stream, peer)) => Some((stream, peer, place)),
@@ -236,7 +240,8 @@ async fn refuse_connection(mut stream: tokio::net::TcpStream, peer: SocketAddr) 
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
-    let _sent = tokio::time::timeout(Duration::from_secs(1), stream.write_all(answer.as_bytes())).await;
+    let _sent =
+        tokio::time::timeout(Duration::from_secs(1), stream.write_all(answer.as_bytes())).await;
 }
 
 /// Closes MCP sessions their clients abandoned (idle past the tenant's `session_idle_secs`)
@@ -319,8 +324,7 @@ impl App {
             Ok(tenant) => tenant,
             Err(error) => {
                 self.metrics.record_unauthorized();
-                let mut response =
-                    json_error(StatusCode::UNAUTHORIZED, -32001, error.message());
+                let mut response = json_error(StatusCode::UNAUTHORIZED, -32001, error.message());
                 response.headers_mut().insert(
                     http::header::WWW_AUTHENTICATE,
                     http::HeaderValue::from_static("Bearer realm=\"devtools-mcp\""),

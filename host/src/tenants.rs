@@ -271,9 +271,7 @@ impl TenantTable {
             tenants.push(Arc::new(tenant));
         }
         if let Some(metrics) = &metrics_token
-            && let Some(tenant) = tenants
-                .iter()
-                .find(|tenant| tenant.token_hash == *metrics)
+            && let Some(tenant) = tenants.iter().find(|tenant| tenant.token_hash == *metrics)
         {
             return Err(TenantsError::DuplicateToken {
                 path: shown,
@@ -350,12 +348,17 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
         name: entry.name.clone(),
         flag,
     })?;
-    let egress = limits::egress_policy(&entry.name, &entry.egress_allow, &entry.egress_deny, entry.egress_public)
-        .map_err(|reason| TenantsError::Egress {
-            path: path.to_string(),
-            name: entry.name.clone(),
-            reason,
-        })?;
+    let egress = limits::egress_policy(
+        &entry.name,
+        &entry.egress_allow,
+        &entry.egress_deny,
+        entry.egress_public,
+    )
+    .map_err(|reason| TenantsError::Egress {
+        path: path.to_string(),
+        name: entry.name.clone(),
+        reason,
+    })?;
     let set = |names: Vec<String>| names.into_iter().collect::<BTreeSet<_>>();
     let policy = ToolPolicy {
         tools: entry.tools.map(set),
@@ -566,8 +569,14 @@ mod tests {
         assert_eq!(ci.quotas.requests_per_minute, 120);
         assert_eq!(ci.egress.allow.len(), 1);
         assert!(alice.egress.public && alice.egress.allow.is_empty());
-        assert_eq!(table.authenticate_metrics("metrics-example-token"), Some(true));
-        assert_eq!(table.authenticate_metrics("alice-example-token"), Some(false));
+        assert_eq!(
+            table.authenticate_metrics("metrics-example-token"),
+            Some(true)
+        );
+        assert_eq!(
+            table.authenticate_metrics("alice-example-token"),
+            Some(false)
+        );
     }
 
     #[test]
@@ -575,14 +584,29 @@ mod tests {
         let bad = entry("alice", "a", "egress_allow = [\"http://10.0.0.1/\"]");
         let error = table(&bad).expect_err("a URL is not a rule");
         assert!(error.to_string().contains("egress_allow"), "{error}");
-        let good = entry("alice", "a", "egress_deny = [\"10.0.0.0/8\", \"*.ads.example\"]\negress_public = false");
+        let good = entry(
+            "alice",
+            "a",
+            "egress_deny = [\"10.0.0.0/8\", \"*.ads.example\"]\negress_public = false",
+        );
         let parsed = table(&good).expect("valid");
         let alice = parsed.get("alice").expect("alice");
         assert_eq!(alice.egress.deny.len(), 2);
         assert!(!alice.egress.public);
-        assert_eq!(parsed.authenticate_metrics("x"), None, "no metrics token: off");
-        let same = format!("metrics_token_sha256 = {:?}\n{}", token_hash_hex("a"), entry("alice", "a", ""));
-        assert!(matches!(table(&same), Err(TenantsError::DuplicateToken { .. })));
+        assert_eq!(
+            parsed.authenticate_metrics("x"),
+            None,
+            "no metrics token: off"
+        );
+        let same = format!(
+            "metrics_token_sha256 = {:?}\n{}",
+            token_hash_hex("a"),
+            entry("alice", "a", "")
+        );
+        assert!(matches!(
+            table(&same),
+            Err(TenantsError::DuplicateToken { .. })
+        ));
     }
 
     #[test]

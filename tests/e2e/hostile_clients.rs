@@ -82,7 +82,9 @@ async fn a_token_cannot_use_stream_cancel_or_delete_another_tenants_session() {
         &[],
     )
     .await;
-    let alice = open_session(&server, "token-alice").await.expect("alice's session");
+    let alice = open_session(&server, "token-alice")
+        .await
+        .expect("alice's session");
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
     let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#;
     for (method, body) in [
@@ -97,13 +99,28 @@ async fn a_token_cannot_use_stream_cancel_or_delete_another_tenants_session() {
         assert!(!text.contains("list_pages"), "{text}");
     }
     // Alice's session is untouched.
-    let (status, _, text) =
-        request(&server, reqwest::Method::POST, "token-alice", Some(&alice), Some(list)).await;
+    let (status, _, text) = request(
+        &server,
+        reqwest::Method::POST,
+        "token-alice",
+        Some(&alice),
+        Some(list),
+    )
+    .await;
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("list_pages"), "{text}");
-    let (status, _, _) =
-        request(&server, reqwest::Method::DELETE, "token-alice", Some(&alice), None).await;
-    assert!((200..300).contains(&status), "alice deletes her own session: {status}");
+    let (status, _, _) = request(
+        &server,
+        reqwest::Method::DELETE,
+        "token-alice",
+        Some(&alice),
+        None,
+    )
+    .await;
+    assert!(
+        (200..300).contains(&status),
+        "alice deletes her own session: {status}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -116,14 +133,23 @@ async fn metrics_need_their_own_token_and_are_off_without_one() {
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
-        async move { request.send().await.map(|r| r.status().as_u16()).unwrap_or(0) }
+        async move {
+            request
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+                .unwrap_or(0)
+        }
     };
     assert_eq!(status(None).await, 401);
     assert_eq!(status(Some("token-alice")).await, 401, "a tenant's token");
     assert_eq!(status(Some("wrong")).await, 401);
     let (code, text) = server.metrics().await;
     assert_eq!(code, 200);
-    assert!(text.contains("devtools_mcp_http_unauthorized_requests_total"), "{text}");
+    assert!(
+        text.contains("devtools_mcp_http_unauthorized_requests_total"),
+        "{text}"
+    );
 
     let off = HttpServer::start_with(
         ServerSetup::default(),
@@ -168,7 +194,12 @@ fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
 async fn slow_headers_slow_bodies_and_idle_connections_are_cut_off() {
     let server = HttpServer::start(
         &[TenantSpec::new("alice", "token-alice")],
-        &["--header-read-timeout-secs", "2", "--body-read-timeout-secs", "2"],
+        &[
+            "--header-read-timeout-secs",
+            "2",
+            "--body-read-timeout-secs",
+            "2",
+        ],
     )
     .await;
     let address = format!("127.0.0.1:{}", server.port());
@@ -184,7 +215,9 @@ async fn slow_headers_slow_bodies_and_idle_connections_are_cut_off() {
         INITIALIZE.len(),
         &INITIALIZE[..10]
     );
-    slow_body.write_all(head.as_bytes()).expect("headers and a bit of body");
+    slow_body
+        .write_all(head.as_bytes())
+        .expect("headers and a bit of body");
     let (idle_closed, headers_closed, body_closed) = tokio::task::spawn_blocking(move || {
         (
             closed_within(&mut idle, Duration::from_secs(10)),
@@ -224,15 +257,26 @@ async fn one_address_cannot_hold_more_than_its_connections_and_serving_goes_on()
     drop(held);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let health = reqwest::get(format!("{}/healthz", server.base)).await;
-    assert!(health.is_ok_and(|r| r.status().is_success()), "served again");
+    assert!(
+        health.is_ok_and(|r| r.status().is_success()),
+        "served again"
+    );
 }
 
 /// User plus system CPU time of a process, in clock ticks.
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
+    let after = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .unwrap_or_default();
     let fields: Vec<&str> = after.split_whitespace().collect();
-    let field = |index: usize| fields.get(index).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let field = |index: usize| {
+        fields
+            .get(index)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     // utime and stime are fields 14 and 15 of stat; 12 and 13 after `) state`.
     field(11) + field(12)
 }
@@ -247,7 +291,12 @@ async fn running_out_of_file_descriptors_neither_spins_nor_floods_the_log() {
     let server = HttpServer::start_with(
         setup,
         &[TenantSpec::new("alice", "token-alice")],
-        &["--max-connections", "4096", "--max-connections-per-ip", "4096"],
+        &[
+            "--max-connections",
+            "4096",
+            "--max-connections-per-ip",
+            "4096",
+        ],
     )
     .await;
     let address = format!("127.0.0.1:{}", server.port());
@@ -264,7 +313,10 @@ async fn running_out_of_file_descriptors_neither_spins_nor_floods_the_log() {
     let ticks = cpu_ticks(server.pid()) - ticks_before;
     let logged = server.stderr().len() - log_before;
     // Spinning would be ~300 ticks (100 per second) and megabytes of log.
-    assert!(ticks < 100, "the server used {ticks} ticks of CPU in 3 s at EMFILE");
+    assert!(
+        ticks < 100,
+        "the server used {ticks} ticks of CPU in 3 s at EMFILE"
+    );
     assert!(logged < 4096, "{logged} bytes of log in 3 s at EMFILE");
     drop(flood);
     let deadline = Instant::now() + Duration::from_secs(20);

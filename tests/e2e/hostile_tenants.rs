@@ -76,7 +76,11 @@ async fn no_url_spelling_opens_a_file_or_a_browser_internal_page_for_a_tenant() 
     for url in file_forms.iter().map(String::as_str).chain(internal_forms) {
         for tool in ["new_page", "navigate_page"] {
             let answer = mallory.call(tool, json!({ "url": url })).await;
-            assert!(answer.is_error, "{tool} {url:?} was not refused: {}", answer.text);
+            assert!(
+                answer.is_error,
+                "{tool} {url:?} was not refused: {}",
+                answer.text
+            );
             assert!(
                 answer.text.contains("are not available to tenants"),
                 "{tool} {url:?}: {}",
@@ -85,7 +89,13 @@ async fn no_url_spelling_opens_a_file_or_a_browser_internal_page_for_a_tenant() 
         }
     }
     let pages = mallory.call("list_pages", json!({})).await;
-    for leaked in ["alice's secret", "file:", "chrome:", "devtools:", "view-source:"] {
+    for leaked in [
+        "alice's secret",
+        "file:",
+        "chrome:",
+        "devtools:",
+        "view-source:",
+    ] {
         assert!(
             !pages.text.contains(leaked),
             "a page was opened: {}",
@@ -120,7 +130,11 @@ async fn javascript_and_data_urls_and_init_scripts_need_the_right_to_run_script(
     ] {
         let answer = reader.call("new_page", json!({ "url": url })).await;
         assert!(answer.is_error, "{url:?}: {}", answer.text);
-        assert!(answer.text.contains("may not run script"), "{}", answer.text);
+        assert!(
+            answer.text.contains("may not run script"),
+            "{}",
+            answer.text
+        );
     }
     let init = reader
         .call(
@@ -133,7 +147,10 @@ async fn javascript_and_data_urls_and_init_scripts_need_the_right_to_run_script(
 
     let scripter = server.connect("token-scripter").await;
     let data = scripter
-        .call("new_page", json!({ "url": "data:text/html,<title>mine</title><p>data page</p>" }))
+        .call(
+            "new_page",
+            json!({ "url": "data:text/html,<title>mine</title><p>data page</p>" }),
+        )
         .await;
     assert!(!data.is_error, "{}", data.text);
     let init = scripter
@@ -144,7 +161,10 @@ async fn javascript_and_data_urls_and_init_scripts_need_the_right_to_run_script(
         .await;
     assert!(!init.is_error, "{}", init.text);
     let ran = scripter
-        .call("evaluate_script", json!({ "function": "() => window.initRan" }))
+        .call(
+            "evaluate_script",
+            json!({ "function": "() => window.initRan" }),
+        )
         .await;
     assert!(ran.text.contains('7'), "{}", ran.text);
     reader.close().await;
@@ -154,13 +174,20 @@ async fn javascript_and_data_urls_and_init_scripts_need_the_right_to_run_script(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn userinfo_that_looks_like_an_allowed_host_is_refused() {
     let pages = fixtures();
-    let server = HttpServer::start(&[TenantSpec::new("alice", "token-alice").on_loopback()], &[])
-        .await;
+    let server = HttpServer::start(
+        &[TenantSpec::new("alice", "token-alice").on_loopback()],
+        &[],
+    )
+    .await;
     let alice = server.connect("token-alice").await;
     let tricked = format!("http://127.0.0.1:1@localhost:{}/page", pages.port());
     let answer = alice.call("navigate_page", json!({ "url": tricked })).await;
     assert!(answer.is_error, "{}", answer.text);
-    assert!(answer.text.contains("user name or password"), "{}", answer.text);
+    assert!(
+        answer.text.contains("user name or password"),
+        "{}",
+        answer.text
+    );
     alice.close().await;
 }
 
@@ -213,7 +240,9 @@ async fn by_default_a_tenant_reaches_no_loopback_private_or_link_local_address()
             "{url} was reached: {shown}"
         );
         assert!(
-            answer.text.contains("Refused by this server's egress policy"),
+            answer
+                .text
+                .contains("Refused by this server's egress policy"),
             "{url}: the answer does not say why: {}",
             answer.text
         );
@@ -286,16 +315,27 @@ async fn the_allow_list_admits_what_it_lists_and_the_deny_list_and_defaults_stil
         .await;
     assert!(!answer.is_error, "{}", answer.text);
     assert!(
-        answer.text.contains(r#"\"allowed\":\"200:{\\\"answer\\\":42}"#),
+        answer
+            .text
+            .contains(r#"\"allowed\":\"200:{\\\"answer\\\":42}"#),
         "the allowed request: {}",
         answer.text
     );
     // Cross-origin answers are opaque to the page; the proxy's record names each refusal.
     let port = inside.port();
     for (refused, why) in [
-        (format!("GET http://127.0.0.2:{port}/api"), "loopback (127.0.0.0/8)"),
-        (format!("GET http://localhost:{port}/api"), "egress_deny list"),
-        ("GET http://169.254.169.254/latest/meta-data/".to_owned(), "link-local"),
+        (
+            format!("GET http://127.0.0.2:{port}/api"),
+            "loopback (127.0.0.0/8)",
+        ),
+        (
+            format!("GET http://localhost:{port}/api"),
+            "egress_deny list",
+        ),
+        (
+            "GET http://169.254.169.254/latest/meta-data/".to_owned(),
+            "link-local",
+        ),
         (format!("GET http://[::ffff:7f00:2]:{port}/api"), "loopback"),
         (format!("CONNECT 127.0.0.2:{port}"), "loopback"),
     ] {
@@ -306,7 +346,14 @@ async fn the_allow_list_admits_what_it_lists_and_the_deny_list_and_defaults_stil
             .unwrap_or_else(|| panic!("{refused} is not among the refusals: {}", answer.text));
         assert!(line.contains(why), "{line}");
     }
-    for name in ["default", "denied_name", "metadata", "xhr", "image", "socket"] {
+    for name in [
+        "default",
+        "denied_name",
+        "metadata",
+        "xhr",
+        "image",
+        "socket",
+    ] {
         assert!(
             !answer.text.contains(&format!(r#"\"{name}\":\"200"#))
                 && !answer.text.contains(&format!(r#"\"{name}\":\"loaded"#))
@@ -321,7 +368,11 @@ async fn the_allow_list_admits_what_it_lists_and_the_deny_list_and_defaults_stil
         inside.requests()
     );
     assert_eq!(
-        pages.requests().iter().filter(|line| line.contains("/api")).count(),
+        pages
+            .requests()
+            .iter()
+            .filter(|line| line.contains("/api"))
+            .count(),
         1,
         "the allowed request arrived once: {:?}",
         pages.requests()
@@ -329,10 +380,15 @@ async fn the_allow_list_admits_what_it_lists_and_the_deny_list_and_defaults_stil
 
     // A redirect from an allowed page to a refused address.
     let redirected = alice
-        .call("navigate_page", json!({ "url": format!("http://127.0.0.1:{}/hop", hop.port()) }))
+        .call(
+            "navigate_page",
+            json!({ "url": format!("http://127.0.0.1:{}/hop", hop.port()) }),
+        )
         .await;
     assert!(
-        redirected.text.contains("Refused by this server's egress policy"),
+        redirected
+            .text
+            .contains("Refused by this server's egress policy"),
         "{}",
         redirected.text
     );
@@ -359,9 +415,14 @@ fn debugging_port(server: &HttpServer) -> u16 {
         else {
             continue;
         };
-        let active = std::fs::read_to_string(std::path::Path::new(profile).join("DevToolsActivePort"))
-            .unwrap_or_default();
-        if let Some(port) = active.lines().next().and_then(|line| line.trim().parse().ok()) {
+        let active =
+            std::fs::read_to_string(std::path::Path::new(profile).join("DevToolsActivePort"))
+                .unwrap_or_default();
+        if let Some(port) = active
+            .lines()
+            .next()
+            .and_then(|line| line.trim().parse().ok())
+        {
             return port;
         }
     }
@@ -392,7 +453,10 @@ async fn no_tenant_page_reaches_the_browsers_debugging_port_even_with_loopback_a
     .await;
     let victim = server.connect("token-victim").await;
     let opened = victim
-        .call("navigate_page", json!({ "url": format!("{}#victim", pages.url("/page")) }))
+        .call(
+            "navigate_page",
+            json!({ "url": format!("{}#victim", pages.url("/page")) }),
+        )
         .await;
     assert!(!opened.is_error, "{}", opened.text);
     let mallory = server.connect("token-mallory").await;
@@ -412,9 +476,11 @@ async fn no_tenant_page_reaches_the_browsers_debugging_port_even_with_loopback_a
     let victim_target = targets
         .as_array()
         .and_then(|targets| {
-            targets
-                .iter()
-                .find(|target| target["url"].as_str().is_some_and(|url| url.ends_with("#victim")))
+            targets.iter().find(|target| {
+                target["url"]
+                    .as_str()
+                    .is_some_and(|url| url.ends_with("#victim"))
+            })
         })
         .expect("the victim's page is a target");
     let victim_socket = victim_target["webSocketDebuggerUrl"]
@@ -474,7 +540,16 @@ async fn no_tenant_page_reaches_the_browsers_debugging_port_even_with_loopback_a
     assert!(!answer.is_error, "{}", answer.text);
     // No answer of the port reached the page (cross-origin answers would be opaque anyway,
     // which is why the proxy's record below is the proof).
-    for name in ["version", "list", "localhost", "mapped", "decimal", "new", "close", "xhr"] {
+    for name in [
+        "version",
+        "list",
+        "localhost",
+        "mapped",
+        "decimal",
+        "new",
+        "close",
+        "xhr",
+    ] {
         assert!(
             !answer.text.contains(&format!(r#"\"{name}\":\"200"#)),
             "{name} reached the debugging port: {}",
@@ -488,7 +563,11 @@ async fn no_tenant_page_reaches_the_browsers_debugging_port_even_with_loopback_a
             answer.text
         );
     }
-    assert!(!answer.text.contains("webSocketDebuggerUrl"), "{}", answer.text);
+    assert!(
+        !answer.text.contains("webSocketDebuggerUrl"),
+        "{}",
+        answer.text
+    );
     assert!(!answer.text.contains("answered:"), "{}", answer.text);
     for refused in [
         format!("GET http://127.0.0.1:{cdp}/json/version"),
@@ -512,22 +591,37 @@ async fn no_tenant_page_reaches_the_browsers_debugging_port_even_with_loopback_a
     );
     // The iframe and the popup loaded the proxy's refusal, not the port's JSON.
     let frames = mallory.call("take_snapshot", json!({})).await;
-    assert!(!frames.text.contains("webSocketDebuggerUrl"), "{}", frames.text);
+    assert!(
+        !frames.text.contains("webSocketDebuggerUrl"),
+        "{}",
+        frames.text
+    );
 
     // Nothing changed on the browser's side: no page opened, the victim's page alive.
     let after = debugger_json(cdp, "/json/list").await;
     let targets_after = after.as_array().cloned().unwrap_or_default();
     assert!(
-        targets_after.iter().any(|target| target["id"] == victim_id.as_str()),
+        targets_after
+            .iter()
+            .any(|target| target["id"] == victim_id.as_str()),
         "the victim's page was closed"
     );
     assert!(
-        !targets_after.iter().any(|target| target["url"] == "about:blank" && !targets.as_array().is_some_and(|old| old.iter().any(|old| old["id"] == target["id"]))),
+        !targets_after
+            .iter()
+            .any(|target| target["url"] == "about:blank"
+                && !targets
+                    .as_array()
+                    .is_some_and(|old| old.iter().any(|old| old["id"] == target["id"]))),
         "a page was opened through /json/new: before {before}, after {}",
         targets_after.len()
     );
     let victim_still = victim.call("list_pages", json!({})).await;
-    assert!(victim_still.text.contains("#victim"), "{}", victim_still.text);
+    assert!(
+        victim_still.text.contains("#victim"),
+        "{}",
+        victim_still.text
+    );
     mallory.close().await;
     victim.close().await;
 }

@@ -424,7 +424,11 @@ async fn oversized_malformed_and_cross_origin_requests_are_refused_and_serving_g
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_hangs_up_mid_call_releases_its_tenant_lock() {
-    let server = HttpServer::start(&[TenantSpec::new("alice", "token-alice").on_loopback()], &[]).await;
+    let server = HttpServer::start(
+        &[TenantSpec::new("alice", "token-alice").on_loopback()],
+        &[],
+    )
+    .await;
     let client = server.connect("token-alice").await;
     assert!(!client.call("list_pages", json!({})).await.is_error);
 
@@ -485,10 +489,15 @@ async fn policies_and_quotas_of_the_tenants_file_apply_per_tenant() {
     let pages = fixtures();
     let server = HttpServer::start(
         &[
-            TenantSpec::new("reader", "token-reader").on_loopback()
+            TenantSpec::new("reader", "token-reader")
+                .on_loopback()
                 .with("tools = [\"list_pages\", \"take_snapshot\"]"),
-            TenantSpec::new("small", "token-small").on_loopback().with("max_pages = 2\nmax_sessions = 1"),
-            TenantSpec::new("own", "token-own").on_loopback().with("browser = \"dedicated\""),
+            TenantSpec::new("small", "token-small")
+                .on_loopback()
+                .with("max_pages = 2\nmax_sessions = 1"),
+            TenantSpec::new("own", "token-own")
+                .on_loopback()
+                .with("browser = \"dedicated\""),
         ],
         &[],
     )
@@ -619,7 +628,8 @@ async fn tenant_flags_switch_tool_categories_on_and_off_per_tenant() {
     let server = HttpServer::start(
         &[
             TenantSpec::new("plain", "token-plain").on_loopback(),
-            TenantSpec::new("emulating", "token-emulating").on_loopback()
+            TenantSpec::new("emulating", "token-emulating")
+                .on_loopback()
                 .with("flags = { categoryEmulation = true, categoryNetwork = false }"),
         ],
         &["--categoryEmulation=false"],

@@ -77,7 +77,12 @@ async fn popups_and_window_open_count_against_max_pages() {
         let listed = alice.call("list_pages", json!({})).await;
         answers.push_str(&listed.text);
         assert!(page_count(&listed.text) <= 2, "{}", listed.text);
-        let _selected = alice.call("select_page", json!({ "pageId": page_ids(&listed.text)[0] })).await;
+        let _selected = alice
+            .call(
+                "select_page",
+                json!({ "pageId": page_ids(&listed.text)[0] }),
+            )
+            .await;
     }
     assert!(
         answers.contains("may have at most 2 open pages"),
@@ -112,7 +117,10 @@ async fn a_call_stopped_by_its_budget_stops_the_script_it_started() {
         .await;
     assert!(!opened.is_error, "{}", opened.text);
     let spin = alice
-        .call("evaluate_script", json!({ "function": "() => { while (true) {} }" }))
+        .call(
+            "evaluate_script",
+            json!({ "function": "() => { while (true) {} }" }),
+        )
         .await;
     assert!(spin.is_error, "{}", spin.text);
     assert!(spin.text.contains("budget"), "{}", spin.text);
@@ -155,7 +163,11 @@ async fn a_page_past_the_renderer_memory_cap_is_closed_with_a_note() {
         text.contains("renderer_memory_mib of 64 MiB"),
         "no note of the closed page: {text}"
     );
-    assert!(!listed.text.contains("fixture page body"), "{}", listed.text);
+    assert!(
+        !listed.text.contains("fixture page body"),
+        "{}",
+        listed.text
+    );
     alice.close().await;
 }
 
@@ -179,7 +191,12 @@ fn stateless_call(id: u32, tool: &str) -> String {
     .to_string()
 }
 
-async fn post(server: &HttpServer, token: &str, version: &str, body: String) -> (u16, Option<String>, String) {
+async fn post(
+    server: &HttpServer,
+    token: &str,
+    version: &str,
+    body: String,
+) -> (u16, Option<String>, String) {
     let mut request = reqwest::Client::new().post(server.mcp_url());
     if version == "2026-07-28" {
         // The 2026-07-28 transport names the method in a header too.
@@ -218,14 +235,27 @@ async fn requests_without_a_session_count_against_the_tenants_quotas() {
         &[],
     )
     .await;
-    let (status, _, text) = post(&server, "token-alice", "2026-07-28", stateless_call(1, "list_pages")).await;
+    let (status, _, text) = post(
+        &server,
+        "token-alice",
+        "2026-07-28",
+        stateless_call(1, "list_pages"),
+    )
+    .await;
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("Pages"), "a stateless call is served: {text}");
-    let (status, session, text) = post(&server, "token-alice", "2025-06-18", INITIALIZE.into()).await;
+    let (status, session, text) =
+        post(&server, "token-alice", "2025-06-18", INITIALIZE.into()).await;
     assert_eq!(status, 200, "{text}");
     assert!(session.is_some());
     // The tenant's one session place is taken: a stateless call is refused like a session.
-    let (_, _, text) = post(&server, "token-alice", "2026-07-28", stateless_call(2, "list_pages")).await;
+    let (_, _, text) = post(
+        &server,
+        "token-alice",
+        "2026-07-28",
+        stateless_call(2, "list_pages"),
+    )
+    .await;
     assert!(text.contains("max_sessions"), "{text}");
 }
 
@@ -241,12 +271,30 @@ async fn a_tenant_past_its_request_rate_gets_429_and_others_do_not() {
     .await;
     let mut statuses = Vec::new();
     for index in 0..8 {
-        let (status, _, _) = post(&server, "token-noisy", "2026-07-28", stateless_call(index, "list_pages")).await;
+        let (status, _, _) = post(
+            &server,
+            "token-noisy",
+            "2026-07-28",
+            stateless_call(index, "list_pages"),
+        )
+        .await;
         statuses.push(status);
     }
-    assert!(statuses[..5].iter().all(|status| *status == 200), "{statuses:?}");
-    assert!(statuses[5..].iter().all(|status| *status == 429), "{statuses:?}");
-    let (status, _, _) = post(&server, "token-quiet", "2026-07-28", stateless_call(1, "list_pages")).await;
+    assert!(
+        statuses[..5].iter().all(|status| *status == 200),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses[5..].iter().all(|status| *status == 429),
+        "{statuses:?}"
+    );
+    let (status, _, _) = post(
+        &server,
+        "token-quiet",
+        "2026-07-28",
+        stateless_call(1, "list_pages"),
+    )
+    .await;
     assert_eq!(status, 200, "another tenant is not limited");
 }
 
@@ -273,7 +321,11 @@ async fn a_tenant_past_its_concurrent_calls_is_refused_at_once() {
     assert!(slow.text.contains("slow done"), "{}", slow.text);
     let second = second.expect("an answer");
     assert!(second.is_error, "{}", second.text);
-    assert!(second.text.contains("max_concurrent_calls"), "{}", second.text);
+    assert!(
+        second.text.contains("max_concurrent_calls"),
+        "{}",
+        second.text
+    );
     alice.close().await;
 }
 
@@ -284,7 +336,8 @@ async fn an_abandoned_session_frees_its_place_after_the_idle_time() {
         &[],
     )
     .await;
-    let (status, session, text) = post(&server, "token-alice", "2025-06-18", INITIALIZE.into()).await;
+    let (status, session, text) =
+        post(&server, "token-alice", "2025-06-18", INITIALIZE.into()).await;
     assert_eq!(status, 200, "{text}");
     assert!(session.is_some());
     // Abandoned without DELETE: the place is taken until it expires.
@@ -298,6 +351,9 @@ async fn an_abandoned_session_frees_its_place_after_the_idle_time() {
         if status == 200 && session.is_some() && !text.contains("max_sessions") {
             break;
         }
-        assert!(Instant::now() < deadline, "the abandoned session kept its place: {text}");
+        assert!(
+            Instant::now() < deadline,
+            "the abandoned session kept its place: {text}"
+        );
     }
 }

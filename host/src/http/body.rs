@@ -46,7 +46,9 @@ where
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let this = self.get_mut();
         if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(context) {
-            return Poll::Ready(frame.map(|frame| frame.map_err(|error| BodyError::Read(error.to_string()))));
+            return Poll::Ready(
+                frame.map(|frame| frame.map_err(|error| BodyError::Read(error.to_string()))),
+            );
         }
         match this.sleep.as_mut().poll(context) {
             Poll::Ready(()) => Poll::Ready(Some(Err(BodyError::TimedOut(this.limit)))),

@@ -110,9 +110,9 @@ impl RateLimitedLog {
 pub fn accept_backoff(error: &std::io::Error) -> Option<Duration> {
     use std::io::ErrorKind;
     match error.kind() {
-        ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset => {
-            None
-        }
+        ErrorKind::ConnectionRefused
+        | ErrorKind::ConnectionAborted
+        | ErrorKind::ConnectionReset => None,
         _ => Some(Duration::from_millis(500)),
     }
 }
@@ -131,10 +131,17 @@ mod tests {
         assert!(first.is_some() && second.is_some());
         let third = limits.admit(peer, limits.reserve().await.expect("place"));
         assert!(third.is_none(), "a third connection of the same address");
-        let other = limits.admit("10.0.0.1".parse().expect("address"), limits.reserve().await.expect("place"));
+        let other = limits.admit(
+            "10.0.0.1".parse().expect("address"),
+            limits.reserve().await.expect("place"),
+        );
         assert!(other.is_some(), "another address is not affected");
         drop(first);
-        assert!(limits.admit(peer, limits.reserve().await.expect("place")).is_some());
+        assert!(
+            limits
+                .admit(peer, limits.reserve().await.expect("place"))
+                .is_some()
+        );
     }
 
     #[tokio::test]

@@ -5,10 +5,10 @@
 use super::auth::AuthenticatedTenant;
 use super::disconnect::Disconnected;
 use super::metrics::Metrics;
+use crate::net::UrlPolicy;
 use crate::pipeline::gate::category_info;
 use crate::pipeline::{CallError, Pipeline};
 use crate::tenants::registry::{Registry, SessionSlot};
-use crate::net::UrlPolicy;
 use crate::tenants::{BrowserMode, Tenant};
 use futures::FutureExt;
 use rmcp::model::{
@@ -270,9 +270,11 @@ impl TenantServer {
         let runtime = ticket.runtime.clone();
         let mut outcome = self.call(tenant, &ticket, request, context).await;
         // Still counted in flight (a shutdown drains until the answer is complete).
-        let _settled =
-            tokio::time::timeout(std::time::Duration::from_secs(2), runtime.session.settle_pages())
-                .await;
+        let _settled = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            runtime.session.settle_pages(),
+        )
+        .await;
         let mut notes = runtime.session.take_notes();
         notes.extend(
             runtime
@@ -315,7 +317,11 @@ impl TenantServer {
             let session = ticket.runtime.session.clone();
             tokio::spawn(async move {
                 let terminated = session.terminate_scripts().await;
-                tracing::info!(why, terminated, "stopped the scripts of a call that did not finish");
+                tracing::info!(
+                    why,
+                    terminated,
+                    "stopped the scripts of a call that did not finish"
+                );
             });
         };
         tokio::select! {
@@ -355,7 +361,10 @@ mod tests {
     use super::{UrlPolicy, check_url_arguments};
     use serde_json::json;
 
-    fn checked(policy: UrlPolicy, arguments: serde_json::Value) -> Result<serde_json::Value, String> {
+    fn checked(
+        policy: UrlPolicy,
+        arguments: serde_json::Value,
+    ) -> Result<serde_json::Value, String> {
         let mut map = arguments.as_object().cloned().unwrap_or_default();
         check_url_arguments(policy, &mut map).map(|()| serde_json::Value::Object(map))
     }

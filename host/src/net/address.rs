@@ -13,16 +13,37 @@ struct Range {
     why: &'static str,
 }
 
-const fn v4(a: u8, b: u8, c: u8, d: u8, prefix: u8, why: &'static str) -> (Ipv4Addr, u8, &'static str) {
+const fn v4(
+    a: u8,
+    b: u8,
+    c: u8,
+    d: u8,
+    prefix: u8,
+    why: &'static str,
+) -> (Ipv4Addr, u8, &'static str) {
     (Ipv4Addr::new(a, b, c, d), prefix, why)
 }
 
 const V4_DENIED: [(Ipv4Addr, u8, &str); 16] = [
     v4(0, 0, 0, 0, 8, "\"this network\" (0.0.0.0/8)"),
     v4(10, 0, 0, 0, 8, "private (10.0.0.0/8)"),
-    v4(100, 64, 0, 0, 10, "shared carrier-grade NAT (100.64.0.0/10)"),
+    v4(
+        100,
+        64,
+        0,
+        0,
+        10,
+        "shared carrier-grade NAT (100.64.0.0/10)",
+    ),
     v4(127, 0, 0, 0, 8, "loopback (127.0.0.0/8)"),
-    v4(169, 254, 0, 0, 16, "link-local, cloud metadata included (169.254.0.0/16)"),
+    v4(
+        169,
+        254,
+        0,
+        0,
+        16,
+        "link-local, cloud metadata included (169.254.0.0/16)",
+    ),
     v4(172, 16, 0, 0, 12, "private (172.16.0.0/12)"),
     v4(192, 0, 0, 0, 24, "IETF protocol assignments (192.0.0.0/24)"),
     v4(192, 0, 2, 0, 24, "documentation (192.0.2.0/24)"),

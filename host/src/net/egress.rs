@@ -264,37 +264,92 @@ mod tests {
     #[test]
     fn the_default_refuses_inside_addresses_and_allows_public_ones() {
         let default = policy(&[], &[]);
-        for inside in ["127.0.0.1:80", "[::1]:80", "[::ffff:127.0.0.1]:80", "10.0.0.1:80", "169.254.169.254:80", "0.0.0.0:80"] {
-            let refusal = default.check_address("h", address(inside)).expect_err(inside);
+        for inside in [
+            "127.0.0.1:80",
+            "[::1]:80",
+            "[::ffff:127.0.0.1]:80",
+            "10.0.0.1:80",
+            "169.254.169.254:80",
+            "0.0.0.0:80",
+        ] {
+            let refusal = default
+                .check_address("h", address(inside))
+                .expect_err(inside);
             assert!(refusal.contains("egress_allow"), "{refusal}");
         }
-        assert!(default.check_address("example.com", address("93.184.216.34:443")).is_ok());
+        assert!(
+            default
+                .check_address("example.com", address("93.184.216.34:443"))
+                .is_ok()
+        );
     }
 
     #[test]
     fn the_allow_list_admits_and_the_deny_list_refuses() {
-        let listed = policy(&["127.0.0.1/32", "*.corp.example"], &["93.184.216.0/24", "ads.example"]);
-        assert!(listed.check_address("127.0.0.1", address("127.0.0.1:8080")).is_ok());
-        assert!(listed.check_address("127.0.0.2", address("127.0.0.2:8080")).is_err());
-        assert!(listed.check_address("db.corp.example", address("10.1.1.1:80")).is_ok());
-        assert!(listed.check_address("corp.example", address("10.1.1.1:80")).is_err());
-        assert!(listed.check_address("example.com", address("93.184.216.34:443")).is_err());
+        let listed = policy(
+            &["127.0.0.1/32", "*.corp.example"],
+            &["93.184.216.0/24", "ads.example"],
+        );
+        assert!(
+            listed
+                .check_address("127.0.0.1", address("127.0.0.1:8080"))
+                .is_ok()
+        );
+        assert!(
+            listed
+                .check_address("127.0.0.2", address("127.0.0.2:8080"))
+                .is_err()
+        );
+        assert!(
+            listed
+                .check_address("db.corp.example", address("10.1.1.1:80"))
+                .is_ok()
+        );
+        assert!(
+            listed
+                .check_address("corp.example", address("10.1.1.1:80"))
+                .is_err()
+        );
+        assert!(
+            listed
+                .check_address("example.com", address("93.184.216.34:443"))
+                .is_err()
+        );
         assert!(listed.check_host("ads.example").is_err());
         assert!(listed.check_host("www.ads.example").is_ok());
         let closed = EgressPolicy {
             public: false,
             ..listed
         };
-        assert!(closed.check_address("one.one", address("1.1.1.1:443")).is_err());
-        assert!(closed.check_address("127.0.0.1", address("127.0.0.1:8080")).is_ok());
+        assert!(
+            closed
+                .check_address("one.one", address("1.1.1.1:443"))
+                .is_err()
+        );
+        assert!(
+            closed
+                .check_address("127.0.0.1", address("127.0.0.1:8080"))
+                .is_ok()
+        );
     }
 
     #[test]
     fn protected_ports_are_refused_even_when_loopback_is_allowed() {
         let listed = policy(&["127.0.0.0/8", "::1/128"], &[]);
-        protect(address("127.0.0.1:1"), "the browser's remote-debugging port");
-        for spelled in ["127.0.0.1:1", "127.0.0.2:1", "[::1]:1", "0.0.0.0:1", "[::ffff:127.0.0.1]:1"] {
-            let refusal = listed.check_address("x", address(spelled)).expect_err(spelled);
+        protect(
+            address("127.0.0.1:1"),
+            "the browser's remote-debugging port",
+        );
+        for spelled in [
+            "127.0.0.1:1",
+            "127.0.0.2:1",
+            "[::1]:1",
+            "0.0.0.0:1",
+            "[::ffff:127.0.0.1]:1",
+        ] {
+            let refusal = listed
+                .check_address("x", address(spelled))
+                .expect_err(spelled);
             assert!(refusal.contains("remote-debugging"), "{refusal}");
         }
         assert!(listed.check_address("x", address("127.0.0.1:2")).is_ok());

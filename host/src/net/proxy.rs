@@ -206,9 +206,7 @@ impl ProxyState {
                         )));
                     }
                     Err(_) => {
-                        return Err(Failure::Unreachable(format!(
-                            "resolving {host} timed out"
-                        )));
+                        return Err(Failure::Unreachable(format!("resolving {host} timed out")));
                     }
                 }
             }
@@ -246,10 +244,7 @@ enum Failure {
 /// The host is parsed as the browser's URL parser would (so `127.1` is 127.0.0.1).
 fn destination(request: &Request<Incoming>) -> Result<Destination, String> {
     let (text, port) = if request.method() == Method::CONNECT {
-        let authority = request
-            .uri()
-            .authority()
-            .ok_or("CONNECT needs host:port")?;
+        let authority = request.uri().authority().ok_or("CONNECT needs host:port")?;
         let port = authority.port_u16().ok_or("CONNECT needs host:port")?;
         (format!("http://{}/", authority.host()), Some(port))
     } else {
@@ -298,7 +293,12 @@ async fn forward(request: Request<Incoming>, upstream: TcpStream) -> Response<Pr
         Ok(uri) => uri,
         Err(_) => return plain(StatusCode::BAD_REQUEST, "bad request target".into()),
     };
-    for hop in ["proxy-connection", "proxy-authorization", "connection", "keep-alive"] {
+    for hop in [
+        "proxy-connection",
+        "proxy-authorization",
+        "connection",
+        "keep-alive",
+    ] {
         parts.headers.remove(hop);
     }
     let (mut sender, connection) =

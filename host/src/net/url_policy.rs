@@ -16,7 +16,9 @@ pub struct UrlPolicy {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlRefusal {
-    #[error("{0:?} is not a valid absolute URL ({1}); pass an http(s) URL such as https://example.com/")]
+    #[error(
+        "{0:?} is not a valid absolute URL ({1}); pass an http(s) URL such as https://example.com/"
+    )]
     Invalid(String, String),
     #[error(
         "{scheme}: URLs are not available to tenants of this server: they reach the server's files or the browser's internals. Use an http(s) URL (or about:blank)."
@@ -126,7 +128,9 @@ mod tests {
 
     #[test]
     fn web_urls_pass_as_their_serialization() {
-        let checked = TENANT.check(" \thttps://Example.COM/a\tb ").expect("allowed");
+        let checked = TENANT
+            .check(" \thttps://Example.COM/a\tb ")
+            .expect("allowed");
         assert_eq!(checked.as_str(), "https://example.com/ab");
         assert_eq!(
             TENANT.check("about:blank").expect("allowed").as_str(),

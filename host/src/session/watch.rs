@@ -54,7 +54,8 @@ impl SessionWatch {
         let mut terminated = 0;
         for (_, page) in self.pages() {
             let command = crate::browser::cdp("Runtime.terminateExecution", serde_json::json!({}));
-            if let Ok(Ok(_)) = tokio::time::timeout(PAGE_COMMAND_TIMEOUT, page.execute(command)).await
+            if let Ok(Ok(_)) =
+                tokio::time::timeout(PAGE_COMMAND_TIMEOUT, page.execute(command)).await
             {
                 terminated += 1;
             }
@@ -80,7 +81,10 @@ impl SessionWatch {
                 }
                 let _terminated = tokio::time::timeout(
                     PAGE_COMMAND_TIMEOUT,
-                    page.execute(crate::browser::cdp("Runtime.terminateExecution", serde_json::json!({}))),
+                    page.execute(crate::browser::cdp(
+                        "Runtime.terminateExecution",
+                        serde_json::json!({}),
+                    )),
                 )
                 .await;
                 let closed = tokio::time::timeout(PAGE_COMMAND_TIMEOUT, page.clone().close()).await;

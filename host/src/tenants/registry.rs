@@ -275,12 +275,9 @@ impl Registry {
         };
         let max_pages = tenant.quotas.max_pages;
         let session = match tenant.browser {
-            BrowserMode::Shared => Session::in_shared_browser(
-                self.shared.clone(),
-                sandbox,
-                max_pages,
-                Some(network),
-            ),
+            BrowserMode::Shared => {
+                Session::in_shared_browser(self.shared.clone(), sandbox, max_pages, Some(network))
+            }
             BrowserMode::Dedicated => {
                 // Its own browser goes through the tenant's proxy as a whole.
                 let mut options = self.dedicated.clone();
