@@ -52,6 +52,9 @@ pub struct BrowserOptions {
     pub screencast: ScreencastOptions,
     /// `--nodePath`, `--lighthousePath`.
     pub lighthouse: crate::lighthouse::LighthouseOptions,
+    /// Keep Chromium's popup blocker on (chromiumoxide turns it off): a tenant's page must
+    /// not open windows without a user gesture, beyond every quota.
+    pub block_popups: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -96,6 +99,7 @@ impl BrowserConn {
     }
 
     async fn connect(url: &str) -> Result<BrowserConn, BrowserError> {
+        protect_debugging_endpoint(url);
         let (browser, handler) =
             Browser::connect(url.to_string())
                 .await
@@ -147,6 +151,13 @@ impl BrowserConn {
                     .iter()
                     .map(|arg| arg.trim_start_matches("--").to_string()),
             );
+        if options.block_popups {
+            builder = builder.disable_default_args().args(
+                AUTOMATION_ARGS_WITH_POPUP_BLOCKING
+                    .iter()
+                    .map(|arg| arg.trim_start_matches("--").to_string()),
+            );
+        }
         builder = if options.headless {
             builder.new_headless_mode()
         } else {
@@ -169,6 +180,7 @@ impl BrowserConn {
                     executable: executable.display().to_string(),
                     reason: error.to_string(),
                 })?;
+        protect_debugging_endpoint(browser.websocket_address());
         Ok(Self::with_handler(browser, handler, true, temporary))
     }
 
@@ -222,6 +234,64 @@ impl BrowserConn {
             let _killed = self.browser.kill().await;
             let _exited = self.browser.wait().await;
         }
+    }
+}
+
+/// chromiumoxide's default flags (Puppeteer's) without `--disable-popup-blocking`.
+const AUTOMATION_ARGS_WITH_POPUP_BLOCKING: [&str; 23] = [
+    "--disable-background-networking",
+    "--enable-features=NetworkService,NetworkServiceInProcess",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-breakpad",
+    "--disable-client-side-phishing-detection",
+    "--disable-component-extensions-with-background-pages",
+    "--disable-default-apps",
+    "--disable-dev-shm-usage",
+    "--disable-features=TranslateUI",
+    "--disable-hang-monitor",
+    "--disable-ipc-flooding-protection",
+    "--disable-prompt-on-repost",
+    "--disable-renderer-backgrounding",
+    "--disable-sync",
+    "--force-color-profile=srgb",
+    "--metrics-recording-only",
+    "--no-first-run",
+    "--enable-automation",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--enable-blink-features=IdleDetection",
+    "--lang=en_US",
+];
+
+/// No tenant may reach the browser's remote-debugging endpoint through its egress proxy, even
+/// one allowed on loopback: from there a page could drive every tenant's pages.
+fn protect_debugging_endpoint(url: &str) {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return;
+    };
+    let Some(port) = parsed.port_or_known_default() else {
+        return;
+    };
+    let hosts: Vec<std::net::IpAddr> = match parsed.host() {
+        Some(url::Host::Ipv4(address)) => vec![address.into()],
+        Some(url::Host::Ipv6(address)) => vec![address.into()],
+        // A name: every address it has now, and loopback (`localhost`).
+        Some(url::Host::Domain(name)) => {
+            let mut found: Vec<std::net::IpAddr> =
+                std::net::ToSocketAddrs::to_socket_addrs(&(name, port))
+                    .map(|addresses| addresses.map(|address| address.ip()).collect())
+                    .unwrap_or_default();
+            found.push(std::net::Ipv4Addr::LOCALHOST.into());
+            found
+        }
+        None => return,
+    };
+    for host in hosts {
+        crate::net::egress::protect(
+            std::net::SocketAddr::new(host, port),
+            "the browser's remote-debugging port",
+        );
     }
 }
 

@@ -211,6 +211,23 @@ pub struct Args {
     #[arg(long)]
     #[serde(skip)]
     pub shutdown_grace_secs: Option<u64>,
+    /// `serve`: connections open at once (default 1024; keep it below `ulimit -n`).
+    #[arg(long)]
+    #[serde(skip)]
+    pub max_connections: Option<usize>,
+    /// `serve`: connections open at once from one client address (default 256).
+    #[arg(long)]
+    #[serde(skip)]
+    pub max_connections_per_ip: Option<usize>,
+    /// `serve`: seconds a client has to send a request's headers; also how long an idle
+    /// connection is kept (default 10).
+    #[arg(long)]
+    #[serde(skip)]
+    pub header_read_timeout_secs: Option<u64>,
+    /// `serve`: seconds a client has to send a request's body (default 30).
+    #[arg(long)]
+    #[serde(skip)]
+    pub body_read_timeout_secs: Option<u64>,
 }
 
 /// One-shot commands; without one the server speaks MCP over stdio.

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod http;
 pub mod lighthouse;
 pub mod mcp;
+pub mod net;
 pub mod oneshot;
 pub mod pipeline;
 pub mod plugin;

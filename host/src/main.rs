@@ -148,6 +148,20 @@ async fn serve_http(args: &Args) -> Result<(), String> {
             .shutdown_grace_secs
             .map(Duration::from_secs)
             .unwrap_or(DEFAULT_SHUTDOWN_GRACE),
+        max_connections: args
+            .max_connections
+            .unwrap_or(http::DEFAULT_MAX_CONNECTIONS),
+        max_connections_per_ip: args
+            .max_connections_per_ip
+            .unwrap_or(http::DEFAULT_MAX_CONNECTIONS_PER_IP),
+        header_read_timeout: args
+            .header_read_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(http::DEFAULT_HEADER_READ_TIMEOUT),
+        body_read_timeout: args
+            .body_read_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(http::DEFAULT_BODY_READ_TIMEOUT),
     };
     http::serve(pipeline, registry, options).await
 }
@@ -215,6 +229,8 @@ fn browser_options(args: &Args) -> BrowserOptions {
             node_path: args.node_path.clone(),
             lighthouse_path: args.lighthouse_path.clone(),
         },
+        // Tenants' browsers turn it on (see tenants/registry.rs); stdio keeps the reference's.
+        block_popups: false,
         screenshot: ScreenshotFlags {
             format: args.screenshot_format.clone(),
             quality: args.screenshot_quality,

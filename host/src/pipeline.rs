@@ -161,6 +161,13 @@ impl Pipeline {
                     Ok(Ok(())) => None,
                     Ok(Err(message)) => Some(message),
                     Err(trap) => {
+                        // Stopped by its wall clock while the page ran its script: the script
+                        // would spin on in the renderer.
+                        if call_state.wall_clock_hit
+                            && let Some(session) = call_state.session.as_deref()
+                        {
+                            session.terminate_scripts().await;
+                        }
                         let (message, stopped) = trap_message(tool, &call_state, &trap);
                         if stopped {
                             // What a runaway plugin declared is not worth sending (it may be

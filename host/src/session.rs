@@ -7,8 +7,10 @@
 //! context, so it can neither list nor reach another tenant's pages.
 
 mod scope;
+mod watch;
 
 use crate::browser::{BrowserConn, BrowserError, BrowserOptions, McpPage, SharedBrowser, cdp};
+use crate::net::TenantNetwork;
 use crate::plugin::limits::Limits;
 use crate::sandbox::Sandbox;
 use scope::{BrowserHandle, ContextScope, TargetInfo, adoptable, create_browser_context};
@@ -17,6 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tokio::sync::{Mutex, OwnedMutexGuard};
+use watch::{AbortOnDrop, SessionWatch};
 
 /// Page ids come from one process-wide counter, so a stale id fails instead of aliasing a page
 /// opened later (or a page of another session).
@@ -33,12 +36,16 @@ pub struct Session {
     limits: Option<Limits>,
     /// Gating flags over the server's (a tenant's); `None`: the server's flags alone.
     flag_overrides: Option<Arc<serde_json::Map<String, serde_json::Value>>>,
+    /// The pages and notes of the session, readable while a call holds the lock.
+    watch: Arc<SessionWatch>,
+    /// The renderer-memory guard of a tenant's session.
+    _memory_guard: Option<Arc<AbortOnDrop>>,
 }
 
 impl Session {
     /// A session with a browser of its own (stdio, one-shot calls, dedicated tenants).
     pub fn new(options: BrowserOptions, sandbox: Sandbox) -> Session {
-        Session::with_state(SessionState::new(options, sandbox, None, None))
+        Session::with_state(SessionState::new(options, sandbox, None, None, None))
     }
 
     /// A tenant's session in one browser context of `shared`, with at most `max_pages` pages.
@@ -46,6 +53,7 @@ impl Session {
         shared: Arc<SharedBrowser>,
         sandbox: Sandbox,
         max_pages: usize,
+        network: Option<TenantNetwork>,
     ) -> Session {
         let options = shared.options().clone();
         let scope = ContextScope {
@@ -57,19 +65,62 @@ impl Session {
             sandbox,
             Some(scope),
             Some(max_pages),
+            network,
         ))
     }
 
     /// A session with its own browser and at most `max_pages` pages (a dedicated tenant).
-    pub fn dedicated(options: BrowserOptions, sandbox: Sandbox, max_pages: usize) -> Session {
-        Session::with_state(SessionState::new(options, sandbox, None, Some(max_pages)))
+    pub fn dedicated(
+        options: BrowserOptions,
+        sandbox: Sandbox,
+        max_pages: usize,
+        network: Option<TenantNetwork>,
+    ) -> Session {
+        Session::with_state(SessionState::new(
+            options,
+            sandbox,
+            None,
+            Some(max_pages),
+            network,
+        ))
     }
 
     fn with_state(state: SessionState) -> Session {
         Session {
+            watch: state.watch.clone(),
             state: Arc::new(Mutex::new(state)),
             limits: None,
             flag_overrides: None,
+            _memory_guard: None,
+        }
+    }
+
+    /// Closes any page of this session whose JavaScript heap grows past `bytes` (a tenant's
+    /// `renderer_memory_mib`), with a note. Needs a tokio runtime.
+    pub fn with_memory_cap(mut self, bytes: u64) -> Session {
+        let task = tokio::spawn(self.watch.clone().guard_memory(bytes));
+        self._memory_guard = Some(Arc::new(AbortOnDrop(task)));
+        self
+    }
+
+    /// What happened to the session outside its calls (pages closed by quotas), once.
+    pub fn take_notes(&self) -> Vec<String> {
+        self.watch.take_notes()
+    }
+
+    /// Stops the script running in the session's pages, without waiting for its lock (a
+    /// call stopped by its budget leaves its script spinning otherwise).
+    pub async fn terminate_scripts(&self) -> usize {
+        self.watch.terminate_scripts().await
+    }
+
+    /// Adopts the pages the session's pages opened themselves (popups) and closes those past
+    /// `max_pages`, with a note. Skipped when a call holds the lock.
+    pub async fn settle_pages(&self) {
+        if let Ok(mut state) = self.state.try_lock()
+            && state.browser.is_some()
+        {
+            state.sync_pages().await;
         }
     }
 
@@ -138,6 +189,9 @@ pub struct SessionState {
     pub sandbox: Sandbox,
     had_browser: bool,
     reconnected: bool,
+    /// A tenant's egress proxy and URL policy; `None` for the single user of stdio.
+    network: Option<TenantNetwork>,
+    watch: Arc<SessionWatch>,
 }
 
 impl SessionState {
@@ -146,6 +200,7 @@ impl SessionState {
         sandbox: Sandbox,
         scope: Option<ContextScope>,
         max_pages: Option<usize>,
+        network: Option<TenantNetwork>,
     ) -> SessionState {
         SessionState {
             options,
@@ -158,6 +213,8 @@ impl SessionState {
             sandbox,
             had_browser: false,
             reconnected: false,
+            network,
+            watch: Arc::new(SessionWatch::default()),
         }
     }
 
@@ -176,10 +233,11 @@ impl SessionState {
         self.pages.clear();
         self.selected = None;
         self.contexts.clear();
+        let proxy_server = self.proxy_server().map(String::from);
         let browser = match &mut self.scope {
             Some(scope) => {
                 let connection = scope.shared.get().await?;
-                let context = create_browser_context(&connection.browser)
+                let context = create_browser_context(&connection.browser, proxy_server.as_deref())
                     .await
                     .map_err(BrowserError::Context)?;
                 scope.context = Some(context);
@@ -209,6 +267,22 @@ impl SessionState {
             .map(|browser| browser.connection().browser.websocket_address().clone())
     }
 
+    /// Stops the script running in this session's pages (`Runtime.terminateExecution`).
+    pub async fn terminate_scripts(&self) -> usize {
+        self.watch.terminate_scripts().await
+    }
+
+    fn proxy_server(&self) -> Option<&str> {
+        self.network
+            .as_ref()
+            .map(|network| network.proxy_server.as_str())
+    }
+
+    /// The tenant's URL policy; `None` for the single user of stdio.
+    pub fn url_policy(&self) -> Option<crate::net::UrlPolicy> {
+        self.network.as_ref().map(|network| network.urls)
+    }
+
     pub fn screenshot_flags(&self) -> crate::browser::ScreenshotFlags {
         self.options.screenshot.clone()
     }
@@ -229,6 +303,7 @@ impl SessionState {
     async fn close_browser(&mut self, budget: Duration) {
         self.pages.clear();
         self.selected = None;
+        self.publish_pages();
         let contexts: Vec<String> = self
             .contexts
             .drain()
@@ -320,6 +395,7 @@ impl SessionState {
         let live_ids: Vec<String> = live.iter().map(target_key).collect();
         self.pages
             .retain(|_, page| live_ids.contains(&target_key(&page.page)));
+        let mut adopted = Vec::new();
         for page in live {
             let key = target_key(&page);
             if self
@@ -331,15 +407,48 @@ impl SessionState {
             }
             let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
             match McpPage::attach(id, page, None, self.options.redact_network_headers).await {
-                Ok(page) => {
+                Ok(mut page) => {
+                    page.url_policy = self.url_policy();
                     self.pages.insert(id, page);
+                    adopted.push(id);
                 }
                 Err(error) => tracing::debug!(%error, "could not track a page"),
             }
         }
+        self.close_pages_over_quota(adopted).await;
         if self.selected.is_none() {
             self.selected = self.pages.keys().next().copied();
         }
+        self.publish_pages();
+    }
+
+    /// Pages the session's pages opened themselves count against `max_pages` too: the newest
+    /// of those just adopted are closed until the session is within it.
+    async fn close_pages_over_quota(&mut self, mut adopted: Vec<u32>) {
+        let Some(limit) = self.max_pages else { return };
+        while self.pages.len() > limit {
+            let Some(id) = adopted.pop() else { break };
+            if let Some(page) = self.pages.remove(&id) {
+                let url = page.url().await;
+                let _closed = page.page.clone().close().await;
+                self.watch.note(format!(
+                    "A page opened by a page ({url}) was closed: this tenant may have at most {limit} open pages."
+                ));
+            }
+            if self.selected == Some(id) {
+                self.selected = None;
+            }
+        }
+    }
+
+    /// Tells the watch which pages the session has now.
+    fn publish_pages(&self) {
+        self.watch.publish(
+            self.pages
+                .iter()
+                .map(|(id, page)| (*id, page.page.clone()))
+                .collect(),
+        );
     }
 
     /// The browser's targets: id -> what `Target.getTargets` says of it.
@@ -427,6 +536,14 @@ impl SessionState {
         isolated_context: Option<&str>,
         timeout: Option<Duration>,
     ) -> Result<u32, String> {
+        let url = match self.url_policy() {
+            Some(policy) => policy
+                .check(url)
+                .map_err(|refusal| refusal.to_string())?
+                .to_string(),
+            None => url.to_string(),
+        };
+        let url = url.as_str();
         if let Some(limit) = self.max_pages {
             self.sync_pages().await;
             if self.pages.len() >= limit {
@@ -449,14 +566,16 @@ impl SessionState {
             .await
             .map_err(|error| error.to_string())?;
         let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
-        let page = McpPage::attach(
+        let mut page = McpPage::attach(
             id,
             page,
             isolated_context.map(String::from),
             self.options.redact_network_headers,
         )
         .await?;
+        page.url_policy = self.url_policy();
         self.pages.insert(id, page);
+        self.publish_pages();
         if !background {
             self.selected = Some(id);
             let _front = self.page(id)?.page.bring_to_front().await;
@@ -478,7 +597,7 @@ impl SessionState {
         if let Some(id) = self.contexts.get(name) {
             return Ok(id.clone());
         }
-        let id = create_browser_context(self.browser()?).await?;
+        let id = create_browser_context(self.browser()?, self.proxy_server()).await?;
         self.contexts.insert(name.to_string(), id.clone());
         Ok(id)
     }
@@ -500,6 +619,7 @@ impl SessionState {
         if self.selected == Some(id) {
             self.selected = self.pages.keys().next().copied();
         }
+        self.publish_pages();
         Ok(true)
     }
 

@@ -2,8 +2,10 @@
 //! what each tenant gets (its tool policy, quotas, sandbox root and browser). Parsing is strict:
 //! an unknown key, a duplicate name or token, or a malformed hash is an error naming the fix.
 
+mod limits;
 pub mod registry;
 
+use crate::net::{EgressPolicy, UrlPolicy};
 use crate::plugin::limits::Limits;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -48,6 +50,12 @@ pub enum TenantsError {
     },
     #[error("tenant {name:?} in {path}: name must be 1-64 characters of a-z, 0-9, '-' or '_'")]
     BadName { path: String, name: String },
+    #[error("tenant {name:?} in {path}: {reason}")]
+    Egress {
+        path: String,
+        name: String,
+        reason: String,
+    },
     #[error("tenant {name:?} in {path}: sandbox_root {root} cannot be created: {reason}")]
     Root {
         path: String,
@@ -98,11 +106,40 @@ struct TenantEntry {
     /// Gating flags over the server's for this tenant, e.g. `{ categoryNetwork = false }`.
     #[serde(default)]
     flags: BTreeMap<String, bool>,
+    /// Address ranges and host names this tenant's browser may reach although they are not
+    /// public (loopback, private, link-local...): `["10.1.0.0/16", "wiki.corp.example"]`.
+    #[serde(default)]
+    egress_allow: Vec<String>,
+    /// Address ranges and host names this tenant's browser may never reach.
+    #[serde(default)]
+    egress_deny: Vec<String>,
+    /// `false`: only `egress_allow` is reachable, not the public internet.
+    #[serde(default)]
+    egress_public: Option<bool>,
+    /// Whether the tenant may run script of its own (`javascript:`/`data:` URLs, a
+    /// navigation's `initScript`); default: whether it may call `evaluate_script`.
+    #[serde(default)]
+    script: Option<bool>,
+    /// Calls of this tenant running at once (over all its sessions); more are refused.
+    #[serde(default)]
+    max_concurrent_calls: Option<usize>,
+    /// Requests per minute (sessions and stateless requests together).
+    #[serde(default)]
+    requests_per_minute: Option<u32>,
+    /// An MCP session without requests for this long is closed, freeing its max_sessions slot.
+    #[serde(default)]
+    session_idle_secs: Option<u64>,
+    /// A page whose JavaScript heap grows past this is closed.
+    #[serde(default)]
+    renderer_memory_mib: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TenantsFile {
+    /// SHA-256 of the bearer token `/metrics` asks for; without it `/metrics` is off.
+    #[serde(default)]
+    metrics_token_sha256: Option<String>,
     #[serde(default, rename = "tenant")]
     tenants: Vec<TenantEntry>,
 }
@@ -143,6 +180,11 @@ pub struct Quotas {
     /// Caps on each plugin's own memory and CPU limits; `None` leaves the plugin's.
     pub plugin_memory_bytes: Option<usize>,
     pub plugin_fuel: Option<u64>,
+    pub max_concurrent_calls: usize,
+    pub requests_per_minute: u32,
+    pub session_idle: Duration,
+    /// JavaScript heap a page of this tenant may use before it is closed.
+    pub renderer_memory_bytes: u64,
 }
 
 impl Quotas {
@@ -172,12 +214,17 @@ pub struct Tenant {
     /// Flags deciding which tools are enabled, over the server's (`categoryX`,
     /// `experimentalX`, `memoryDebugging`).
     pub flags: serde_json::Map<String, serde_json::Value>,
+    /// Where its browser context may connect (enforced by its egress proxy).
+    pub egress: EgressPolicy,
+    /// Which URLs it may ask the browser to open.
+    pub urls: UrlPolicy,
 }
 
 /// Every tenant of one reading of the file.
 #[derive(Debug, Default)]
 pub struct TenantTable {
     tenants: Vec<Arc<Tenant>>,
+    metrics_token: Option<[u8; 32]>,
 }
 
 impl TenantTable {
@@ -195,6 +242,13 @@ impl TenantTable {
             path: shown.clone(),
             reason: error.to_string(),
         })?;
+        let metrics_token = match &file.metrics_token_sha256 {
+            Some(text) => Some(parse_hash(text).ok_or_else(|| TenantsError::BadHash {
+                path: shown.clone(),
+                name: "metrics_token_sha256".into(),
+            })?),
+            None => None,
+        };
         let mut tenants: Vec<Arc<Tenant>> = Vec::new();
         for entry in file.tenants {
             let tenant = validate(entry, &shown)?;
@@ -216,7 +270,25 @@ impl TenantTable {
             }
             tenants.push(Arc::new(tenant));
         }
-        Ok(TenantTable { tenants })
+        if let Some(metrics) = &metrics_token
+            && let Some(tenant) = tenants.iter().find(|tenant| tenant.token_hash == *metrics)
+        {
+            return Err(TenantsError::DuplicateToken {
+                path: shown,
+                first: tenant.name.clone(),
+                second: "metrics_token_sha256".into(),
+            });
+        }
+        Ok(TenantTable {
+            tenants,
+            metrics_token,
+        })
+    }
+
+    /// Whether `token` is the `/metrics` token; `None` when the file sets none.
+    pub fn authenticate_metrics(&self, token: &str) -> Option<bool> {
+        let expected = self.metrics_token.as_ref()?;
+        Some(constant_time_eq(&hash_token(token), expected))
     }
 
     /// The tenant a bearer token belongs to; `None` for an unknown or revoked token. Every
@@ -276,18 +348,37 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
         name: entry.name.clone(),
         flag,
     })?;
+    let egress = limits::egress_policy(
+        &entry.name,
+        &entry.egress_allow,
+        &entry.egress_deny,
+        entry.egress_public,
+    )
+    .map_err(|reason| TenantsError::Egress {
+        path: path.to_string(),
+        name: entry.name.clone(),
+        reason,
+    })?;
     let set = |names: Vec<String>| names.into_iter().collect::<BTreeSet<_>>();
+    let policy = ToolPolicy {
+        tools: entry.tools.map(set),
+        categories: entry.categories.map(set),
+        deny_tools: set(entry.deny_tools),
+    };
+    let urls = UrlPolicy {
+        script: entry
+            .script
+            .unwrap_or_else(|| policy.allows("evaluate_script", "debugging")),
+    };
     Ok(Tenant {
         name: entry.name,
         token_hash,
         revoked: entry.revoked,
         sandbox_root: entry.sandbox_root,
         flags,
-        policy: ToolPolicy {
-            tools: entry.tools.map(set),
-            categories: entry.categories.map(set),
-            deny_tools: set(entry.deny_tools),
-        },
+        policy,
+        egress,
+        urls,
         quotas: Quotas {
             max_pages: entry.max_pages.unwrap_or(DEFAULT_MAX_PAGES).max(1),
             max_sessions: entry.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS).max(1),
@@ -297,6 +388,22 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
                 .unwrap_or(DEFAULT_CALL_TIMEOUT),
             plugin_memory_bytes: entry.plugin_memory_mib.map(|mib| mib << 20),
             plugin_fuel: entry.plugin_fuel,
+            max_concurrent_calls: entry
+                .max_concurrent_calls
+                .unwrap_or(limits::DEFAULT_MAX_CONCURRENT_CALLS)
+                .max(1),
+            requests_per_minute: entry
+                .requests_per_minute
+                .unwrap_or(limits::DEFAULT_REQUESTS_PER_MINUTE)
+                .max(1),
+            session_idle: entry
+                .session_idle_secs
+                .map(Duration::from_secs)
+                .unwrap_or(limits::DEFAULT_SESSION_IDLE),
+            renderer_memory_bytes: entry
+                .renderer_memory_mib
+                .unwrap_or(limits::DEFAULT_RENDERER_MEMORY_MIB)
+                << 20,
         },
         browser: entry.browser,
     })
@@ -457,6 +564,49 @@ mod tests {
         assert_eq!(Limits::default().min(cap).fuel, Limits::default().fuel);
         assert!(!ci.policy.allows("evaluate_script", "debugging"));
         assert!(ci.policy.allows("take_screenshot", "debugging"));
+        assert!(!ci.urls.script, "no evaluate_script, no script URLs");
+        assert!(alice.urls.script);
+        assert_eq!(ci.quotas.requests_per_minute, 120);
+        assert_eq!(ci.egress.allow.len(), 1);
+        assert!(alice.egress.public && alice.egress.allow.is_empty());
+        assert_eq!(
+            table.authenticate_metrics("metrics-example-token"),
+            Some(true)
+        );
+        assert_eq!(
+            table.authenticate_metrics("alice-example-token"),
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn egress_lists_are_validated_and_the_metrics_token_is_optional() {
+        let bad = entry("alice", "a", "egress_allow = [\"http://10.0.0.1/\"]");
+        let error = table(&bad).expect_err("a URL is not a rule");
+        assert!(error.to_string().contains("egress_allow"), "{error}");
+        let good = entry(
+            "alice",
+            "a",
+            "egress_deny = [\"10.0.0.0/8\", \"*.ads.example\"]\negress_public = false",
+        );
+        let parsed = table(&good).expect("valid");
+        let alice = parsed.get("alice").expect("alice");
+        assert_eq!(alice.egress.deny.len(), 2);
+        assert!(!alice.egress.public);
+        assert_eq!(
+            parsed.authenticate_metrics("x"),
+            None,
+            "no metrics token: off"
+        );
+        let same = format!(
+            "metrics_token_sha256 = {:?}\n{}",
+            token_hash_hex("a"),
+            entry("alice", "a", "")
+        );
+        assert!(matches!(
+            table(&same),
+            Err(TenantsError::DuplicateToken { .. })
+        ));
     }
 
     #[test]

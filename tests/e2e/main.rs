@@ -4,6 +4,8 @@
 mod debugging;
 mod fixtures;
 mod harness_selftest;
+mod hostile_clients;
+mod hostile_tenants;
 mod hot_reload;
 mod http;
 mod input;
@@ -20,4 +22,5 @@ mod sandbox;
 mod screencast;
 mod styles;
 mod support;
+mod tenant_quotas;
 mod tools;

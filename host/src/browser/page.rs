@@ -51,6 +51,8 @@ pub struct McpPage {
     pub(super) last_trace: Option<TraceSummary>,
     /// The running screencast recording.
     pub(super) screencast: Option<super::screencast::Recording>,
+    /// A tenant's URL policy, checked on every navigation to a URL (`None`: stdio's user).
+    pub url_policy: Option<crate::net::UrlPolicy>,
     listener: tokio::task::JoinHandle<()>,
 }
 
@@ -92,6 +94,7 @@ impl McpPage {
             trace: None,
             last_trace: None,
             screencast: None,
+            url_policy: None,
             listener,
         })
     }
@@ -187,6 +190,21 @@ impl McpPage {
         init_script: Option<&str>,
     ) -> Result<Navigated, String> {
         let timeout = timeout.unwrap_or_else(|| self.emulation.navigation_timeout());
+        // A tenant's URL is parsed and checked here, and the browser gets the checked text.
+        let target = match (target, self.url_policy) {
+            (Target::Url(url), Some(policy)) => Target::Url(
+                policy
+                    .check(&url)
+                    .map_err(|refusal| refusal.to_string())?
+                    .to_string(),
+            ),
+            (target, _) => target,
+        };
+        if init_script.is_some() && self.url_policy.is_some_and(|policy| !policy.script) {
+            return Err(
+                "initScript runs script in the page, and this tenant may not run script (evaluate_script is not allowed for it).".into(),
+            );
+        }
         let script_id = match init_script {
             Some(source) => send(
                 &self.page,

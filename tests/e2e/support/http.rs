@@ -38,6 +38,24 @@ impl TenantSpec {
         self.extra.push('\n');
         self
     }
+
+    /// Lets the tenant's browser reach the tests' fixture servers on 127.0.0.1, which the
+    /// default egress policy refuses (loopback).
+    pub fn on_loopback(self) -> TenantSpec {
+        self.with("egress_allow = [\"127.0.0.1/32\"]")
+    }
+}
+
+/// The `/metrics` token of servers started with [`HttpServer::start`].
+pub const METRICS_TOKEN: &str = "token-metrics";
+
+/// How to start a server beyond its tenants and flags.
+#[derive(Clone, Debug, Default)]
+pub struct ServerSetup {
+    /// TOML put before the `[[tenant]]` entries (e.g. `metrics_token_sha256 = "..."`).
+    pub preamble: String,
+    /// `ulimit -n` for the server process.
+    pub open_files: Option<u64>,
 }
 
 pub struct HttpServer {
@@ -48,11 +66,28 @@ pub struct HttpServer {
     dir: tempfile::TempDir,
     stderr: PathBuf,
     exited: bool,
+    preamble: String,
 }
 
 impl HttpServer {
     /// Starts the server for `tenants` with the test browser flags plus `extra_args`.
     pub async fn start(tenants: &[TenantSpec], extra_args: &[&str]) -> HttpServer {
+        let setup = ServerSetup {
+            preamble: format!(
+                "metrics_token_sha256 = {:?}",
+                hex::encode(Sha256::digest(METRICS_TOKEN.as_bytes()))
+            ),
+            ..ServerSetup::default()
+        };
+        HttpServer::start_with(setup, tenants, extra_args).await
+    }
+
+    /// [`HttpServer::start`] with a preamble in the tenants file and process limits.
+    pub async fn start_with(
+        setup: ServerSetup,
+        tenants: &[TenantSpec],
+        extra_args: &[&str],
+    ) -> HttpServer {
         let dir = tempfile::Builder::new()
             .prefix("devtools-mcp-http-")
             .tempdir()
@@ -60,7 +95,8 @@ impl HttpServer {
         let stderr = dir.path().join("server.stderr.log");
         let stderr_file = std::fs::File::create(&stderr).expect("the stderr log file");
         let tenants_path = dir.path().join("tenants.toml");
-        std::fs::write(&tenants_path, tenants_toml(dir.path(), tenants)).expect("the tenants file");
+        let text = format!("{}\n{}", setup.preamble, tenants_toml(dir.path(), tenants));
+        std::fs::write(&tenants_path, text).expect("the tenants file");
         let mut args = vec![
             "serve".to_owned(),
             "--http".to_owned(),
@@ -70,7 +106,19 @@ impl HttpServer {
         ];
         args.extend(browser_args());
         args.extend(extra_args.iter().map(|arg| (*arg).to_owned()));
-        let child = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+        let mut command = match setup.open_files {
+            Some(limit) => {
+                // `exec` keeps the pid: the server is the process the harness watches.
+                let mut command = Command::new("sh");
+                command
+                    .arg("-c")
+                    .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
+                    .arg(env!("CARGO_BIN_EXE_devtools-mcp"));
+                command
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_devtools-mcp")),
+        };
+        let child = command
             .args(&args)
             .env("RUST_LOG", "info,chromiumoxide=off")
             .stdin(Stdio::null())
@@ -88,6 +136,7 @@ impl HttpServer {
             dir,
             stderr,
             exited: false,
+            preamble: setup.preamble.clone(),
         };
         let deadline = Instant::now() + timeout();
         loop {
@@ -109,6 +158,27 @@ impl HttpServer {
         }
     }
 
+    /// `GET /metrics` with the metrics token: the status and the text.
+    pub async fn metrics(&self) -> (u16, String) {
+        let response = reqwest::Client::new()
+            .get(format!("{}/metrics", self.base))
+            .bearer_auth(METRICS_TOKEN)
+            .send()
+            .await
+            .expect("the server answered");
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap_or_default())
+    }
+
+    /// The port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.base
+            .rsplit(':')
+            .next()
+            .and_then(|port| port.parse().ok())
+            .expect("the server's port")
+    }
+
     pub fn mcp_url(&self) -> String {
         format!("{}/mcp", self.base)
     }
@@ -124,11 +194,13 @@ impl HttpServer {
 
     /// Rewrites the tenants file (the server re-reads it on SIGHUP).
     pub fn write_tenants(&self, tenants: &[TenantSpec]) {
-        std::fs::write(
-            self.dir.path().join("tenants.toml"),
-            tenants_toml(self.dir.path(), tenants),
-        )
-        .expect("rewrite the tenants file");
+        let text = format!(
+            "{}\n{}",
+            self.preamble,
+            tenants_toml(self.dir.path(), tenants)
+        );
+        std::fs::write(self.dir.path().join("tenants.toml"), text)
+            .expect("rewrite the tenants file");
     }
 
     /// Sends a signal (`HUP`, `TERM`...) to the server with procps' `kill`.

@@ -21,7 +21,7 @@ pub fn binary_dir() -> PathBuf {
 }
 
 pub use fixture_server::{FixtureServer, Route};
-pub use http::{HttpClient, HttpServer, TenantSpec};
+pub use http::{HttpClient, HttpServer, ServerSetup, TenantSpec};
 pub use mcp::{McpServer, ToolOutput, browser_args, cache_dir, chromium_path, timeout};
 
 /// Live (non-zombie) processes descending from `pid`, found through the ppid field of
