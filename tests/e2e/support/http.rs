@@ -72,6 +72,7 @@ impl HttpServer {
         args.extend(extra_args.iter().map(|arg| (*arg).to_owned()));
         let child = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
             .args(&args)
+            .envs(super::server_env())
             .env("RUST_LOG", "info,chromiumoxide=off")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
