@@ -3,9 +3,9 @@
 //! working one: the reload keeps what was loaded and logs why.
 
 use crate::pipeline::{Pipeline, ToolSet};
-use futures::{FutureExt, StreamExt};
 use crate::plugin::policy::Origin;
 use crate::plugin::{LoadError, LoadedTool, Loader, wasm_files};
+use futures::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
@@ -231,7 +231,9 @@ pub fn watch(mut catalog: Catalog, pipeline: Arc<Pipeline>) -> Result<(), String
             }
             // A panic while reloading (a bug the loader's own guards missed) is logged and
             // the watcher keeps going with the tools it had.
-            let reloaded = std::panic::AssertUnwindSafe(catalog.reload()).catch_unwind().await;
+            let reloaded = std::panic::AssertUnwindSafe(catalog.reload())
+                .catch_unwind()
+                .await;
             let reloaded = reloaded.unwrap_or_else(|_| {
                 tracing::error!("reloading the plugin folders failed; keeping the loaded tools");
                 None

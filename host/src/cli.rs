@@ -584,9 +584,8 @@ mod tests {
             ("--shutdownGraceSecs", "99999999"),
             ("--screenshotQuality", "101"),
         ] {
-            let parsed = Args::try_parse_compatible(
-                ["devtools-mcp", flag, value].map(String::from),
-            );
+            let parsed =
+                Args::try_parse_compatible(["devtools-mcp", flag, value].map(String::from));
             let error = parsed.err().map(|error| error.to_string());
             assert!(
                 error.as_deref().is_some_and(|text| text.contains(value)),

@@ -14,9 +14,11 @@ pub mod signature;
 pub mod url_rule;
 
 pub use bindings::exports::devtools::tool::tool::{Category, ToolDefinition};
-pub use host_api::{CallState, PageHandle};
 pub use cache::CompiledCache;
-pub use loader::{ALLOWED_IMPORTS, DEFINITION_WALL_CLOCK, LoadError, Loader, WASI_PREFIX, wasm_files};
+pub use host_api::{CallState, PageHandle};
+pub use loader::{
+    ALLOWED_IMPORTS, DEFINITION_WALL_CLOCK, LoadError, Loader, WASI_PREFIX, wasm_files,
+};
 
 use bindings::{Plugin, PluginPre};
 use capability::Grants;
@@ -113,11 +115,12 @@ impl Runtime {
         &self,
         pre: &PluginPre<CallState>,
         flags_json: &str,
-        limits: Limits,
+        budget: Limits,
     ) -> wasmtime::Result<ToolDefinition> {
         // No capability is needed to describe oneself.
-        let grants = Arc::new(Grants::new("", Default::default(), None).map_err(wasmtime::Error::msg)?);
-        let state = CallState::new(None, grants, limits);
+        let grants =
+            Arc::new(Grants::new("", Default::default(), None).map_err(wasmtime::Error::msg)?);
+        let state = CallState::new(None, grants, budget);
         let (state, outcome) = self
             .run(state, async |store: &mut Store<CallState>| {
                 let plugin = pre.instantiate_async(&mut *store).await?;

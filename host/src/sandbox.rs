@@ -134,8 +134,8 @@ impl Sandbox {
         };
         let base = self.roots.first().ok_or_else(cannot)?;
         let canonical = canonicalize_lenient(&base.path.join(path)).map_err(|_| cannot())?;
-        let inside_protected = protected_overlap(&canonical)
-            .is_some_and(|folder| canonical.starts_with(folder));
+        let inside_protected =
+            protected_overlap(&canonical).is_some_and(|folder| canonical.starts_with(folder));
         if inside_protected || !self.roots.iter().any(|r| canonical.starts_with(&r.path)) {
             return Err(SandboxError::AccessDenied {
                 path: path.to_owned(),
@@ -632,7 +632,9 @@ mod tests {
         let code = f.tmp.join("a/root/plugins");
         fs::create_dir_all(&code).expect("mkdir");
         protect(&code);
-        let refused = f.sandbox.resolve(&code.join("x.wasm").display().to_string());
+        let refused = f
+            .sandbox
+            .resolve(&code.join("x.wasm").display().to_string());
         assert!(matches!(refused, Err(SandboxError::AccessDenied { .. })));
         assert!(f.sandbox.write(&code.join("x.wasm"), b"x").is_err());
         let mut other = Sandbox::new([]).expect("sandbox");

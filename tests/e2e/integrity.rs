@@ -201,7 +201,12 @@ async fn compiled_code_planted_in_the_cache_is_refused_and_recompiled() {
     let log = scratch.path().join("server.log");
     let server = start(
         &plugins,
-        &["--cache-dir", &cache_arg, "--log-file", &log.to_string_lossy()],
+        &[
+            "--cache-dir",
+            &cache_arg,
+            "--log-file",
+            &log.to_string_lossy(),
+        ],
     )
     .await
     .unwrap_or_else(|error| panic!("{error}"));

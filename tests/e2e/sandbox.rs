@@ -272,7 +272,11 @@ async fn still_planted_after_navigating(server: &McpServer, url: &str) -> bool {
             json!({ "function": "() => String(window.__hostileInit)" }),
         )
         .await;
-    assert!(mark.text.contains("undefined") || mark.text.contains("planted"), "{}", mark.text);
+    assert!(
+        mark.text.contains("undefined") || mark.text.contains("planted"),
+        "{}",
+        mark.text
+    );
     mark.text.contains("planted")
 }
 
@@ -286,7 +290,10 @@ async fn init_scripts_need_script_and_never_outlive_the_call() {
     let plugins = plugin_dir("test-plugins");
 
     // `navigate` alone does not allow running JavaScript through an init script.
-    let policy = policy_with(scratch.path(), "capabilities = [\"pages.read\", \"navigate\"]");
+    let policy = policy_with(
+        scratch.path(),
+        "capabilities = [\"pages.read\", \"navigate\"]",
+    );
     let server = McpServer::start(&["--plugin-dir", &plugins, "--policy", &policy]).await;
     let refused = server
         .call(
@@ -329,13 +336,15 @@ async fn init_scripts_need_script_and_never_outlive_the_call() {
 
 #[tokio::test]
 async fn navigation_is_checked_on_the_parsed_url_and_where_the_page_lands() {
-    let pages = crate::support::FixtureServer::start(vec![
-        crate::support::Route::html("/", "<title>Plain</title><p>plain</p>"),
-    ]);
+    let pages = crate::support::FixtureServer::start(vec![crate::support::Route::html(
+        "/",
+        "<title>Plain</title><p>plain</p>",
+    )]);
     let port = pages.port();
-    let away = crate::support::FixtureServer::start(vec![
-        crate::support::Route::html("/", "<p>elsewhere</p>"),
-    ]);
+    let away = crate::support::FixtureServer::start(vec![crate::support::Route::html(
+        "/",
+        "<p>elsewhere</p>",
+    )]);
     // A redirect from an allowed URL to one the policy does not allow.
     let redirecting = crate::support::FixtureServer::start(vec![
         crate::support::Route::html("/hop", "moved")
@@ -355,7 +364,10 @@ async fn navigation_is_checked_on_the_parsed_url_and_where_the_page_lands() {
     let refused = server
         .call("hostile", json!({ "mode": "navigate", "target": sneaky }))
         .await;
-    assert_stopped(&refused.text, "URLs with a user name or password are refused");
+    assert_stopped(
+        &refused.text,
+        "URLs with a user name or password are refused",
+    );
     // Another spelling of the allowed address is the allowed address.
     let decimal = server
         .call(
@@ -364,7 +376,9 @@ async fn navigation_is_checked_on_the_parsed_url_and_where_the_page_lands() {
         )
         .await;
     assert!(
-        decimal.text.contains(&format!("Ok(\"http://127.0.0.1:{port}/\")")),
+        decimal
+            .text
+            .contains(&format!("Ok(\"http://127.0.0.1:{port}/\")")),
         "{}",
         decimal.text
     );
@@ -407,7 +421,8 @@ async fn plugins_without_files_write_write_nothing_and_names_are_the_hosts() {
         .call("hostile", json!({ "mode": "big_screenshot" }))
         .await;
     assert!(
-        big.text.contains("saving it to a file needs the capability `files.write`"),
+        big.text
+            .contains("saving it to a file needs the capability `files.write`"),
         "{}",
         big.text
     );
@@ -419,7 +434,10 @@ async fn plugins_without_files_write_write_nothing_and_names_are_the_hosts() {
     // file's name is a plain name.
     let scratch = tempfile::tempdir().expect("temp dir");
     let workspace = tempfile::tempdir().expect("workspace");
-    let policy = policy_with(scratch.path(), "capabilities = [\"pages.read\", \"files.write\"]");
+    let policy = policy_with(
+        scratch.path(),
+        "capabilities = [\"pages.read\", \"files.write\"]",
+    );
     let server = McpServer::start(&[
         "--plugin-dir",
         &plugins,
@@ -429,25 +447,45 @@ async fn plugins_without_files_write_write_nothing_and_names_are_the_hosts() {
         &workspace.path().to_string_lossy(),
     ])
     .await;
-    for name in ["../../escape.txt", "run.sh", ".bashrc", "notes.desktop", "x.txt\u{202E}"] {
+    for name in [
+        "../../escape.txt",
+        "run.sh",
+        ".bashrc",
+        "notes.desktop",
+        "x.txt\u{202E}",
+    ] {
         let refused = server
             .call("hostile", json!({ "mode": "temp_file", "target": name }))
             .await;
         assert!(
-            refused.text.starts_with("Error: temp file refused: Invalid file name: "),
+            refused
+                .text
+                .starts_with("Error: temp file refused: Invalid file name: "),
             "{name}: {}",
             refused.text
         );
     }
     let saved = server
-        .call("hostile", json!({ "mode": "temp_file", "target": "notes.txt" }))
-        .await;
-    assert!(saved.text.starts_with("saved ") && saved.text.ends_with("/notes.txt"), "{}", saved.text);
-    let refused = server
-        .call("hostile", json!({ "mode": "save_extension", "target": ".sh" }))
+        .call(
+            "hostile",
+            json!({ "mode": "temp_file", "target": "notes.txt" }),
+        )
         .await;
     assert!(
-        refused.text.contains("The extension .sh is not one the server writes"),
+        saved.text.starts_with("saved ") && saved.text.ends_with("/notes.txt"),
+        "{}",
+        saved.text
+    );
+    let refused = server
+        .call(
+            "hostile",
+            json!({ "mode": "save_extension", "target": ".sh" }),
+        )
+        .await;
+    assert!(
+        refused
+            .text
+            .contains("The extension .sh is not one the server writes"),
         "{}",
         refused.text
     );
@@ -461,7 +499,9 @@ async fn everything_a_handler_declares_counts_against_its_output_budget() {
     let policy = policy_with(scratch.path(), "output_mib = 1");
     let plugins = plugin_dir("test-plugins");
     let server = McpServer::start(&["--plugin-dir", &plugins, "--policy", &policy]).await;
-    let long = server.call("hostile", json!({ "mode": "long_error" })).await;
+    let long = server
+        .call("hostile", json!({ "mode": "long_error" }))
+        .await;
     assert_stopped(&long.text, "it declared more than 1.0 MiB of output");
     assert!(long.text.len() < 2_000);
     let images = server.call("hostile", json!({ "mode": "images" })).await;
@@ -474,7 +514,10 @@ async fn everything_a_handler_declares_counts_against_its_output_budget() {
 #[tokio::test]
 async fn special_files_are_refused_at_once() {
     let scratch = tempfile::tempdir().expect("temp dir");
-    let policy = policy_with(scratch.path(), "capabilities = [\"pages.read\", \"files.write\"]");
+    let policy = policy_with(
+        scratch.path(),
+        "capabilities = [\"pages.read\", \"files.write\"]",
+    );
     let workspace = tempfile::tempdir().expect("workspace");
     let fifo = workspace.path().join("pipe.txt");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
@@ -494,12 +537,18 @@ async fn special_files_are_refused_at_once() {
         .call("hostile", json!({ "mode": "save", "target": "pipe" }))
         .await;
     assert!(
-        refused.text.starts_with("Error: save refused: Could not write ")
+        refused
+            .text
+            .starts_with("Error: save refused: Could not write ")
             && refused.text.contains("pipe.txt"),
         "{}",
         refused.text
     );
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     assert_still_serving(&server).await;
     server.shutdown().await;
 }
@@ -513,7 +562,10 @@ async fn out_of_range_limits_are_clear_errors_not_panics() {
             .expect("run");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains(&format!("Invalid duration \"{value}\"")), "{stderr}");
+        assert!(
+            stderr.contains(&format!("Invalid duration \"{value}\"")),
+            "{stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     let scratch = tempfile::tempdir().expect("temp dir");
@@ -524,5 +576,8 @@ async fn out_of_range_limits_are_clear_errors_not_panics() {
         .expect("run");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("[plugins.hostile]: timeout_secs must be a number of seconds above 0"), "{stderr}");
+    assert!(
+        stderr.contains("[plugins.hostile]: timeout_secs must be a number of seconds above 0"),
+        "{stderr}"
+    );
 }

@@ -40,7 +40,10 @@ fn config(mode: &str, name: &str, description: &str, pattern: &str) -> String {
 /// Starts a server on `plugins` with `extra` flags; `Err` is the start-up failure text.
 async fn start(plugins: &Path, extra: &[&str]) -> Result<McpServer, String> {
     let mut args = browser_args();
-    args.extend(["--plugin-dir".into(), plugins.to_string_lossy().into_owned()]);
+    args.extend([
+        "--plugin-dir".into(),
+        plugins.to_string_lossy().into_owned(),
+    ]);
     args.extend(extra.iter().map(|arg| arg.to_string()));
     McpServer::start_with(args, Vec::new()).await
 }
@@ -67,7 +70,12 @@ async fn code_folders_that_plugins_or_tenants_could_write_to_are_refused_at_star
     let cache_in_workspace = workspace.join("cache").to_string_lossy().into_owned();
     let error = refused(
         &plugins,
-        &["--workspace", &workspace_arg, "--cache-dir", &cache_in_workspace],
+        &[
+            "--workspace",
+            &workspace_arg,
+            "--cache-dir",
+            &cache_in_workspace,
+        ],
     )
     .await;
     assert!(
@@ -91,7 +99,11 @@ async fn code_folders_that_plugins_or_tenants_could_write_to_are_refused_at_star
         "{error}"
     );
     // A workspace that contains the plugin folder is the same overlap.
-    let error = refused(&plugins, &["--workspace", &scratch.path().to_string_lossy()]).await;
+    let error = refused(
+        &plugins,
+        &["--workspace", &scratch.path().to_string_lossy()],
+    )
+    .await;
     assert!(error.contains("the --pluginDir"), "{error}");
 
     // The cache folder itself: not a symlink, not someone else's.
@@ -176,7 +188,12 @@ async fn definitions_must_name_tools_plainly_and_keep_schemas_linear() {
             "its tool name is refused: tool names may use only A-Z, a-z, 0-9, `_`, `-` and `.`",
         ),
         (
-            config("normal", "fine_name", "Looks harmless\u{1b}[8m hidden", "^a$"),
+            config(
+                "normal",
+                "fine_name",
+                "Looks harmless\u{1b}[8m hidden",
+                "^a$",
+            ),
             "its description contains the control or bidi character \\u{1b}",
         ),
         (
@@ -188,11 +205,16 @@ async fn definitions_must_name_tools_plainly_and_keep_schemas_linear() {
         std::fs::write(&file, hostile_definition(&configuration)).expect("write");
         let error = refused(&plugins, &[]).await;
         assert!(
-            error.contains(&format!("Plugin {} has no usable definition: ", file.display()))
-                && error.contains(rule),
+            error.contains(&format!(
+                "Plugin {} has no usable definition: ",
+                file.display()
+            )) && error.contains(rule),
             "{rule}: {error}"
         );
-        assert!(!error.contains('\u{1b}') && !error.contains('\u{202E}'), "{error}");
+        assert!(
+            !error.contains('\u{1b}') && !error.contains('\u{202E}'),
+            "{error}"
+        );
     }
     // A name that differs from another tool's only in case reads as the same tool.
     std::fs::write(
@@ -231,7 +253,10 @@ async fn plugin_check_prints_what_a_plugin_defines_escaped() {
     let text = String::from_utf8_lossy(&printed);
     assert!(text.contains("Tool checked"), "{text}");
     assert!(text.contains("\\u{202e}"), "{text}");
-    assert!(!text.contains('\u{202E}'), "raw bidi control printed: {text}");
+    assert!(
+        !text.contains('\u{202E}'),
+        "raw bidi control printed: {text}"
+    );
     // A refused definition: the error names the character, escaped.
     std::fs::write(
         &file,
@@ -302,7 +327,10 @@ async fn truncated_and_mutated_components_are_named_and_never_crash_the_server()
         if tools.iter().any(|tool| tool.name == "noop") {
             break;
         }
-        assert!(Instant::now() < deadline, "the watcher stopped after a broken component");
+        assert!(
+            Instant::now() < deadline,
+            "the watcher stopped after a broken component"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     server.shutdown().await;

@@ -76,7 +76,9 @@ impl CompiledCache {
         };
         ensure_private_dir(dir).map_err(|reason| unusable(dir, reason))?;
         let keys = key_dir(dir);
-        ensure_private_dir(&keys).map_err(|reason| unusable(dir, format!("its key folder {}: {reason}", keys.display())))?;
+        ensure_private_dir(&keys).map_err(|reason| {
+            unusable(dir, format!("its key folder {}: {reason}", keys.display()))
+        })?;
         let key = load_or_create_key(&keys.join(KEY_FILE))
             .map_err(|reason| unusable(dir, format!("its key {}: {reason}", keys.display())))?;
         Ok(CompiledCache {
@@ -251,14 +253,18 @@ fn ensure_private_dir(dir: &Path) -> Result<(), String> {
         tracing::warn!(dir = %dir.display(), mode = format!("{mode:o}"), "compiled-code cache folder was writable by others; made private (0700)");
         handle
             .set_permissions(fs::Permissions::from_mode(0o700))
-            .map_err(|error| format!("it is writable by others and cannot be made private: {error}"))?;
+            .map_err(|error| {
+                format!("it is writable by others and cannot be made private: {error}")
+            })?;
     }
     Ok(())
 }
 
 /// The effective uid, read std-only: `/proc/self` belongs to it.
 fn effective_uid() -> u32 {
-    fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(u32::MAX)
+    fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(u32::MAX)
 }
 
 /// Reads the key, or creates it atomically (two servers starting together agree on one key).
@@ -296,11 +302,8 @@ fn read_key(path: &Path) -> Result<Option<[u8; KEY_BYTES]>, String> {
         Err(error) => return Err(error.to_string()),
     };
     let metadata = file.metadata().map_err(|error| error.to_string())?;
-    if !metadata.is_file() || metadata.uid() != effective_uid() || metadata.mode() & 0o077 != 0
-    {
-        return Err(
-            "the key file must be a regular file owned by this user with mode 0600".into(),
-        );
+    if !metadata.is_file() || metadata.uid() != effective_uid() || metadata.mode() & 0o077 != 0 {
+        return Err("the key file must be a regular file owned by this user with mode 0600".into());
     }
     let mut key = [0u8; KEY_BYTES];
     file.read_exact(&mut key)
@@ -395,7 +398,10 @@ mod tests {
         let (_, from_cache) = cache
             .load_or_compile(&engine, &bytes, |bytes| Ok(bytes.to_vec()))
             .unwrap();
-        assert!(!from_cache, "an entry sealed by another key must not be used");
+        assert!(
+            !from_cache,
+            "an entry sealed by another key must not be used"
+        );
         // What we stored verifies next time.
         let (_, from_cache) = cache
             .load_or_compile(&engine, &bytes, |_| panic!("must come from the cache"))
@@ -436,7 +442,10 @@ mod tests {
         fs::create_dir(&real).unwrap();
         let link = root.path().join("link");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        let error = CompiledCache::open(&engine, &link).err().unwrap().to_string();
+        let error = CompiledCache::open(&engine, &link)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(error.contains("symlink"), "{error}");
         assert!(error.contains("--cacheDir"), "{error}");
         let open = root.path().join("open");

@@ -65,8 +65,18 @@ pub fn validate(definition: &ToolDefinition) -> Result<Map<String, Value>, Strin
     }
     let annotations = &definition.annotations;
     let texts = [
-        ("description", definition.description.as_str(), MAX_DESCRIPTION_BYTES, true),
-        ("title", annotations.title.as_deref().unwrap_or_default(), MAX_TITLE_BYTES, false),
+        (
+            "description",
+            definition.description.as_str(),
+            MAX_DESCRIPTION_BYTES,
+            true,
+        ),
+        (
+            "title",
+            annotations.title.as_deref().unwrap_or_default(),
+            MAX_TITLE_BYTES,
+            false,
+        ),
     ];
     for (field, text, max, newlines) in texts {
         if let Some(problem) = text_problem(field, text, max, newlines) {
@@ -74,14 +84,20 @@ pub fn validate(definition: &ToolDefinition) -> Result<Map<String, Value>, Strin
         }
     }
     if annotations.conditions.len() > MAX_CONDITIONS
-        || annotations.conditions.iter().any(|c| name_problem(c).is_some())
+        || annotations
+            .conditions
+            .iter()
+            .any(|c| name_problem(c).is_some())
     {
         return Err(format!(
             "its conditions must be at most {MAX_CONDITIONS} flag names (A-Z, a-z, 0-9, `_`, `-`, `.`)"
         ));
     }
     if definition.file_params.len() > MAX_FILE_PARAMS
-        || definition.file_params.iter().any(|p| name_problem(p).is_some())
+        || definition
+            .file_params
+            .iter()
+            .any(|p| name_problem(p).is_some())
     {
         return Err(format!(
             "its file parameters must be at most {MAX_FILE_PARAMS} parameter names (A-Z, a-z, 0-9, `_`, `-`, `.`)"
@@ -123,7 +139,14 @@ mod tests {
     fn names_follow_the_mcp_rules() {
         assert_eq!(name_problem("take_snapshot"), None);
         assert_eq!(name_problem("a.b-c_9"), None);
-        for bad in ["", "click\u{202E}", "cl\u{0456}ck", "a b", "tab\t", &"x".repeat(129)] {
+        for bad in [
+            "",
+            "click\u{202E}",
+            "cl\u{0456}ck",
+            "a b",
+            "tab\t",
+            &"x".repeat(129),
+        ] {
             assert!(name_problem(bad).is_some(), "{bad:?}");
         }
     }
@@ -136,7 +159,10 @@ mod tests {
         assert!(validate(&tool).is_ok());
         tool.description = "hidden \u{1b}[2J".into();
         let error = validate(&tool).unwrap_err();
-        assert!(error.contains("description contains the control or bidi character \\u{1b}"), "{error}");
+        assert!(
+            error.contains("description contains the control or bidi character \\u{1b}"),
+            "{error}"
+        );
         tool.description = "x".repeat(MAX_DESCRIPTION_BYTES + 1);
         assert!(validate(&tool).unwrap_err().contains("more than the"));
         let mut tool = definition("t", Category::Debugging, &[]);

@@ -124,10 +124,8 @@ impl CallState {
         };
         let current = page.url().await;
         if let Err(denied) = self.grants.check_landed(&current) {
-            let blank = crate::browser::cdp(
-                "Page.navigate",
-                serde_json::json!({ "url": "about:blank" }),
-            );
+            let blank =
+                crate::browser::cdp("Page.navigate", serde_json::json!({ "url": "about:blank" }));
             let _left = tokio::time::timeout(CLEANUP_TIMEOUT, page.page.execute(blank)).await;
             return Err(wasmtime::Error::new(denied));
         }
@@ -155,7 +153,11 @@ impl CallState {
         let identifier = match added {
             Ok(Ok(response)) => response.result["identifier"].as_str().map(String::from),
             Ok(Err(error)) => return Ok(Err(format!("The init script was refused: {error}"))),
-            Err(_) => return Ok(Err("The browser did not accept the init script in time.".into())),
+            Err(_) => {
+                return Ok(Err(
+                    "The browser did not accept the init script in time.".into()
+                ));
+            }
         };
         if let Some(identifier) = identifier {
             self.init_scripts.push((page_id, identifier));

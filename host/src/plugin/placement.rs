@@ -139,7 +139,10 @@ mod tests {
             writable: vec![Named::new("--workspace", &work)],
         };
         let error = placement.check().unwrap_err();
-        assert!(error.contains("the compiled-code cache (--cacheDir)"), "{error}");
+        assert!(
+            error.contains("the compiled-code cache (--cacheDir)"),
+            "{error}"
+        );
         assert!(error.contains("--workspace"), "{error}");
         assert!(error.contains("--cacheDir"), "{error}");
         // A root inside the cache folder overlaps too.

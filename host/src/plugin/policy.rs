@@ -243,9 +243,10 @@ fn rule(entry: &RuleFile, section: &str) -> Result<Rule, String> {
         None => None,
     };
     let wall_clock = match entry.timeout_secs {
-        Some(seconds) => Some(super::limits::wall_clock_from_secs(seconds).map_err(|error| {
-            format!("{section}: timeout_secs {error}")
-        })?),
+        Some(seconds) => Some(
+            super::limits::wall_clock_from_secs(seconds)
+                .map_err(|error| format!("{section}: timeout_secs {error}"))?,
+        ),
         None => None,
     };
     if entry.fuel == Some(0) {
@@ -364,7 +365,15 @@ mod tests {
         let short = Policy::parse("[plugins.t]\nsha256 = \"abc\"\n", Limits::default());
         assert!(short.is_err());
         // Out-of-range numbers are errors, never a panic or a budget that breaks every call.
-        for bad in ["timeout_secs = 1e300", "timeout_secs = 1e19", "timeout_secs = 0", "timeout_secs = nan", "fuel = 0", "output_lines = 0", "output_mib = 99999999999999"] {
+        for bad in [
+            "timeout_secs = 1e300",
+            "timeout_secs = 1e19",
+            "timeout_secs = 0",
+            "timeout_secs = nan",
+            "fuel = 0",
+            "output_lines = 0",
+            "output_mib = 99999999999999",
+        ] {
             let parsed = Policy::parse(&format!("[plugins.t]\n{bad}\n"), Limits::default());
             assert!(parsed.is_err(), "{bad}");
         }

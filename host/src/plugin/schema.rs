@@ -40,10 +40,14 @@ pub fn parse(text: &str) -> Result<Map<String, Value>, String> {
     };
     let (depth, nodes) = measure(&Value::Object(object.clone()));
     if depth > MAX_SCHEMA_DEPTH {
-        return Err(format!("it nests {depth} levels deep, more than the {MAX_SCHEMA_DEPTH} allowed"));
+        return Err(format!(
+            "it nests {depth} levels deep, more than the {MAX_SCHEMA_DEPTH} allowed"
+        ));
     }
     if nodes > MAX_SCHEMA_NODES {
-        return Err(format!("it has {nodes} values, more than the {MAX_SCHEMA_NODES} allowed"));
+        return Err(format!(
+            "it has {nodes} values, more than the {MAX_SCHEMA_NODES} allowed"
+        ));
     }
     compile(&object)?;
     Ok(object)
@@ -83,7 +87,12 @@ pub fn compile(schema: &Map<String, Value>) -> Result<jsonschema::Validator, Str
 /// regular expressions (`pattern`, `patternProperties`, `format`) or a large schema. Built-in
 /// schemas are small and plain, so their calls validate inline, with no thread hop.
 pub fn is_costly(schema: &Map<String, Value>) -> bool {
-    const COSTLY: [&str; 4] = ["\"pattern\"", "\"patternProperties\"", "\"format\"", "\"$ref\""];
+    const COSTLY: [&str; 4] = [
+        "\"pattern\"",
+        "\"patternProperties\"",
+        "\"format\"",
+        "\"$ref\"",
+    ];
     let text = Value::Object(schema.clone()).to_string();
     text.len() > 8 << 10 || COSTLY.iter().any(|keyword| text.contains(keyword))
 }
@@ -124,7 +133,8 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "^(a+)+\\1$"}}});
         let error = parse(&schema.to_string()).unwrap_err();
         assert!(error.contains("not a valid JSON Schema"), "{error}");
-        let lookaround = json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(?=a)a"}}});
+        let lookaround =
+            json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(?=a)a"}}});
         assert!(parse(&lookaround.to_string()).is_err());
         let plain = json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "^(a+)+$"}}});
         assert!(parse(&plain.to_string()).is_ok());
@@ -136,7 +146,11 @@ mod tests {
         for _ in 0..40 {
             deep = json!({"type": "object", "properties": {"x": deep}});
         }
-        assert!(parse(&deep.to_string()).unwrap_err().contains("levels deep"));
+        assert!(
+            parse(&deep.to_string())
+                .unwrap_err()
+                .contains("levels deep")
+        );
         let big = format!("{{\"description\": \"{}\"}}", "x".repeat(MAX_SCHEMA_BYTES));
         assert!(parse(&big).unwrap_err().contains("bytes"));
         let wide: Vec<Value> = (0..MAX_SCHEMA_NODES).map(Value::from).collect();
@@ -154,7 +168,11 @@ mod tests {
         let started = std::time::Instant::now();
         let instance = json!({"a": "a".repeat(100_000)});
         assert!(!validator.is_valid(&instance));
-        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[tokio::test]
@@ -167,7 +185,10 @@ mod tests {
         .await;
         assert!(outcome.is_some_and(|message| message.contains("took longer than")));
         assert!(started.elapsed() < VALIDATION_DEADLINE + Duration::from_millis(400));
-        let plain = serde_json::from_value(json!({"type": "object", "properties": {"a": {"type": "string"}}})).unwrap();
+        let plain = serde_json::from_value(
+            json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+        )
+        .unwrap();
         assert!(!is_costly(&plain));
     }
 }

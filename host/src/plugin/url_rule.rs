@@ -68,7 +68,9 @@ impl UrlRule {
             HostRule::Any
         } else if let Some(suffix) = host.strip_prefix("*.") {
             match Host::parse(suffix).map_err(|_| bad("bad domain"))? {
-                Host::Domain(domain) => HostRule::SubdomainOf(domain.trim_end_matches('.').to_string()),
+                Host::Domain(domain) => {
+                    HostRule::SubdomainOf(domain.trim_end_matches('.').to_string())
+                }
                 _ => return Err(bad("`*.` goes before a domain, not an IP address")),
             }
         } else {
@@ -176,7 +178,12 @@ mod tests {
         assert!(!allowed(loopback, "http://127.0.0.1:1@localhost:18930/"));
         assert!(parse_target("http://127.0.0.1:1@localhost:18930/").is_err());
         // The same address in other spellings matches (the browser goes there).
-        for spelling in ["http://2130706433:9/", "http://0x7f000001:9/", "http://127.1:9/", "http://[::ffff:127.0.0.1]:9/"] {
+        for spelling in [
+            "http://2130706433:9/",
+            "http://0x7f000001:9/",
+            "http://127.1:9/",
+            "http://[::ffff:127.0.0.1]:9/",
+        ] {
             assert!(allowed(loopback, spelling), "{spelling}");
         }
         // Tabs and newlines are removed by the parser, as by the browser.
@@ -188,17 +195,44 @@ mod tests {
 
     #[test]
     fn domains_ports_and_paths_are_structural() {
-        assert!(allowed("https://*.example.com/*", "https://a.b.example.com/x"));
+        assert!(allowed(
+            "https://*.example.com/*",
+            "https://a.b.example.com/x"
+        ));
         assert!(!allowed("https://*.example.com/*", "https://example.com/x"));
-        assert!(!allowed("https://*.example.com/*", "https://badexample.com/x"));
-        assert!(allowed("https://example.com", "https://EXAMPLE.com./deep/path"));
+        assert!(!allowed(
+            "https://*.example.com/*",
+            "https://badexample.com/x"
+        ));
+        assert!(allowed(
+            "https://example.com",
+            "https://EXAMPLE.com./deep/path"
+        ));
         assert!(!allowed("https://example.com", "https://example.com:8443/"));
-        assert!(allowed("https://bücher.example", "https://xn--bcher-kva.example/"));
-        assert!(allowed("http://localhost:*/docs/*", "http://localhost:1/docs/a/b"));
-        assert!(!allowed("http://localhost:*/docs/*", "http://localhost:1/admin"));
-        assert!(!allowed("http://localhost:*/docs/*", "http://localhost:1/docs/../admin"));
+        assert!(allowed(
+            "https://bücher.example",
+            "https://xn--bcher-kva.example/"
+        ));
+        assert!(allowed(
+            "http://localhost:*/docs/*",
+            "http://localhost:1/docs/a/b"
+        ));
+        assert!(!allowed(
+            "http://localhost:*/docs/*",
+            "http://localhost:1/admin"
+        ));
+        assert!(!allowed(
+            "http://localhost:*/docs/*",
+            "http://localhost:1/docs/../admin"
+        ));
         assert!(allowed("*://[::1]:*", "http://[::1]:5/"));
-        for bad in ["example.com", "ftp://x/", "http://u@x/", "http://*.1.2.3.4/", "http://x:99999/"] {
+        for bad in [
+            "example.com",
+            "ftp://x/",
+            "http://u@x/",
+            "http://*.1.2.3.4/",
+            "http://x:99999/",
+        ] {
             assert!(UrlRule::parse(bad).is_err(), "{bad}");
         }
     }

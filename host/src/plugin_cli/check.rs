@@ -3,10 +3,10 @@
 
 use crate::pipeline::gate::category_info;
 use crate::plugin::capability::{Capability, needed_by};
+use crate::plugin::definition::{escape, escape_keeping_lines};
 use crate::plugin::policy::{Origin, Policy};
 use crate::plugin::signature::{self, Verdict};
 use crate::plugin::{ALLOWED_IMPORTS, WASI_PREFIX};
-use crate::plugin::definition::{escape, escape_keeping_lines};
 use crate::plugin::{CompiledCache, Loader, Runtime};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -74,7 +74,11 @@ pub async fn report(
     let _ = writeln!(line, "  category: {category}");
     let _ = writeln!(line, "  read-only: {}", annotations.read_only_hint);
     if !annotations.conditions.is_empty() {
-        let _ = writeln!(line, "  conditions: {}", escape(&annotations.conditions.join(", ")));
+        let _ = writeln!(
+            line,
+            "  conditions: {}",
+            escape(&annotations.conditions.join(", "))
+        );
     }
     let _ = writeln!(line, "  page-scoped: {}", definition.page_scoped);
     let _ = writeln!(

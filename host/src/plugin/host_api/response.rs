@@ -4,8 +4,8 @@
 use super::CallState;
 use crate::plugin::bindings::devtools::tool::response;
 use crate::plugin::capability::Capability;
-use crate::response::{ListRequest, NetworkRequestDetail, SnapshotRequest};
 use crate::plugin::limits::{LimitExceeded, MAX_IMAGES};
+use crate::response::{ListRequest, NetworkRequestDetail, SnapshotRequest};
 use crate::sandbox::save_temporary_file;
 
 /// Images this large or larger go to a file instead of inline, as in the reference.
@@ -14,8 +14,18 @@ const INLINE_IMAGE_LIMIT: usize = 2_000_000;
 /// The extensions the host writes files with. A plugin picks one of these, never its own: no
 /// `.desktop`, `.sh`, `.html` or dotfile lands anywhere because a plugin asked.
 pub const SAFE_EXTENSIONS: [&str; 12] = [
-    ".png", ".jpeg", ".jpg", ".webp", ".json", ".txt", ".md", ".csv", ".heapsnapshot",
-    ".network-request", ".network-response", ".gz",
+    ".png",
+    ".jpeg",
+    ".jpg",
+    ".webp",
+    ".json",
+    ".txt",
+    ".md",
+    ".csv",
+    ".heapsnapshot",
+    ".network-request",
+    ".network-response",
+    ".gz",
 ];
 
 /// The longest file name a plugin may give a temporary file.
@@ -54,7 +64,9 @@ impl CallState {
     fn charge_image(&mut self, data: &[u8], mime_type: &str) -> wasmtime::Result<()> {
         self.images += 1;
         if self.images > MAX_IMAGES {
-            return Err(wasmtime::Error::new(LimitExceeded::Images { limit: MAX_IMAGES }));
+            return Err(wasmtime::Error::new(LimitExceeded::Images {
+                limit: MAX_IMAGES,
+            }));
         }
         self.charge(data.len().saturating_add(mime_type.len()), 0)
     }
