@@ -571,7 +571,7 @@ async fn out_of_range_limits_are_clear_errors_not_panics() {
     let scratch = tempfile::tempdir().expect("temp dir");
     let policy = policy_with(scratch.path(), "timeout_secs = 1e300");
     let output = crate::support::server_command()
-        .args(["--policy", &policy, "tools"])
+        .args(["--policy", policy.as_str(), "tools"])
         .output()
         .expect("run");
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -119,7 +119,8 @@ async fn code_folders_that_plugins_or_tenants_could_write_to_are_refused_at_star
     let foreign = scratch.path().join("foreign-cache");
     std::fs::create_dir(&foreign).expect("foreign cache");
     let chowned = std::process::Command::new("chown")
-        .args(["65534", &foreign.to_string_lossy()])
+        .arg("65534")
+        .arg(&foreign)
         .status();
     if chowned.is_ok_and(|status| status.success()) {
         let error = refused(&plugins, &["--cache-dir", &foreign.to_string_lossy()]).await;
@@ -300,7 +301,9 @@ async fn truncated_and_mutated_components_are_named_and_never_crash_the_server()
         let started = Instant::now();
         let output = server_command()
             .args(browser_args())
-            .args(["--plugin-dir", &plugins.to_string_lossy(), "tools"])
+            .arg("--plugin-dir")
+            .arg(&plugins)
+            .arg("tools")
             .output()
             .expect("run");
         let stderr = String::from_utf8_lossy(&output.stderr);
