@@ -5,6 +5,7 @@
 use crate::pipeline::{Pipeline, ToolSet};
 use crate::plugin::policy::Origin;
 use crate::plugin::{LoadError, LoadedTool, Loader, wasm_files};
+use futures::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
@@ -16,6 +17,10 @@ use std::time::Duration;
 const SLIM_TOOLS: [&str; 3] = ["evaluate", "navigate", "screenshot"];
 /// Events closer together than this are one change (an editor or a copy writes in steps).
 const SETTLE: Duration = Duration::from_millis(300);
+/// Components compiled and described at once during a load.
+const PARALLEL_LOADS: usize = 8;
+/// The whole start-up load (every plugin's compile and definition) must end within this.
+pub const STARTUP_BUDGET: Duration = Duration::from_secs(60);
 
 pub struct Catalog {
     loader: Loader,
@@ -48,29 +53,39 @@ impl Catalog {
         }
     }
 
-    /// The start-up load: any bad component stops the server, naming the file.
+    /// The start-up load: any bad component stops the server, naming the file. Components
+    /// load together (compiling on the blocking pool, definitions concurrently), so start-up
+    /// costs about the slowest plugin's budget, not the sum; the whole load is bounded by
+    /// [`STARTUP_BUDGET`].
     pub async fn load(&mut self) -> Result<ToolSet, String> {
-        let mut loaded: Vec<LoadedTool> = Vec::new();
+        let mut files = Vec::new();
         for (dir, origin) in &self.dirs {
             for file in wasm_files(dir).map_err(|error| error.to_string())? {
-                let tool = self
-                    .loader
-                    .load_file(&file, *origin, &self.flags_json)
-                    .await
-                    .map_err(|error| error.to_string())?;
-                if let Some(existing) = loaded
-                    .iter()
-                    .find(|other| other.definition.name == tool.definition.name)
-                {
-                    return Err(LoadError::Duplicate {
-                        name: tool.definition.name.clone(),
-                        first: existing.source.clone(),
-                        second: file,
-                    }
-                    .to_string());
-                }
-                loaded.push(tool);
+                files.push((file, *origin));
             }
+        }
+        let loader = &self.loader;
+        let flags_json = self.flags_json.as_str();
+        let loads = futures::stream::iter(files.iter().map(|(file, origin)| async move {
+            loader.load_file(file, *origin, flags_json).await
+        }))
+        .buffered(PARALLEL_LOADS)
+        .collect::<Vec<_>>();
+        let results = tokio::time::timeout(STARTUP_BUDGET, loads)
+            .await
+            .map_err(|_| {
+                format!(
+                    "Loading the plugins took longer than {} s; a plugin's definition() is too slow (see --plugin-timeout).",
+                    STARTUP_BUDGET.as_secs()
+                )
+            })?;
+        let mut loaded: Vec<LoadedTool> = Vec::new();
+        for (result, (file, _)) in results.into_iter().zip(files) {
+            let tool = result.map_err(|error| error.to_string())?;
+            if let Some(error) = clash(&loaded, &tool, &file) {
+                return Err(error.to_string());
+            }
+            loaded.push(tool);
         }
         self.loaded = loaded;
         self.tool_set()
@@ -108,18 +123,8 @@ impl Catalog {
                     },
                 };
                 let Some(candidate) = candidate else { continue };
-                if let Some(existing) = next
-                    .iter()
-                    .find(|tool| tool.definition.name == candidate.definition.name)
-                {
-                    tracing::error!(
-                        "{}",
-                        LoadError::Duplicate {
-                            name: candidate.definition.name.clone(),
-                            first: existing.source.clone(),
-                            second: file,
-                        }
-                    );
+                if let Some(error) = clash(&next, &candidate, &file) {
+                    tracing::error!("{error}");
                     continue;
                 }
                 next.push(candidate);
@@ -157,6 +162,29 @@ impl Catalog {
     fn watched_dirs(&self) -> Vec<PathBuf> {
         self.dirs.iter().map(|(dir, _)| dir.clone()).collect()
     }
+}
+
+/// A tool whose name another loaded tool has, or differs from one only in letter case (which
+/// reads as the same tool to a person or a model).
+fn clash(loaded: &[LoadedTool], tool: &LoadedTool, file: &Path) -> Option<LoadError> {
+    let name = &tool.definition.name;
+    let existing = loaded
+        .iter()
+        .find(|other| other.definition.name.eq_ignore_ascii_case(name))?;
+    Some(if existing.definition.name == *name {
+        LoadError::Duplicate {
+            name: name.clone(),
+            first: existing.source.clone(),
+            second: file.to_path_buf(),
+        }
+    } else {
+        LoadError::Confusable {
+            name: name.clone(),
+            existing: existing.definition.name.clone(),
+            file: file.to_path_buf(),
+            first: existing.source.clone(),
+        }
+    })
 }
 
 /// Which file holds which content: equal identities mean an equal tool set.
@@ -201,7 +229,16 @@ pub fn watch(mut catalog: Catalog, pipeline: Arc<Pipeline>) -> Result<(), String
                     Err(_quiet) => break,
                 }
             }
-            if let Some(tools) = catalog.reload().await {
+            // A panic while reloading (a bug the loader's own guards missed) is logged and
+            // the watcher keeps going with the tools it had.
+            let reloaded = std::panic::AssertUnwindSafe(catalog.reload())
+                .catch_unwind()
+                .await;
+            let reloaded = reloaded.unwrap_or_else(|_| {
+                tracing::error!("reloading the plugin folders failed; keeping the loaded tools");
+                None
+            });
+            if let Some(tools) = reloaded {
                 let names: Vec<String> = tools
                     .iter()
                     .map(|tool| tool.definition().name.clone())

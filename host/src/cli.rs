@@ -197,18 +197,18 @@ pub struct Args {
     #[arg(long)]
     #[serde(skip)]
     pub allowed_origin: Vec<String>,
-    /// `serve`: the largest request body accepted, in bytes (default 1 MiB).
-    #[arg(long)]
+    /// `serve`: the largest request body accepted, in bytes (default 1 MiB, at most 1 GiB).
+    #[arg(long, value_parser = parse_body_bytes)]
     #[serde(skip)]
     pub max_body_bytes: Option<usize>,
     /// `serve`: close a tenant's browser context after this many seconds without calls
-    /// (default 600).
-    #[arg(long)]
+    /// (default 600, at most 31536000: a year).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
     #[serde(skip)]
     pub idle_timeout_secs: Option<u64>,
     /// `serve`: on SIGTERM, let in-flight calls finish for this many seconds before
-    /// cancelling them (default 10).
-    #[arg(long)]
+    /// cancelling them (default 10, at most 3600).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=3600))]
     #[serde(skip)]
     pub shutdown_grace_secs: Option<u64>,
     /// `serve`: connections open at once (default 1024; keep it below `ulimit -n`).
@@ -419,13 +419,21 @@ fn to_kebab(name: &str) -> String {
     kebab
 }
 
+/// A plugin budget in seconds: above 0, at most a day (larger values overflow deadlines).
 fn parse_seconds(value: &str) -> Result<std::time::Duration, String> {
-    match value.parse::<f64>() {
-        Ok(seconds) if seconds.is_finite() && seconds > 0.0 => {
-            Ok(std::time::Duration::from_secs_f64(seconds))
-        }
+    let invalid = |why: String| format!("Invalid duration \"{value}\": {why}, e.g. 30.");
+    let seconds = value
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| invalid("expected a number of seconds".into()))?;
+    crate::plugin::limits::wall_clock_from_secs(seconds).map_err(invalid)
+}
+
+fn parse_body_bytes(value: &str) -> Result<usize, String> {
+    match value.trim().parse::<usize>() {
+        Ok(bytes) if (1..=1 << 30).contains(&bytes) => Ok(bytes),
         _ => Err(format!(
-            "Invalid duration \"{value}\": expected a positive number of seconds, e.g. 30."
+            "Invalid size \"{value}\": expected a number of bytes from 1 to 1073741824 (1 GiB)."
         )),
     }
 }
@@ -598,6 +606,41 @@ mod tests {
             Some(&serde_json::Value::Bool(true))
         );
         assert!(!flags.contains_key("headless"));
+    }
+
+    #[test]
+    fn numeric_flags_are_range_checked_with_clear_errors() {
+        for (flag, value) in [
+            ("--pluginTimeout", "1e300"),
+            ("--pluginTimeout", "1e19"),
+            ("--pluginTimeout", "0"),
+            ("--pluginTimeout", "-1"),
+            ("--pluginTimeout", "NaN"),
+            ("--pluginTimeout", "inf"),
+            ("--pluginFuel", "0"),
+            ("--pluginMemory", "4096"),
+            ("--maxBodyBytes", "0"),
+            ("--maxBodyBytes", "99999999999999999999"),
+            ("--idleTimeoutSecs", "18446744073709551615"),
+            ("--shutdownGraceSecs", "99999999"),
+            ("--screenshotQuality", "101"),
+        ] {
+            let parsed =
+                Args::try_parse_compatible(["devtools-mcp", flag, value].map(String::from));
+            let error = parsed.err().map(|error| error.to_string());
+            assert!(
+                error.as_deref().is_some_and(|text| text.contains(value)),
+                "{flag} {value}: {error:?}"
+            );
+        }
+        assert_eq!(
+            parse(&["--pluginTimeout", "86400"]).plugin_timeout,
+            Some(std::time::Duration::from_secs(86_400))
+        );
+        assert_eq!(
+            parse(&["--pluginTimeout", "0.5"]).plugin_timeout,
+            Some(std::time::Duration::from_millis(500))
+        );
     }
 
     #[test]

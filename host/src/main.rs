@@ -8,8 +8,9 @@ use devtools_mcp::catalog::Catalog;
 use devtools_mcp::cli::Args;
 use devtools_mcp::lighthouse::LighthouseOptions;
 use devtools_mcp::pipeline::{Pipeline, ToolRegistry};
+use devtools_mcp::plugin::placement::{Named, Placement};
 use devtools_mcp::plugin::policy::{Origin, Policy};
-use devtools_mcp::plugin::{Loader, Runtime};
+use devtools_mcp::plugin::{CompiledCache, Loader, Runtime};
 use devtools_mcp::sandbox::Sandbox;
 use devtools_mcp::session::Session;
 use devtools_mcp::{catalog, cli, http, mcp, oneshot, plugin_cli, telemetry, tenants};
@@ -61,11 +62,17 @@ async fn run(args: Args) -> Result<(), String> {
         }) => return hash_token(),
         Some(cli::Command::Serve) => return serve_http(&args).await,
         Some(cli::Command::Plugin { command }) => {
-            return plugin_cli::run(command, cache_dir(&args)).await;
+            return plugin_cli::run(command).await;
         }
         _ => {}
     }
-    let (pipeline, catalog) = build_pipeline(&args).await?;
+    let mut writable: Vec<Named> = args
+        .workspace
+        .iter()
+        .map(|root| Named::new("the --workspace", root))
+        .collect();
+    writable.push(Named::new("the temp dir", std::env::temp_dir()));
+    let (pipeline, catalog) = build_pipeline(&args, writable).await?;
     let pipeline = Arc::new(pipeline);
     let watching = Args::enabled(args.watch) && args.command.is_none();
     if watching {
@@ -127,7 +134,13 @@ async fn serve_http(args: &Args) -> Result<(), String> {
             .map_err(|error| format!("invalid default address: {error}"))?,
     };
     // Tools are loaded once here; `--watch` reloading serves stdio only.
-    let (pipeline, _catalog) = build_pipeline(args).await?;
+    let mut writable: Vec<Named> = table
+        .sandbox_roots()
+        .into_iter()
+        .map(|(tenant, root)| Named::new(format!("the sandbox_root of tenant {tenant:?}"), root))
+        .collect();
+    writable.push(Named::new("the temp dir", std::env::temp_dir()));
+    let (pipeline, _catalog) = build_pipeline(args, writable).await?;
     let pipeline = Arc::new(pipeline);
     let idle = args
         .idle_timeout_secs
@@ -167,8 +180,9 @@ async fn serve_http(args: &Args) -> Result<(), String> {
 }
 
 /// Loads every tool component and decides what each call will go through; the catalog can
-/// load them again (`--watch`).
-async fn build_pipeline(args: &Args) -> Result<(Pipeline, Catalog), String> {
+/// load them again (`--watch`). `writable`: the folders plugins or tenants may write to,
+/// which must not overlap the plugin folders or the compiled-code cache.
+async fn build_pipeline(args: &Args, writable: Vec<Named>) -> Result<(Pipeline, Catalog), String> {
     let flags = args.flags_json();
     let runtime = Runtime::new().map_err(|error| format!("cannot start wasmtime: {error}"))?;
     let mut policy = match &args.policy {
@@ -178,13 +192,28 @@ async fn build_pipeline(args: &Args) -> Result<(Pipeline, Catalog), String> {
         None => Policy::with_base_limits(args.plugin_limits()),
     };
     policy.require_signed |= Args::enabled(args.require_signed);
-    let loader = Loader::new(runtime.clone(), Some(cache_dir(args)), Arc::new(policy));
     let mut dirs = vec![(builtin_plugins_dir(args)?, Origin::Builtin)];
     dirs.extend(
         args.plugin_dir
             .iter()
             .map(|dir| (dir.clone(), Origin::Community)),
     );
+    let cache_dir = cache_dir(args);
+    let placement = Placement {
+        cache: Some(cache_dir.clone()),
+        plugin_dirs: dirs
+            .iter()
+            .map(|(dir, origin)| match origin {
+                Origin::Builtin => Named::new("the built-in tools folder", dir),
+                Origin::Community => Named::new("the --pluginDir", dir),
+            })
+            .collect(),
+        writable,
+    };
+    placement.check()?;
+    let cache =
+        CompiledCache::open(runtime.engine(), &cache_dir).map_err(|error| error.to_string())?;
+    let loader = Loader::new(runtime.clone(), cache, Arc::new(policy));
     let slim = Args::enabled(args.slim);
     let page_id_routing = Args::enabled(args.experimental_page_id_routing) && !slim;
     let mut catalog = Catalog::new(loader, dirs, flags.clone(), slim, page_id_routing);

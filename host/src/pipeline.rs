@@ -111,7 +111,18 @@ impl Pipeline {
         {
             return plain_error(&message);
         }
-        if let Some(message) = arguments::validation_message(name, &tool.validator, &arguments) {
+        // Schemas with regular expressions (or large ones) validate off the async workers.
+        let invalid = if tool.costly_validation {
+            let (validator, checked, tool_name) =
+                (tool.validator.clone(), arguments.clone(), name.to_string());
+            crate::plugin::schema::validate_off_runtime(name, move || {
+                arguments::validation_message(&tool_name, &validator, &checked)
+            })
+            .await
+        } else {
+            arguments::validation_message(name, &tool.validator, &arguments)
+        };
+        if let Some(message) = invalid {
             return plain_error(&message);
         }
 

@@ -58,8 +58,9 @@ pub enum PluginCommand {
     },
 }
 
-/// Runs one plugin subcommand; the error is the whole message for the user.
-pub async fn run(command: &PluginCommand, cache_dir: PathBuf) -> Result<(), String> {
+/// Runs one plugin subcommand; the error is the whole message for the user. Nothing here
+/// writes compiled code anywhere (`check` compiles in memory).
+pub async fn run(command: &PluginCommand) -> Result<(), String> {
     match command {
         PluginCommand::New { name, dir, sdk } => {
             let created = scaffold::create(name, dir, sdk.as_deref())?;
@@ -74,13 +75,13 @@ pub async fn run(command: &PluginCommand, cache_dir: PathBuf) -> Result<(), Stri
         PluginCommand::Build { dir, out } => {
             let component = build::build(dir, out.as_deref())?;
             println!("Built {}.", component.display());
-            check::print(&component, None, "{}", cache_dir).await
+            check::print(&component, None, "{}").await
         }
         PluginCommand::Check {
             file,
             policy,
             flags,
-        } => check::print(file, policy.as_deref(), flags, cache_dir).await,
+        } => check::print(file, policy.as_deref(), flags).await,
         PluginCommand::Keygen { key_file } => keygen(key_file),
         PluginCommand::Sign { file, key } => sign(file, key),
     }

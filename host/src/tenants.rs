@@ -315,6 +315,14 @@ impl TenantTable {
         self.tenants.len()
     }
 
+    /// Each tenant's name and file root (start-up checks that no code folder overlaps one).
+    pub fn sandbox_roots(&self) -> Vec<(String, PathBuf)> {
+        self.tenants
+            .iter()
+            .map(|tenant| (tenant.name.clone(), tenant.sandbox_root.clone()))
+            .collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.tenants.is_empty()
     }

@@ -337,6 +337,7 @@ async fn one_shot_calls_can_share_a_running_browser() {
     let cache = support::cache_dir().to_string_lossy().into_owned();
     let run = |arguments: Vec<String>| {
         let output = std::process::Command::new(binary)
+            .envs(support::server_env())
             .args(arguments)
             .args(["--browserUrl", &browser.http_url(), "--cache-dir", &cache])
             .output()

@@ -19,6 +19,7 @@ mod plugin_cli;
 mod python_client;
 mod python_plugin;
 mod sandbox;
+mod sandbox_load;
 mod screencast;
 mod styles;
 mod support;

@@ -95,10 +95,7 @@ async fn navigate_snapshot_click_and_evaluate() {
             json!({ "function": "() => ({ title: document.title })", "filePath": "eval-output" }),
         )
         .await;
-    let file = std::env::temp_dir()
-        .canonicalize()
-        .expect("temp")
-        .join("eval-output.json");
+    let file = crate::support::server_temp_dir().join("eval-output.json");
     assert_eq!(
         saved.text,
         format!("Script ran on page. Output saved to {}.", file.display())

@@ -120,6 +120,7 @@ impl HttpServer {
         };
         let child = command
             .args(&args)
+            .envs(super::server_env())
             .env("RUST_LOG", "info,chromiumoxide=off")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

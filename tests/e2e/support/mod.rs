@@ -22,7 +22,10 @@ pub fn binary_dir() -> PathBuf {
 
 pub use fixture_server::{FixtureServer, Route};
 pub use http::{HttpClient, HttpServer, ServerSetup, TenantSpec};
-pub use mcp::{McpServer, ToolOutput, browser_args, cache_dir, chromium_path, timeout};
+pub use mcp::{
+    McpServer, ToolOutput, browser_args, cache_dir, chromium_path, server_command, server_env,
+    server_temp_dir, timeout,
+};
 
 /// Live (non-zombie) processes descending from `pid`, found through the ppid field of
 /// `/proc/*/stat`. Take this list before shutting the server down: once it has exited its

@@ -72,9 +72,11 @@ impl pages::Host for CallState {
         timeout_ms: Option<u32>,
     ) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
         self.require(Capability::PagesManage, "new-page")?;
-        if url != "about:blank" {
-            self.require_url(&url, "new-page")?;
-        }
+        let url = if url == "about:blank" {
+            url
+        } else {
+            self.require_url(&url, "new-page")?
+        };
         let session = match self.session() {
             Ok(session) => session,
             Err(error) => return Ok(Err(error)),
@@ -88,7 +90,10 @@ impl pages::Host for CallState {
             )
             .await;
         match created {
-            Ok(id) => Ok(Ok(self.table.push(PageHandle { id })?)),
+            Ok(id) => {
+                self.check_landed(id).await?;
+                Ok(Ok(self.table.push(PageHandle { id })?))
+            }
             Err(error) => Ok(Err(error)),
         }
     }
@@ -122,25 +127,39 @@ impl pages::HostPage for CallState {
         target: pages::Navigation,
         options: pages::NavigateOptions,
     ) -> wasmtime::Result<Result<pages::Navigated, String>> {
-        match &target {
-            pages::Navigation::Url(url) => self.require_url(url, "[method]page.navigate")?,
-            _ => self.require(Capability::Navigate, "[method]page.navigate")?,
+        const FUNCTION: &str = "[method]page.navigate";
+        let target = match target {
+            pages::Navigation::Url(url) => Target::Url(self.require_url(&url, FUNCTION)?),
+            other => {
+                self.require(Capability::Navigate, FUNCTION)?;
+                match other {
+                    pages::Navigation::Back => Target::Back,
+                    pages::Navigation::Forward => Target::Forward,
+                    _ => Target::Reload {
+                        ignore_cache: matches!(other, pages::Navigation::Reload(true)),
+                    },
+                }
+            }
+        };
+        let page_id = self.page_id(&handle)?;
+        // An init script is JavaScript in the page: it needs `script`, and it is removed when
+        // the navigation ends (or, if the call is stopped first, when the call ends).
+        if let Some(source) = options.init_script.as_deref()
+            && let Err(error) = self.add_init_script(page_id, source, FUNCTION).await?
+        {
+            return Ok(Err(error));
         }
         let page = page_or_return!(self, handle);
-        let target = match target {
-            pages::Navigation::Url(url) => Target::Url(url),
-            pages::Navigation::Back => Target::Back,
-            pages::Navigation::Forward => Target::Forward,
-            pages::Navigation::Reload(ignore_cache) => Target::Reload { ignore_cache },
-        };
         let outcome = page
             .navigate(
                 target,
                 timeout(options.timeout_ms),
                 options.accept_before_unload,
-                options.init_script.as_deref(),
+                None,
             )
             .await;
+        self.remove_init_scripts(page_id).await;
+        self.check_landed(page_id).await?;
         Ok(outcome.map(|done| pages::Navigated {
             url: done.url,
             before_unload_handled: done.before_unload_handled,
@@ -155,6 +174,7 @@ impl pages::HostPage for CallState {
     ) -> wasmtime::Result<Result<(), String>> {
         self.require(Capability::Input, "[method]page.click")?;
         let outcome = page_or_return!(self, handle).click(&uid, count).await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -165,6 +185,7 @@ impl pages::HostPage for CallState {
     ) -> wasmtime::Result<Result<(), String>> {
         self.require(Capability::Input, "[method]page.hover")?;
         let outcome = page_or_return!(self, handle).hover(&uid).await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -176,6 +197,7 @@ impl pages::HostPage for CallState {
     ) -> wasmtime::Result<Result<(), String>> {
         self.require(Capability::Input, "[method]page.fill")?;
         let outcome = page_or_return!(self, handle).fill(&uid, &value).await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -189,6 +211,7 @@ impl pages::HostPage for CallState {
         let outcome = page_or_return!(self, handle)
             .type_text(&text, submit_key.as_deref())
             .await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -199,6 +222,7 @@ impl pages::HostPage for CallState {
     ) -> wasmtime::Result<Result<(), String>> {
         self.require(Capability::Input, "[method]page.press-key")?;
         let outcome = page_or_return!(self, handle).press_key(&key).await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -210,6 +234,7 @@ impl pages::HostPage for CallState {
     ) -> wasmtime::Result<Result<(), String>> {
         self.require(Capability::Input, "[method]page.drag")?;
         let outcome = page_or_return!(self, handle).drag(&from_uid, &to_uid).await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -240,6 +265,7 @@ impl pages::HostPage for CallState {
         let outcome = page_or_return!(self, handle)
             .upload_files(&uid, &paths)
             .await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -376,6 +402,7 @@ impl pages::HostPage for CallState {
                 options.wait_for_stable_dom,
             )
             .await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|(result, navigated)| {
             self.navigated(navigated);
             result
@@ -388,9 +415,11 @@ impl pages::HostPage for CallState {
         script: String,
     ) -> wasmtime::Result<Result<String, String>> {
         self.require(Capability::Script, "[method]page.evaluate-expression")?;
-        Ok(page_or_return!(self, handle)
+        let outcome = page_or_return!(self, handle)
             .evaluate_expression(&script)
-            .await)
+            .await;
+        self.check_landed(self.page_id(&handle)?).await?;
+        Ok(outcome)
     }
 
     async fn dialog(
@@ -417,6 +446,7 @@ impl pages::HostPage for CallState {
         let handled = page.handle_dialog(accept, prompt_text.as_deref()).await;
         // The closed event clears the state; wait for it so the response shows no dialog.
         page.wait_dialog_closed(Duration::from_secs(1)).await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(handled)
     }
 
