@@ -12,12 +12,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasmtime::component::types::ComponentItem;
 
-/// The interfaces of ours a tool may import.
-pub const ALLOWED_IMPORTS: [&str; 2] =
-    ["devtools:tool/pages@0.2.0", "devtools:tool/response@0.2.0"];
+/// The interfaces of ours a tool may import (the version is the `package` line of
+/// wit/tool.wit, read by host/build.rs).
+pub const ALLOWED_IMPORTS: [&str; 2] = [
+    concat!("devtools:tool/pages@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/response@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+];
 
 /// The interface every tool exports.
-const TOOL_EXPORT: &str = "devtools:tool/tool@0.2.0";
+const TOOL_EXPORT: &str = concat!("devtools:tool/tool@", env!("DEVTOOLS_TOOL_WIT_VERSION"));
 
 /// WASI interfaces are linked to an implementation that grants nothing.
 pub const WASI_PREFIX: &str = "wasi:";
@@ -115,14 +118,26 @@ impl Loader {
             file: file.to_path_buf(),
             source,
         })?;
-        self.check_signature(file, &bytes, origin)?;
+        self.load_bytes(file, &bytes, origin, flags_json).await
+    }
+
+    /// [`Loader::load_file`] for bytes already read; `file` names them (the embedded built-in
+    /// tools are `<built-in>/<name>.wasm`).
+    pub async fn load_bytes(
+        &self,
+        file: &Path,
+        bytes: &[u8],
+        origin: Origin,
+        flags_json: &str,
+    ) -> Result<LoadedTool, LoadError> {
+        self.check_signature(file, bytes, origin)?;
         let Inspection {
             sha256,
             pre,
             definition,
             input_schema,
             ..
-        } = self.inspect(file, &bytes, flags_json).await?;
+        } = self.inspect(file, bytes, flags_json).await?;
         let policy_error = |reason: String| LoadError::Policy {
             file: file.to_path_buf(),
             tool: definition.name.clone(),
@@ -162,12 +177,15 @@ impl Loader {
         flags_json: &str,
     ) -> Result<Inspection, LoadError> {
         let sha256 = hex::encode(Sha256::digest(bytes));
-        let (component, from_cache) = self
-            .cache
-            .load_or_compile(self.runtime.engine(), bytes, |bytes| {
+        // Built-in tools carry their code, compiled when the binary was built.
+        let embedded = super::embedded::precompiled(self.runtime.engine(), bytes);
+        let (component, from_cache) = match embedded {
+            Some(component) => Ok((component, true)),
+            None => self.cache.load_or_compile(self.runtime.engine(), bytes, |bytes| {
                 componentize(file, bytes).map_err(wasmtime::Error::from)
-            })
-            .map_err(|error| match error.downcast::<LoadError>() {
+            }),
+        }
+        .map_err(|error| match error.downcast::<LoadError>() {
                 Ok(load_error) => load_error,
                 Err(error) => LoadError::Compile {
                     file: file.to_path_buf(),

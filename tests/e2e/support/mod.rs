@@ -7,6 +7,7 @@
 mod fixture_server;
 mod http;
 mod mcp;
+mod private_tmp;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ pub fn binary_dir() -> PathBuf {
 pub use fixture_server::{FixtureServer, Route};
 pub use http::{HttpClient, HttpServer, TenantSpec};
 pub use mcp::{McpServer, ToolOutput, browser_args, cache_dir, chromium_path, timeout};
+pub use private_tmp::PrivateTmp;
 
 /// Live (non-zombie) processes descending from `pid`, found through the ppid field of
 /// `/proc/*/stat`. Take this list before shutting the server down: once it has exited its
