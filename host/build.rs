@@ -279,7 +279,12 @@ fn wit_version(tool_wit: &Path) -> String {
             let rest = line.trim().strip_prefix("package devtools:tool@")?;
             Some(rest.trim_end_matches(';').trim().to_string())
         })
-        .unwrap_or_else(|| panic!("{} has no `package devtools:tool@VERSION;` line", tool_wit.display()))
+        .unwrap_or_else(|| {
+            panic!(
+                "{} has no `package devtools:tool@VERSION;` line",
+                tool_wit.display()
+            )
+        })
 }
 
 /// The SDK crate carries its own copy of the contract (a published crate cannot reach

@@ -51,7 +51,11 @@ fn the_contract_is_a_versioned_wit_package_with_the_plugin_world() {
         .version
         .as_ref()
         .expect("the package line carries a version");
-    assert!(package.worlds.contains_key("plugin"), "{:?}", package.worlds);
+    assert!(
+        package.worlds.contains_key("plugin"),
+        "{:?}",
+        package.worlds
+    );
     // The server expects this very version in every import and export.
     for import in devtools_mcp::plugin::ALLOWED_IMPORTS {
         assert!(import.ends_with(&format!("@{version}")), "{import}");
@@ -63,7 +67,14 @@ fn the_sdk_crate_packages_with_its_contract_readme_and_metadata() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let listed = Command::new(&cargo)
         .current_dir(workspace())
-        .args(["package", "-p", "devtools-tool", "--list", "--allow-dirty", "--offline"])
+        .args([
+            "package",
+            "-p",
+            "devtools-tool",
+            "--list",
+            "--allow-dirty",
+            "--offline",
+        ])
         .output()
         .expect("cargo package --list");
     let files = String::from_utf8_lossy(&listed.stdout);
@@ -72,13 +83,27 @@ fn the_sdk_crate_packages_with_its_contract_readme_and_metadata() {
         "{}",
         String::from_utf8_lossy(&listed.stderr)
     );
-    for wanted in ["wit/tool.wit", "README.md", "src/devtools_tool.rs", "Cargo.toml"] {
-        assert!(files.lines().any(|file| file == wanted), "{wanted}: {files}");
+    for wanted in [
+        "wit/tool.wit",
+        "README.md",
+        "src/devtools_tool.rs",
+        "Cargo.toml",
+    ] {
+        assert!(
+            files.lines().any(|file| file == wanted),
+            "{wanted}: {files}"
+        );
     }
 
     let metadata = Command::new(&cargo)
         .current_dir(workspace())
-        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
         .output()
         .expect("cargo metadata");
     let metadata: serde_json::Value =

@@ -18,11 +18,7 @@ fn install_alone(root: &Path) -> PathBuf {
 
 /// Runs `program args` with `dir` as its working directory (GNU env's `-C`), so nothing
 /// beside the test's own folder can help it.
-async fn start_in(
-    dir: &Path,
-    program: &Path,
-    args: Vec<String>,
-) -> Result<McpServer, String> {
+async fn start_in(dir: &Path, program: &Path, args: Vec<String>) -> Result<McpServer, String> {
     let mut command = vec![
         "-C".to_string(),
         dir.to_string_lossy().into_owned(),
@@ -58,7 +54,13 @@ async fn the_binary_alone_serves_every_tool_and_compiles_nothing_on_its_first_st
         .expect("plugins/ beside the built binary")
         .count();
     assert!(beside_the_build > 20, "{beside_the_build} built-in tools");
-    for tool in ["new_page", "take_snapshot", "click", "navigate_page", "list_pages"] {
+    for tool in [
+        "new_page",
+        "take_snapshot",
+        "click",
+        "navigate_page",
+        "list_pages",
+    ] {
         assert!(names.iter().any(|name| name == tool), "{tool}: {names:?}");
     }
 

@@ -132,7 +132,11 @@ async fn file_paths_outside_the_roots_are_refused_and_nothing_is_written() {
 
     let escape = format!(
         "{workspace_path}/../..{}/snap.txt",
-        outside.as_path().canonicalize().expect("canonical").display()
+        outside
+            .as_path()
+            .canonicalize()
+            .expect("canonical")
+            .display()
     );
     for path in [
         "../../../../etc/devtools-mcp-escape.txt".to_string(),
@@ -169,7 +173,9 @@ async fn file_paths_outside_the_roots_are_refused_and_nothing_is_written() {
         through_link.text
     );
     assert_eq!(
-        std::fs::read_dir(outside.as_path()).expect("outside").count(),
+        std::fs::read_dir(outside.as_path())
+            .expect("outside")
+            .count(),
         0,
         "nothing may be written outside"
     );

@@ -136,8 +136,15 @@ async fn capabilities_pages_and_paths_a_plugin_was_not_given_are_refused() {
     let workspace_arg = workspace.path().to_string_lossy().into_owned();
     let mut args = browser_args();
     args.extend(
-        ["--plugin-dir", &plugins, "--policy", &policy, "--workspace", &workspace_arg]
-            .map(str::to_string),
+        [
+            "--plugin-dir",
+            &plugins,
+            "--policy",
+            &policy,
+            "--workspace",
+            &workspace_arg,
+        ]
+        .map(str::to_string),
     );
     let server = McpServer::start_with(args, private.env())
         .await
@@ -165,7 +172,9 @@ async fn capabilities_pages_and_paths_a_plugin_was_not_given_are_refused() {
         );
     }
     assert_eq!(
-        std::fs::read_dir(outside.as_path()).expect("outside").count(),
+        std::fs::read_dir(outside.as_path())
+            .expect("outside")
+            .count(),
         0,
         "nothing may be written outside the sandbox"
     );

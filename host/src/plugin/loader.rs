@@ -181,17 +181,19 @@ impl Loader {
         let embedded = super::embedded::precompiled(self.runtime.engine(), bytes);
         let (component, from_cache) = match embedded {
             Some(component) => Ok((component, true)),
-            None => self.cache.load_or_compile(self.runtime.engine(), bytes, |bytes| {
-                componentize(file, bytes).map_err(wasmtime::Error::from)
-            }),
+            None => self
+                .cache
+                .load_or_compile(self.runtime.engine(), bytes, |bytes| {
+                    componentize(file, bytes).map_err(wasmtime::Error::from)
+                }),
         }
         .map_err(|error| match error.downcast::<LoadError>() {
-                Ok(load_error) => load_error,
-                Err(error) => LoadError::Compile {
-                    file: file.to_path_buf(),
-                    reason: format!("{error:#}"),
-                },
-            })?;
+            Ok(load_error) => load_error,
+            Err(error) => LoadError::Compile {
+                file: file.to_path_buf(),
+                reason: format!("{error:#}"),
+            },
+        })?;
         tracing::debug!(file = %file.display(), from_cache, "loaded plugin");
         let imports: Vec<String> = component
             .component_type()

@@ -36,7 +36,10 @@ impl PrivateTmp {
 
     /// The environment that makes [`PrivateTmp::tmp`] the server's temp dir.
     pub fn env(&self) -> Vec<(String, String)> {
-        vec![("TMPDIR".to_string(), self.tmp().to_string_lossy().into_owned())]
+        vec![(
+            "TMPDIR".to_string(),
+            self.tmp().to_string_lossy().into_owned(),
+        )]
     }
 
     /// Panics unless [`PrivateTmp::outside`] is outside the server's temp dir and every other
