@@ -3,6 +3,7 @@
 //! working one: the reload keeps what was loaded and logs why.
 
 use crate::pipeline::{Pipeline, ToolSet};
+use crate::plugin::embedded;
 use crate::plugin::policy::Origin;
 use crate::plugin::{LoadError, LoadedTool, Loader, wasm_files};
 use futures::{FutureExt, StreamExt};
@@ -29,6 +30,9 @@ pub struct Catalog {
     flags_json: String,
     slim: bool,
     page_id_routing: bool,
+    /// Load the built-in tools embedded in the binary first (unless `--builtinPlugins` names
+    /// a folder instead).
+    embedded_builtins: bool,
     /// What is loaded, file by file, in folder order.
     loaded: Vec<LoadedTool>,
 }
@@ -49,8 +53,15 @@ impl Catalog {
             flags_json,
             slim,
             page_id_routing,
+            embedded_builtins: false,
             loaded: Vec::new(),
         }
+    }
+
+    /// Loads the built-in tools embedded in the binary before the folders.
+    pub fn with_embedded_builtins(mut self) -> Catalog {
+        self.embedded_builtins = true;
+        self
     }
 
     /// The start-up load: any bad component stops the server, naming the file. Components
@@ -58,6 +69,20 @@ impl Catalog {
     /// costs about the slowest plugin's budget, not the sum; the whole load is bounded by
     /// [`STARTUP_BUDGET`].
     pub async fn load(&mut self) -> Result<ToolSet, String> {
+        let mut loaded: Vec<LoadedTool> = Vec::new();
+        if self.embedded_builtins {
+            if embedded::tools().is_empty() {
+                return Err("this binary was built without its built-in tools (DEVTOOLS_MCP_SKIP_PLUGIN_BUILD); pass --builtin-plugins DIR".into());
+            }
+            for tool in embedded::tools() {
+                let tool = self
+                    .loader
+                    .load_bytes(&tool.source(), tool.wasm, Origin::Builtin, &self.flags_json)
+                    .await
+                    .map_err(|error| error.to_string())?;
+                loaded.push(tool);
+            }
+        }
         let mut files = Vec::new();
         for (dir, origin) in &self.dirs {
             for file in wasm_files(dir).map_err(|error| error.to_string())? {
@@ -79,7 +104,6 @@ impl Catalog {
                     STARTUP_BUDGET.as_secs()
                 )
             })?;
-        let mut loaded: Vec<LoadedTool> = Vec::new();
         for (result, (file, _)) in results.into_iter().zip(files) {
             let tool = result.map_err(|error| error.to_string())?;
             if let Some(error) = clash(&loaded, &tool, &file) {
@@ -94,7 +118,13 @@ impl Catalog {
     /// Loads the folders again, keeping every unchanged component and the working version of
     /// every component whose new version fails. `None` when the tool set did not change.
     pub async fn reload(&mut self) -> Option<ToolSet> {
-        let mut next: Vec<LoadedTool> = Vec::new();
+        // Embedded tools never change while the binary runs.
+        let mut next: Vec<LoadedTool> = self
+            .loaded
+            .iter()
+            .filter(|tool| embedded::is_embedded(&tool.source))
+            .cloned()
+            .collect();
         for (dir, origin) in &self.dirs {
             let files = match wasm_files(dir) {
                 Ok(files) => files,

@@ -125,7 +125,7 @@ pub struct Args {
     /// Load every tool component in this folder too (repeatable).
     #[arg(long)]
     pub plugin_dir: Vec<PathBuf>,
-    /// Folder of the built-in tools (default: `plugins/` next to the binary).
+    /// Load the built-in tools from this folder instead of the ones embedded in the binary.
     #[arg(long)]
     pub builtin_plugins: Option<PathBuf>,
     /// Capability policy (TOML) for plugins: capabilities, URL patterns, categories, limits,

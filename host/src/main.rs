@@ -192,7 +192,12 @@ async fn build_pipeline(args: &Args, writable: Vec<Named>) -> Result<(Pipeline, 
         None => Policy::with_base_limits(args.plugin_limits()),
     };
     policy.require_signed |= Args::enabled(args.require_signed);
-    let mut dirs = vec![(builtin_plugins_dir(args)?, Origin::Builtin)];
+    // The built-in tools are embedded in the binary; `--builtinPlugins DIR` replaces them.
+    let mut dirs: Vec<(PathBuf, Origin)> = args
+        .builtin_plugins
+        .iter()
+        .map(|dir| (dir.clone(), Origin::Builtin))
+        .collect();
     dirs.extend(
         args.plugin_dir
             .iter()
@@ -217,6 +222,9 @@ async fn build_pipeline(args: &Args, writable: Vec<Named>) -> Result<(Pipeline, 
     let slim = Args::enabled(args.slim);
     let page_id_routing = Args::enabled(args.experimental_page_id_routing) && !slim;
     let mut catalog = Catalog::new(loader, dirs, flags.clone(), slim, page_id_routing);
+    if args.builtin_plugins.is_none() {
+        catalog = catalog.with_embedded_builtins();
+    }
     let tools = catalog.load().await?;
     let telemetry = match &args.telemetry_file {
         Some(path) => Some(telemetry::TelemetrySink::open(path).map_err(|error| {
@@ -274,22 +282,6 @@ fn sandbox(args: &Args) -> Result<Sandbox, String> {
     let mut roots = args.workspace.clone();
     roots.push(std::env::temp_dir());
     Sandbox::new(roots).map_err(|error| format!("invalid --workspace: {error}"))
-}
-
-fn builtin_plugins_dir(args: &Args) -> Result<PathBuf, String> {
-    if let Some(dir) = &args.builtin_plugins {
-        return Ok(dir.clone());
-    }
-    let exe =
-        std::env::current_exe().map_err(|error| format!("cannot locate the binary: {error}"))?;
-    let beside = exe.parent().map(|dir| dir.join("plugins"));
-    match beside {
-        Some(dir) if dir.is_dir() => Ok(dir),
-        _ => Err(format!(
-            "no built-in tools found next to {} (expected a plugins/ folder; `cargo build -p devtools-mcp` builds it). Pass --builtin-plugins DIR to point elsewhere.",
-            exe.display()
-        )),
-    }
 }
 
 fn cache_dir(args: &Args) -> PathBuf {

@@ -3,7 +3,9 @@
 mod bindings;
 pub mod cache;
 pub mod capability;
+mod compile_settings;
 pub mod definition;
+pub mod embedded;
 mod host_api;
 pub mod limits;
 mod loader;
@@ -50,9 +52,8 @@ pub type CallOutcome = Result<Result<(), String>, wasmtime::Error>;
 impl Runtime {
     pub fn new() -> wasmtime::Result<Runtime> {
         let mut config = wasmtime::Config::new();
-        config.wasm_component_model(true);
-        config.epoch_interruption(true);
-        config.consume_fuel(true);
+        // What compiled code depends on is shared with the build script's precompiler.
+        compile_settings::apply(&mut config);
         config.max_wasm_stack(limits::MAX_WASM_STACK);
         // A fresh instance per call is the isolation we want; the pooling allocator makes it
         // cheap (pre-reserved memories and instance slots, reset instead of remapped). Where

@@ -18,9 +18,10 @@ pub enum PluginCommand {
         /// Create the crate inside this folder (default: the current folder).
         #[arg(long, default_value = ".")]
         dir: PathBuf,
-        /// The devtools-tool SDK folder (default: the one this binary was built from).
-        #[arg(long)]
-        sdk: Option<PathBuf>,
+        /// Depend on the devtools-tool SDK in this folder (plugins/sdk of the devtools-mcp
+        /// sources) instead of the released crate.
+        #[arg(long, alias = "sdk")]
+        sdk_path: Option<PathBuf>,
     },
     /// Build a tool crate for wasm32-unknown-unknown and turn it into a component.
     Build {
@@ -62,8 +63,12 @@ pub enum PluginCommand {
 /// writes compiled code anywhere (`check` compiles in memory).
 pub async fn run(command: &PluginCommand) -> Result<(), String> {
     match command {
-        PluginCommand::New { name, dir, sdk } => {
-            let created = scaffold::create(name, dir, sdk.as_deref())?;
+        PluginCommand::New {
+            name,
+            dir,
+            sdk_path,
+        } => {
+            let created = scaffold::create(name, dir, sdk_path.as_deref())?;
             println!("Created {}.", created.display());
             println!(
                 "Next: `devtools-mcp plugin build {}`, then start the server with --plugin-dir {}.",

@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `devtools-mcp` binary, spoken to over MCP stdio, driving real
 //! Chromium on fixture pages served by the tests on 127.0.0.1, with the real tool components.
 
+mod contract;
 mod debugging;
 mod fixtures;
 mod harness_selftest;
@@ -9,6 +10,7 @@ mod hostile_tenants;
 mod hot_reload;
 mod http;
 mod input;
+mod install;
 mod integrity;
 mod lifecycle;
 mod lighthouse;

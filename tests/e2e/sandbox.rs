@@ -3,7 +3,7 @@
 //! write nothing outside the sandbox, and leave the server serving the next call.
 
 use crate::fixtures;
-use crate::support::{McpServer, binary_dir};
+use crate::support::{McpServer, PrivateTmp, binary_dir, browser_args};
 use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -127,23 +127,28 @@ async fn capabilities_pages_and_paths_a_plugin_was_not_given_are_refused() {
     let scratch = tempfile::tempdir().expect("temp dir");
     let policy = hostile_policy(scratch.path());
     let workspace = tempfile::tempdir().expect("workspace");
-    // Outside the workspace and outside the temp dir (which is always allowed).
-    let outside = tempfile::Builder::new()
-        .prefix("outside-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .expect("outside dir");
-    std::os::unix::fs::symlink(outside.path(), workspace.path().join("link")).expect("symlink");
+    // Outside the workspace and outside the server's temp dir (which is always allowed).
+    let private = PrivateTmp::new();
+    private.assert_outside(&[workspace.path()]);
+    let outside = private.outside();
+    std::os::unix::fs::symlink(&outside, workspace.path().join("link")).expect("symlink");
     let plugins = plugin_dir("test-plugins");
     let workspace_arg = workspace.path().to_string_lossy().into_owned();
-    let server = McpServer::start(&[
-        "--plugin-dir",
-        &plugins,
-        "--policy",
-        &policy,
-        "--workspace",
-        &workspace_arg,
-    ])
-    .await;
+    let mut args = browser_args();
+    args.extend(
+        [
+            "--plugin-dir",
+            &plugins,
+            "--policy",
+            &policy,
+            "--workspace",
+            &workspace_arg,
+        ]
+        .map(str::to_string),
+    );
+    let server = McpServer::start_with(args, private.env())
+        .await
+        .expect("start");
     let pages = fixtures::server();
     server
         .call("navigate_page", json!({ "url": pages.url("/") }))
@@ -151,7 +156,7 @@ async fn capabilities_pages_and_paths_a_plugin_was_not_given_are_refused() {
 
     for target in [
         "../../../../../../etc/devtools-mcp-escape".to_string(),
-        outside.path().join("absolute").display().to_string(),
+        outside.as_path().join("absolute").display().to_string(),
         "link/through-symlink".to_string(),
     ] {
         let refused = server
@@ -167,7 +172,9 @@ async fn capabilities_pages_and_paths_a_plugin_was_not_given_are_refused() {
         );
     }
     assert_eq!(
-        std::fs::read_dir(outside.path()).expect("outside").count(),
+        std::fs::read_dir(outside.as_path())
+            .expect("outside")
+            .count(),
         0,
         "nothing may be written outside the sandbox"
     );

@@ -12,17 +12,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasmtime::component::types::ComponentItem;
 
-/// The interfaces of ours a tool may import.
+/// The interfaces of ours a tool may import (the version is the `package` line of
+/// wit/tool.wit, read by host/build.rs).
 pub const ALLOWED_IMPORTS: [&str; 5] = [
-    "devtools:tool/pages@0.2.0",
-    "devtools:tool/response@0.2.0",
-    "devtools:tool/styles@0.2.0",
-    "devtools:tool/screencast@0.2.0",
-    "devtools:tool/lighthouse@0.2.0",
+    concat!("devtools:tool/pages@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/response@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/styles@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/screencast@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/lighthouse@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
 ];
 
 /// The interface every tool exports.
-const TOOL_EXPORT: &str = "devtools:tool/tool@0.2.0";
+const TOOL_EXPORT: &str = concat!("devtools:tool/tool@", env!("DEVTOOLS_TOOL_WIT_VERSION"));
 
 /// WASI interfaces are linked to an implementation that grants nothing.
 pub const WASI_PREFIX: &str = "wasi:";
@@ -131,14 +132,26 @@ impl Loader {
             file: file.to_path_buf(),
             source,
         })?;
-        self.check_signature(file, &bytes, origin)?;
+        self.load_bytes(file, &bytes, origin, flags_json).await
+    }
+
+    /// [`Loader::load_file`] for bytes already read; `file` names them (the embedded built-in
+    /// tools are `<built-in>/<name>.wasm`).
+    pub async fn load_bytes(
+        &self,
+        file: &Path,
+        bytes: &[u8],
+        origin: Origin,
+        flags_json: &str,
+    ) -> Result<LoadedTool, LoadError> {
+        self.check_signature(file, bytes, origin)?;
         let Inspection {
             sha256,
             pre,
             definition,
             input_schema,
             ..
-        } = self.inspect(file, &bytes, flags_json).await?;
+        } = self.inspect(file, bytes, flags_json).await?;
         let policy_error = |reason: String| LoadError::Policy {
             file: file.to_path_buf(),
             tool: definition.name.clone(),
@@ -178,7 +191,11 @@ impl Loader {
         flags_json: &str,
     ) -> Result<Inspection, LoadError> {
         let sha256 = hex::encode(Sha256::digest(bytes));
-        let (component, from_cache) = self.compile(file, bytes).await?;
+        // Built-in tools carry their code, compiled when the binary was built.
+        let (component, from_cache) = match super::embedded::precompiled(self.runtime.engine(), bytes) {
+            Some(component) => (component, true),
+            None => self.compile(file, bytes).await?,
+        };
         tracing::debug!(file = %file.display(), from_cache, "loaded plugin");
         let imports: Vec<String> = component
             .component_type()

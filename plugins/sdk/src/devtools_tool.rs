@@ -41,7 +41,9 @@ pub use response::Response;
 #[doc(hidden)]
 pub mod __bindings {
     wit_bindgen::generate!({
-        path: "../../wit",
+        // The crate's own copy of the contract (kept equal to the workspace's wit/ by
+        // host/build.rs), so the published crate builds on its own.
+        path: "wit",
         world: "plugin",
         pub_export_macro: true,
         export_macro_name: "__export_plugin",

@@ -7,6 +7,7 @@
 mod fixture_server;
 mod http;
 mod mcp;
+mod private_tmp;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ pub use mcp::{
     McpServer, ToolOutput, browser_args, cache_dir, chromium_path, server_command, server_env,
     server_temp_dir, timeout,
 };
+pub use private_tmp::PrivateTmp;
 
 /// Live (non-zombie) processes descending from `pid`, found through the ppid field of
 /// `/proc/*/stat`. Take this list before shutting the server down: once it has exited its
