@@ -16,6 +16,7 @@ mod shared;
 mod trace;
 
 pub use cdp::cdp;
+pub use cdp::raw::RawLink;
 pub use emulation::EmulateRequest;
 pub use page::{McpPage, Target};
 pub use screenshot::ScreenshotFlags;
@@ -70,6 +71,8 @@ pub enum BrowserError {
 /// A live connection. Dropping it kills a browser we launched.
 pub struct BrowserConn {
     pub browser: Browser,
+    /// Our own thin connection to the same browser, for large replies (see `cdp::raw`).
+    pub raw: Arc<cdp::raw::RawLink>,
     alive: Arc<AtomicBool>,
     pub launched: bool,
     /// Deleted (with the profile) when the browser is closed: `--isolated`.
@@ -86,6 +89,16 @@ impl BrowserConn {
             return Self::connect(url).await;
         }
         Self::launch(options).await
+    }
+
+    /// The background start of a browser of our own: launched, with its first page open, so
+    /// the first call finds both ready.
+    pub async fn prelaunch(options: BrowserOptions) -> Result<BrowserConn, BrowserError> {
+        let connection = Self::launch(&options).await?;
+        if let Err(error) = connection.browser.new_page("about:blank").await {
+            tracing::debug!(%error, "could not open the first page in the background");
+        }
+        Ok(connection)
     }
 
     async fn connect(url: &str) -> Result<BrowserConn, BrowserError> {
@@ -189,8 +202,10 @@ impl BrowserConn {
             flag.store(false, Ordering::SeqCst);
             tracing::info!("browser connection closed");
         });
+        let raw = cdp::raw::RawLink::new(browser.websocket_address().clone());
         BrowserConn {
             browser,
+            raw,
             alive,
             launched,
             _temporary_profile: temporary_profile,

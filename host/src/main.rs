@@ -89,6 +89,9 @@ async fn run(args: Args) -> Result<(), String> {
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|error| format!("MCP initialization failed: {error}"))?;
+    if args.background_launch != Some(false) {
+        session.launch_in_background().await;
+    }
     let cancel = service.cancellation_token();
     tokio::select! {
         _ = service.waiting() => {}

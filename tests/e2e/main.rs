@@ -16,5 +16,6 @@ mod plugin_cli;
 mod python_client;
 mod python_plugin;
 mod sandbox;
+mod snapshot_frames;
 mod support;
 mod tools;

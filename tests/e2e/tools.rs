@@ -54,7 +54,7 @@ async fn navigate_snapshot_click_and_evaluate() {
         clicked.text
     );
     assert!(
-        clicked.text.contains("StaticText \"Item 1\""),
+        clicked.text.contains("\"Item 1\""),
         "{}",
         clicked.text
     );
