@@ -68,6 +68,7 @@ pub async fn run(
     fixtures: &FixtureServer,
     timeout: Duration,
     index: usize,
+    think: Duration,
 ) -> Result<Run, String> {
     let (mut server, init) = Server::start(launch, timeout, index).await?;
     let mut run = Run {
@@ -82,13 +83,18 @@ pub async fn run(
     };
     run.times[INITIALIZE] = init;
     run.cpu[INITIALIZE] = server.cpu_time();
-    let outcome = steps(&mut server, fixtures, &mut run).await;
+    let outcome = steps(&mut server, fixtures, &mut run, think).await;
     run.peak_rss = server.peak_rss();
     server.shutdown().await;
     outcome.map(|()| run)
 }
 
-async fn steps(server: &mut Server, fixtures: &FixtureServer, run: &mut Run) -> Result<(), String> {
+async fn steps(
+    server: &mut Server,
+    fixtures: &FixtureServer,
+    run: &mut Run,
+    think: Duration,
+) -> Result<(), String> {
     let cpu_before = server.cpu_time();
     let (tools, took) = server.list_tools().await?;
     run.times[TOOLS_LIST] = took;
@@ -107,6 +113,8 @@ async fn steps(server: &mut Server, fixtures: &FixtureServer, run: &mut Run) -> 
         port: fixtures.port(),
     };
     let url = |path: &str| fixtures.url(path);
+    // The agent's first model turn: the first tool call comes this long after the tool list.
+    tokio::time::sleep(think).await;
     s.expect_ok(NEW_PAGE, "new_page", json!({ "url": url("/start.html") }))
         .await?;
     let args = json!({ "type": "url", "url": url("/small.html") });

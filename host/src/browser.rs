@@ -91,14 +91,10 @@ impl BrowserConn {
         Self::launch(options).await
     }
 
-    /// The background start of a browser of our own: launched, with its first page open, so
-    /// the first call finds both ready.
+    /// The background start of a browser of our own (the first call then opens its first
+    /// page, as after a lazy launch).
     pub async fn prelaunch(options: BrowserOptions) -> Result<BrowserConn, BrowserError> {
-        let connection = Self::launch(&options).await?;
-        if let Err(error) = connection.browser.new_page("about:blank").await {
-            tracing::debug!(%error, "could not open the first page in the background");
-        }
-        Ok(connection)
+        Self::launch(&options).await
     }
 
     async fn connect(url: &str) -> Result<BrowserConn, BrowserError> {

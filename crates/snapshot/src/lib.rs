@@ -19,7 +19,7 @@ mod format;
 #[cfg(test)]
 mod samples;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use ax_node::{AxNode, AxValue};
@@ -210,7 +210,7 @@ impl Snapshot {
             snapshot_id,
             counter: 0,
             uids,
-            seen: HashSet::new(),
+            seen: HashSet::default(),
         };
         let root = assigner.assign(root, loader_id);
         let seen = assigner.seen;
