@@ -164,7 +164,12 @@ async fn bench(args: &Args) -> Result<String, String> {
         args.runs,
         args.warmup,
         args.think_ms,
-        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     let reference = launches
         .get(1)

@@ -168,7 +168,11 @@ fn grid_with_goals(
     let mut out = String::new();
     match reference {
         Some((name, _)) => {
-            let (goal_head, goal_rule) = if goals { (" goal | met? |", "---:|:---:|") } else { ("", "") };
+            let (goal_head, goal_rule) = if goals {
+                (" goal | met? |", "---:|:---:|")
+            } else {
+                ("", "")
+            };
             out.push_str(&format!(
                 "| step | {} median (min–max) | {name} median (min–max) | {} / {name} |{goal_head}\n",
                 ours.0, ours.0

@@ -201,7 +201,11 @@ impl<'a> RawNode<'a> {
         let payload = &self.payload;
         // Lower-cased property name -> value, in the order they were set; a later
         // property of the same name replaces the value, as a JS `Map` does.
-        fn set<'p>(props: &mut Vec<(Cow<'p, str>, &'p JsValue<'p>)>, key: Cow<'p, str>, value: &'p JsValue<'p>) {
+        fn set<'p>(
+            props: &mut Vec<(Cow<'p, str>, &'p JsValue<'p>)>,
+            key: Cow<'p, str>,
+            value: &'p JsValue<'p>,
+        ) {
             match props.iter_mut().find(|(k, _)| *k == key) {
                 Some(slot) => slot.1 = value,
                 None => props.push((key, value)),
@@ -229,9 +233,8 @@ impl<'a> RawNode<'a> {
         }
         let get = |key: &str| props.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
         let mut out = Vec::new();
-        let mut push = |key: &str, value: Option<AxValue>| {
-            out.extend(value.map(|v| (key.to_owned(), v)))
-        };
+        let mut push =
+            |key: &str, value: Option<AxValue>| out.extend(value.map(|v| (key.to_owned(), v)));
 
         let strings = [
             "value",

@@ -6,8 +6,6 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use rustc_hash::FxHashMap;
-
 use super::ax_node::{AxNode, RawNode};
 use super::cdp::{CdpNode, JsValue, ReplyError, parse_full_ax_tree};
 
@@ -60,8 +58,7 @@ impl<'a> AxTree<'a> {
     /// Links nodes by `childIds`, like `AXNode.createTree`: a repeated `nodeId` keeps its
     /// first position but its last payload, and the root is the first node.
     pub fn from_nodes(payloads: Vec<CdpNode<'a>>) -> Option<AxTree<'a>> {
-        let mut index: FxHashMap<NodeKey<'a>, usize> =
-            FxHashMap::with_capacity_and_hasher(payloads.len(), Default::default());
+        let mut index: HashMap<NodeKey<'a>, usize> = HashMap::with_capacity(payloads.len());
         let mut slots: Vec<Option<CdpNode<'a>>> = Vec::with_capacity(payloads.len());
         for (position, payload) in payloads.into_iter().enumerate() {
             match index.entry(NodeKey::of(&payload.node_id, position)) {

@@ -9,9 +9,9 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use serde::Deserialize;
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
 
 /// A JSON value as Puppeteer's code sees it: scalars kept, objects and arrays only known to
 /// be there (they are truthy and never printed).
@@ -254,7 +254,15 @@ impl<'de, V: Visitor<'de>, const MAP: bool> Visitor<'de> for Lenient<V, MAP> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         self.0.expecting(f)
     }
-    skip!(visit_bool(bool), visit_i64(i64), visit_u64(u64), visit_f64(f64), visit_str(&str), visit_unit(), visit_none());
+    skip!(
+        visit_bool(bool),
+        visit_i64(i64),
+        visit_u64(u64),
+        visit_f64(f64),
+        visit_str(&str),
+        visit_unit(),
+        visit_none()
+    );
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         if MAP {
             JsValueVisitor.visit_seq(seq).map(|_| None)
@@ -351,7 +359,10 @@ impl fmt::Display for ReplyError {
         match self {
             ReplyError::Protocol(message) => f.write_str(message),
             ReplyError::Malformed(error) => {
-                write!(f, "The browser sent an unreadable accessibility tree: {error}")
+                write!(
+                    f,
+                    "The browser sent an unreadable accessibility tree: {error}"
+                )
             }
         }
     }
@@ -414,7 +425,10 @@ mod tests {
         let nodes = parse_full_ax_tree(text).expect("nodes");
         assert_eq!(nodes.len(), 2);
         let first = &nodes[0];
-        assert!(matches!(first.role.value, JsValue::Str(Cow::Borrowed("button"))));
+        assert!(matches!(
+            first.role.value,
+            JsValue::Str(Cow::Borrowed("button"))
+        ));
         assert_eq!(first.name.value.as_str(), Some("Say \"hi\""));
         assert_eq!(first.properties.0[0].name.as_str(), Some("focusable"));
         assert_eq!(first.properties.0[0].value.value, JsValue::Bool(true));

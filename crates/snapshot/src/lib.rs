@@ -19,7 +19,7 @@ mod format;
 #[cfg(test)]
 mod samples;
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use ax_node::{AxNode, AxValue};

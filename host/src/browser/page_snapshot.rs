@@ -79,7 +79,12 @@ impl McpPage {
             }
         };
         walk.frames.loaders = loaders;
-        let loader_id = walk.frames.loaders.get(&main_frame).cloned().unwrap_or_default();
+        let loader_id = walk
+            .frames
+            .loaders
+            .get(&main_frame)
+            .cloned()
+            .unwrap_or_default();
         let root = frame_snapshot(&mut walk, session, None, None, 0)
             .await?
             .ok_or("Failed to create accessibility snapshot")?;
@@ -139,7 +144,12 @@ impl McpPage {
         .map_err(|error| error.to_string())?;
         let object_id = element["result"]["objectId"].as_str().unwrap_or(object_id);
         let target = json!({ "objectId": object_id });
-        let _scrolled = call(session.clone(), "DOM.scrollIntoViewIfNeeded", target.clone()).await;
+        let _scrolled = call(
+            session.clone(),
+            "DOM.scrollIntoViewIfNeeded",
+            target.clone(),
+        )
+        .await;
         let quads = call(session, "DOM.getContentQuads", target)
             .await
             .map_err(|_| "Node is either not clickable or not an Element".to_string())?;
@@ -151,7 +161,10 @@ impl McpPage {
         let mut frame = Some(frame.clone());
         let page_target = self.page.target_id().as_ref().to_string();
         while let Some(current) = frame {
-            let parent_target = current.parent.clone().unwrap_or_else(|| page_target.clone());
+            let parent_target = current
+                .parent
+                .clone()
+                .unwrap_or_else(|| page_target.clone());
             let parent_session = client
                 .session(&parent_target, COMMAND_TIMEOUT)
                 .await
@@ -235,7 +248,12 @@ async fn frame_tree(
     loaders: &mut HashMap<String, String>,
 ) -> Result<String, CdpError> {
     let frames = client
-        .call(Some(session), "Page.getFrameTree", json!({}), COMMAND_TIMEOUT)
+        .call(
+            Some(session),
+            "Page.getFrameTree",
+            json!({}),
+            COMMAND_TIMEOUT,
+        )
         .await?
         .result()?;
     collect_loaders(&frames["frameTree"], loaders);
@@ -291,12 +309,14 @@ fn frame_snapshot(
             };
             // A cross-process frame is a target of its own (its id is the frame id), with
             // its own session; a frame in this process answers on the parent's session.
-            let (child_session, own_target) = match client.session(&child, COMMAND_TIMEOUT).await
-            {
+            let (child_session, own_target) = match client.session(&child, COMMAND_TIMEOUT).await {
                 Ok(own) => (own, true),
                 Err(_) => (session.clone(), false),
             };
-            if own_target && frame_tree(&client, &child_session, &mut walk.frames.loaders).await.is_err()
+            if own_target
+                && frame_tree(&client, &child_session, &mut walk.frames.loaders)
+                    .await
+                    .is_err()
             {
                 continue;
             }
@@ -372,7 +392,8 @@ fn quad_centre(quad: &Value) -> Option<(f64, f64)> {
         (low, high)
     };
     let ((left, right), (top, bottom)) = (extent(xs), extent(ys));
-    (right - left >= 1.0 && bottom - top >= 1.0).then_some(((left + right) / 2.0, (top + bottom) / 2.0))
+    (right - left >= 1.0 && bottom - top >= 1.0)
+        .then_some(((left + right) / 2.0, (top + bottom) / 2.0))
 }
 
 /// frame id -> loaderId for the whole frame tree.

@@ -10,11 +10,11 @@
 //! or a cross-process iframe) and enables no domain, so it receives no events to speak of.
 
 use super::CdpError;
+use async_tungstenite::WebSocketSender;
 use async_tungstenite::tokio::{ConnectStream, connect_async_with_config};
 use async_tungstenite::tungstenite::Message;
-use async_tungstenite::tungstenite::protocol::WebSocketConfig;
 use async_tungstenite::tungstenite::Utf8Bytes;
-use async_tungstenite::WebSocketSender;
+use async_tungstenite::tungstenite::protocol::WebSocketConfig;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -173,7 +173,12 @@ impl RawClient {
     /// Our session on `target_id` (a page, or a cross-process iframe, whose target id is its
     /// frame id), attached on first use. Fails when there is no such target.
     pub async fn session(&self, target_id: &str, timeout: Duration) -> Result<String, CdpError> {
-        if let Some(known) = self.sessions.lock().ok().and_then(|s| s.get(target_id).cloned()) {
+        if let Some(known) = self
+            .sessions
+            .lock()
+            .ok()
+            .and_then(|s| s.get(target_id).cloned())
+        {
             return Ok(known);
         }
         let params = json!({ "targetId": target_id, "flatten": true });
@@ -219,7 +224,10 @@ mod tests {
     fn replies_are_routed_by_their_id() {
         assert_eq!(reply_id(r#"{"id":42,"result":{}}"#), Some(42));
         assert_eq!(reply_id(r#"{"result":{},"id":7}"#), Some(7));
-        assert_eq!(reply_id(r#"{"method":"Target.detachedFromTarget","params":{}}"#), None);
+        assert_eq!(
+            reply_id(r#"{"method":"Target.detachedFromTarget","params":{}}"#),
+            None
+        );
         assert_eq!(reply_id("not json"), None);
     }
 }
