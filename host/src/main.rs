@@ -90,7 +90,8 @@ async fn run(args: Args) -> Result<(), String> {
         .await
         .map_err(|error| format!("MCP initialization failed: {error}"))?;
     if args.background_launch != Some(false) {
-        session.launch_in_background().await;
+        let session = session.clone();
+        tokio::spawn(async move { session.launch_in_background().await });
     }
     let cancel = service.cancellation_token();
     tokio::select! {
