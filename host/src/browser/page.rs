@@ -57,6 +57,8 @@ pub struct McpPage {
     /// loaderId of a cross-process frame in the last snapshot -> its target id, to reach
     /// that frame's nodes.
     pub(super) frame_targets: HashMap<String, super::page_snapshot::FrameTarget>,
+    /// The running screencast recording.
+    pub(super) screencast: Option<super::screencast::Recording>,
     listener: tokio::task::JoinHandle<()>,
 }
 
@@ -100,6 +102,7 @@ impl McpPage {
             last_trace: None,
             raw,
             frame_targets: HashMap::new(),
+            screencast: None,
             listener,
         })
     }
