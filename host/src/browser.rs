@@ -18,6 +18,7 @@ mod shared;
 mod trace;
 
 pub use cdp::cdp;
+pub use cdp::raw::RawLink;
 pub use emulation::EmulateRequest;
 pub use page::{McpPage, Target};
 pub use screencast::ScreencastOptions;
@@ -80,6 +81,8 @@ pub enum BrowserError {
 /// A live connection. Dropping it kills a browser we launched.
 pub struct BrowserConn {
     pub browser: Browser,
+    /// Our own thin connection to the same browser, for large replies (see `cdp::raw`).
+    pub raw: Arc<cdp::raw::RawLink>,
     alive: Arc<AtomicBool>,
     pub launched: bool,
     /// Deleted (with the profile) when the browser is closed: `--isolated`.
@@ -96,6 +99,16 @@ impl BrowserConn {
             return Self::connect(url).await;
         }
         Self::launch(options).await
+    }
+
+    /// The background start of a browser of our own (the first call then opens its first
+    /// page, as after a lazy launch).
+    pub async fn prelaunch(options: BrowserOptions) -> Result<BrowserConn, BrowserError> {
+        let mut connection = Self::launch(&options).await?;
+        // Learn the browser's targets now, as a lazy launch does right away; the first call
+        // then finds the same pages it would have found.
+        let _fetched = connection.browser.fetch_targets().await;
+        Ok(connection)
     }
 
     async fn connect(url: &str) -> Result<BrowserConn, BrowserError> {
@@ -208,8 +221,10 @@ impl BrowserConn {
             flag.store(false, Ordering::SeqCst);
             tracing::info!("browser connection closed");
         });
+        let raw = cdp::raw::RawLink::new(browser.websocket_address().clone());
         BrowserConn {
             browser,
+            raw,
             alive,
             launched,
             _temporary_profile: temporary_profile,

@@ -97,6 +97,10 @@ async fn run(args: Args) -> Result<(), String> {
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|error| format!("MCP initialization failed: {error}"))?;
+    if args.background_launch != Some(false) {
+        let session = session.clone();
+        tokio::spawn(async move { session.launch_in_background().await });
+    }
     let cancel = service.cancellation_token();
     tokio::select! {
         _ = service.waiting() => {}

@@ -160,6 +160,24 @@ impl Session {
         self.state.clone().lock_owned().await
     }
 
+    /// Starts launching this session's own browser (and its first page) now, without waiting,
+    /// so the first call that needs it finds it ready or on its way. Nothing happens when
+    /// the session attaches to a running browser, shares one, or already has one. A failed
+    /// start is forgotten: the first call then launches lazily and reports its own error.
+    pub async fn launch_in_background(&self) {
+        let mut state = self.state.lock().await;
+        let options = &state.options;
+        if state.scope.is_some()
+            || state.browser.is_some()
+            || state.prelaunch.is_some()
+            || options.browser_url.is_some()
+            || options.ws_endpoint.is_some()
+        {
+            return;
+        }
+        state.prelaunch = Some(tokio::spawn(BrowserConn::prelaunch(options.clone())));
+    }
+
     /// Closes a browser we launched (used on shutdown); in a shared browser, disposes of the
     /// session's browser contexts (its pages, cookies, storage and cache) instead.
     pub async fn shutdown(&self, budget: Duration) {
@@ -192,6 +210,8 @@ pub struct SessionState {
     /// A tenant's egress proxy and URL policy; `None` for the single user of stdio.
     network: Option<TenantNetwork>,
     watch: Arc<SessionWatch>,
+    /// The browser being launched in the background (see `Session::launch_in_background`).
+    prelaunch: Option<tokio::task::JoinHandle<Result<BrowserConn, BrowserError>>>,
 }
 
 impl SessionState {
@@ -215,6 +235,7 @@ impl SessionState {
             reconnected: false,
             network,
             watch: Arc::new(SessionWatch::default()),
+            prelaunch: None,
         }
     }
 
@@ -243,7 +264,7 @@ impl SessionState {
                 scope.context = Some(context);
                 BrowserHandle::Shared(connection)
             }
-            None => BrowserHandle::Owned(Box::new(BrowserConn::open(&self.options).await?)),
+            None => BrowserHandle::Owned(Box::new(self.take_prelaunched_or_open().await?)),
         };
         self.browser = Some(browser);
         if self.had_browser {
@@ -252,6 +273,19 @@ impl SessionState {
         self.had_browser = true;
         self.discover_initial_pages().await;
         Ok(())
+    }
+
+    /// The browser started in the background if it came up, else a launch now.
+    async fn take_prelaunched_or_open(&mut self) -> Result<BrowserConn, BrowserError> {
+        if let Some(started) = self.prelaunch.take() {
+            match started.await {
+                Ok(Ok(connection)) if connection.is_alive() => return Ok(connection),
+                Ok(Ok(_dead)) => tracing::info!("the browser started in the background died"),
+                Ok(Err(error)) => tracing::info!(%error, "background browser start failed"),
+                Err(error) => tracing::info!(%error, "background browser start did not finish"),
+            }
+        }
+        BrowserConn::open(&self.options).await
     }
 
     /// The browser and tool options this session was made with.
@@ -299,8 +333,23 @@ impl SessionState {
             .ok_or_else(|| "The browser is not running.".to_string())
     }
 
+    /// The browser's thin CDP connection (see `browser::cdp::raw`).
+    fn raw_link(&self) -> Option<Arc<crate::browser::RawLink>> {
+        self.browser
+            .as_ref()
+            .map(|handle| handle.connection().raw.clone())
+    }
+
     /// Drops the browser: closes one we own, disposes of our contexts in a shared one.
     async fn close_browser(&mut self, budget: Duration) {
+        if let Some(mut started) = self.prelaunch.take() {
+            match tokio::time::timeout(budget, &mut started).await {
+                Ok(Ok(Ok(connection))) => connection.shutdown(budget).await,
+                Ok(_) => {}
+                // Dropping the unfinished launch kills the browser it started.
+                Err(_) => started.abort(),
+            }
+        }
         self.pages.clear();
         self.selected = None;
         self.publish_pages();
@@ -406,7 +455,8 @@ impl SessionState {
                 continue;
             }
             let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
-            match McpPage::attach(id, page, None, self.options.redact_network_headers).await {
+            let Some(raw) = self.raw_link() else { break };
+            match McpPage::attach(id, page, None, self.options.redact_network_headers, raw).await {
                 Ok(mut page) => {
                     page.url_policy = self.url_policy();
                     self.pages.insert(id, page);
@@ -571,6 +621,7 @@ impl SessionState {
             page,
             isolated_context.map(String::from),
             self.options.redact_network_headers,
+            self.raw_link().ok_or("The browser is not running.")?,
         )
         .await?;
         page.url_policy = self.url_policy();

@@ -8,7 +8,8 @@ use std::time::{Duration, SystemTime};
 
 #[tokio::test]
 async fn the_browser_starts_lazily_and_exits_with_the_server() {
-    let server = McpServer::start(&[]).await;
+    // Without the background start (on by default since issue 14), the first call launches it.
+    let server = McpServer::start(&["--background-launch=false"]).await;
     let tools = server.list_tools().await;
     let names: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
     let sorted = {

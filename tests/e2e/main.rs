@@ -23,6 +23,7 @@ mod python_plugin;
 mod sandbox;
 mod sandbox_load;
 mod screencast;
+mod snapshot_frames;
 mod styles;
 mod support;
 mod tenant_quotas;

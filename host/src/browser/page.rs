@@ -1,6 +1,7 @@
 //! One page of a session: its id, the open dialog, its snapshot uids, and the actions tools
 //! ask for (navigate, click, evaluate, snapshot).
 
+use super::cdp::raw::RawLink;
 use super::cdp::{cdp, send};
 use super::collectors::Collectors;
 use super::emulation::Emulation;
@@ -11,6 +12,8 @@ use chromiumoxide::cdp::browser_protocol::page::{
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -49,6 +52,11 @@ pub struct McpPage {
     /// The running performance trace, and the summary of the last one.
     pub(super) trace: Option<Recording>,
     pub(super) last_trace: Option<TraceSummary>,
+    /// The browser's thin CDP connection, for snapshots (see `cdp::raw`).
+    pub(super) raw: Arc<RawLink>,
+    /// loaderId of a cross-process frame in the last snapshot -> its target id, to reach
+    /// that frame's nodes.
+    pub(super) frame_targets: HashMap<String, super::page_snapshot::FrameTarget>,
     /// The running screencast recording.
     pub(super) screencast: Option<super::screencast::Recording>,
     /// A tenant's URL policy, checked on every navigation to a URL (`None`: stdio's user).
@@ -69,6 +77,7 @@ impl McpPage {
         page: chromiumoxide::Page,
         isolated_context: Option<String>,
         redact_network_headers: bool,
+        raw: Arc<RawLink>,
     ) -> Result<McpPage, String> {
         let opened = page
             .event_listener::<EventJavascriptDialogOpening>()
@@ -93,6 +102,8 @@ impl McpPage {
             collectors,
             trace: None,
             last_trace: None,
+            raw,
+            frame_targets: HashMap::new(),
             screencast: None,
             url_policy: None,
             listener,

@@ -2,10 +2,10 @@
 //! from one CDP node, and `serialize()`, which makes the `SerializedAXNode` that
 //! chrome-devtools-mcp prints.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 
-use serde_json::Value;
-
+use super::cdp::{CdpNode, JsValue};
 use super::format::js_number;
 
 /// A property value with the JavaScript type it had, which decides how it prints.
@@ -18,11 +18,11 @@ pub enum AxValue {
 
 impl AxValue {
     /// Keeps booleans, strings and numbers; the formatter ignores every other JS type.
-    pub(crate) fn from_json(value: &Value) -> Option<AxValue> {
+    pub(crate) fn from_js(value: &JsValue<'_>) -> Option<AxValue> {
         match value {
-            Value::Bool(b) => Some(AxValue::Bool(*b)),
-            Value::String(s) => Some(AxValue::Str(s.clone())),
-            Value::Number(n) => n.as_f64().map(AxValue::Num),
+            JsValue::Bool(b) => Some(AxValue::Bool(*b)),
+            JsValue::Str(s) => Some(AxValue::Str(s.as_ref().to_owned())),
+            JsValue::Num(n) => Some(AxValue::Num(*n)),
             _ => None,
         }
     }
@@ -61,39 +61,19 @@ impl AxNode {
     }
 }
 
-/// JavaScript truthiness, as Puppeteer's `if (x)` checks see a JSON value.
-pub(crate) fn truthy(value: Option<&Value>) -> bool {
-    match value {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(_) => true,
-    }
-}
-
 /// A role or name as a string; falsy JS values become "" because callers only test truthiness.
-fn js_string(value: Option<&Value>) -> String {
+fn js_string(value: &JsValue<'_>) -> String {
     match value {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n
-            .as_f64()
-            .filter(|f| *f != 0.0 && !f.is_nan())
-            .map(js_number)
-            .unwrap_or_default(),
-        Some(Value::Bool(true)) => "true".to_owned(),
+        JsValue::Str(s) => s.as_ref().to_owned(),
+        JsValue::Num(n) if *n != 0.0 && !n.is_nan() => js_number(*n),
+        JsValue::Bool(true) => "true".to_owned(),
         _ => String::new(),
     }
 }
 
-/// `payload.<key>.value`, where `payload.<key>` is a CDP `AXValue` object.
-pub(super) fn ax_value<'a>(payload: &'a Value, key: &str) -> Option<&'a Value> {
-    payload.get(key).and_then(|v| v.get("value"))
-}
-
 /// One raw CDP node with the flags that Puppeteer's `AXNode` constructor derives.
 pub(super) struct RawNode<'a> {
-    pub(super) payload: &'a Value,
+    pub(super) payload: CdpNode<'a>,
     pub(super) role: String,
     pub(super) has_name: bool,
     pub(super) has_description: bool,
@@ -110,18 +90,17 @@ pub(super) struct RawNode<'a> {
 }
 
 impl<'a> RawNode<'a> {
-    pub(super) fn new(payload: &'a Value) -> Self {
-        let role = if truthy(payload.get("role")) {
-            js_string(ax_value(payload, "role"))
+    pub(super) fn new(payload: CdpNode<'a>) -> Self {
+        let role = if payload.role.present {
+            js_string(&payload.role.value)
         } else {
             "Unknown".to_owned()
         };
         let mut node = RawNode {
-            payload,
             role,
-            has_name: truthy(ax_value(payload, "name")),
-            has_description: truthy(ax_value(payload, "description")),
-            ignored: truthy(payload.get("ignored")),
+            has_name: payload.name.value.truthy(),
+            has_description: payload.description.value.truthy(),
+            ignored: payload.ignored.truthy(),
             focusable: false,
             hidden: false,
             notable: false,
@@ -129,35 +108,39 @@ impl<'a> RawNode<'a> {
             richly_editable: false,
             children: Vec::new(),
             focusable_child: Cell::new(None),
+            payload,
         };
         let (mut busy, mut modal, mut live, mut roledescription, mut refs) =
             (false, false, false, false, false);
-        for property in payload
-            .get("properties")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let value = property.get("value").and_then(|v| v.get("value"));
-            match property.get("name").and_then(Value::as_str) {
+        for property in &node.payload.properties.0 {
+            let value = &property.value.value;
+            match property.name.as_str() {
                 Some("editable") => {
-                    node.richly_editable = value.and_then(Value::as_str) == Some("richtext");
+                    node.richly_editable = value.as_str() == Some("richtext");
                     node.editable = true;
                 }
-                Some("focusable") => node.focusable = truthy(value),
-                Some("hidden") => node.hidden = truthy(value),
-                Some("busy") => busy = truthy(value),
-                Some("live") => {
-                    live = truthy(value) && value.and_then(Value::as_str) != Some("off")
-                }
-                Some("modal") => modal = truthy(value),
-                Some("roledescription") => roledescription = truthy(value),
+                Some("focusable") => node.focusable = value.truthy(),
+                Some("hidden") => node.hidden = value.truthy(),
+                Some("busy") => busy = value.truthy(),
+                Some("live") => live = value.truthy() && value.as_str() != Some("off"),
+                Some("modal") => modal = value.truthy(),
+                Some("roledescription") => roledescription = value.truthy(),
                 Some("errormessage" | "details") => refs = true,
                 _ => {}
             }
         }
         node.notable = busy || modal || live || roledescription || refs;
         node
+    }
+
+    /// The `backendDOMNodeId`, when it is a number.
+    pub(super) fn backend_node_id(&self) -> Option<i64> {
+        self.payload.backend_dom_node_id.as_i64()
+    }
+
+    /// Whether the payload's role value is exactly `Iframe`.
+    pub(super) fn is_iframe(&self) -> bool {
+        self.payload.role.value.as_str() == Some("Iframe")
     }
 
     pub(super) fn is_plain_text_field(&self) -> bool {
@@ -215,31 +198,37 @@ impl<'a> RawNode<'a> {
 
     /// `AXNode.serialize()`: the fixed property list, each with Puppeteer's coercion.
     pub(super) fn serialize(&self) -> AxNode {
-        let payload = self.payload;
-        // Lower-cased property name -> value; `Some(None)` is a present but undefined value.
-        let mut props: Vec<(String, Option<&Value>)> = Vec::new();
-        let mut set =
-            |key: String, value: Option<&'a Value>| match props.iter_mut().find(|(k, _)| *k == key)
-            {
+        let payload = &self.payload;
+        // Lower-cased property name -> value, in the order they were set; a later
+        // property of the same name replaces the value, as a JS `Map` does.
+        fn set<'p>(
+            props: &mut Vec<(Cow<'p, str>, &'p JsValue<'p>)>,
+            key: Cow<'p, str>,
+            value: &'p JsValue<'p>,
+        ) {
+            match props.iter_mut().find(|(k, _)| *k == key) {
                 Some(slot) => slot.1 = value,
                 None => props.push((key, value)),
-            };
-        for property in payload
-            .get("properties")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(name) = property.get("name").and_then(Value::as_str) {
-                set(
-                    name.to_lowercase(),
-                    property.get("value").and_then(|v| v.get("value")),
-                );
             }
         }
-        for key in ["name", "value", "description"] {
-            if truthy(payload.get(key)) {
-                set(key.to_owned(), ax_value(payload, key));
+        let mut props: Vec<(Cow<'_, str>, &JsValue<'_>)> = Vec::new();
+        for property in &payload.properties.0 {
+            if let Some(name) = property.name.as_str() {
+                let key = if name.bytes().any(|b| b.is_ascii_uppercase()) || !name.is_ascii() {
+                    Cow::Owned(name.to_lowercase())
+                } else {
+                    Cow::Borrowed(name)
+                };
+                set(&mut props, key, &property.value.value);
+            }
+        }
+        for (key, field) in [
+            ("name", &payload.name),
+            ("value", &payload.value),
+            ("description", &payload.description),
+        ] {
+            if field.present {
+                set(&mut props, Cow::Borrowed(key), &field.value);
             }
         }
         let get = |key: &str| props.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
@@ -256,7 +245,7 @@ impl<'a> RawNode<'a> {
             "url",
         ];
         for key in strings {
-            push(key, get(key).flatten().and_then(AxValue::from_json));
+            push(key, get(key).and_then(AxValue::from_js));
         }
         let booleans = [
             "disabled",
@@ -276,12 +265,12 @@ impl<'a> RawNode<'a> {
             if key == "focused" && self.role == "RootWebArea" {
                 continue;
             }
-            push(key, get(key).map(|v| AxValue::Bool(truthy(v))));
+            push(key, get(key).map(|v| AxValue::Bool(v.truthy())));
         }
         for key in ["checked", "pressed"] {
             push(
                 key,
-                get(key).map(|v| match v.and_then(Value::as_str) {
+                get(key).map(|v| match v.as_str() {
                     Some("mixed") => AxValue::Str("mixed".to_owned()),
                     Some("true") => AxValue::Bool(true),
                     _ => AxValue::Bool(false),
@@ -289,7 +278,7 @@ impl<'a> RawNode<'a> {
             );
         }
         for key in ["level", "valuemax", "valuemin"] {
-            push(key, get(key).flatten().and_then(AxValue::from_json));
+            push(key, get(key).and_then(AxValue::from_js));
         }
         let tokens = [
             "autocomplete",
@@ -302,16 +291,14 @@ impl<'a> RawNode<'a> {
             "details",
         ];
         for key in tokens {
-            let value = get(key)
-                .flatten()
-                .filter(|v| truthy(Some(v)) && v.as_str() != Some("false"));
-            push(key, value.and_then(AxValue::from_json));
+            let value = get(key).filter(|v| v.truthy() && v.as_str() != Some("false"));
+            push(key, value.and_then(AxValue::from_js));
         }
         AxNode {
             role: self.role.clone(),
-            name: js_string(get("name").flatten()),
+            name: get("name").map(js_string).unwrap_or_default(),
             properties: out,
-            backend_node_id: payload.get("backendDOMNodeId").and_then(Value::as_i64),
+            backend_node_id: self.backend_node_id(),
             loader_id: None,
             children: Vec::new(),
         }

@@ -22,23 +22,68 @@ fn sorted(node: &SnapshotNode) -> Vec<&(String, AxValue)> {
     attrs
 }
 
-/// `SnapshotFormatter.toString()`: one line per node, children indented by two spaces.
+/// `SnapshotFormatter.toString()` of 1.11.0: one line per node, children indented by two
+/// spaces; a named node whose children only repeat its name as text hides them.
 pub(super) fn to_text(snapshot: &Snapshot) -> String {
     let mut out = String::new();
     // An explicit stack, so that deep pages cannot overflow ours.
     let mut stack = vec![(&snapshot.root, 0)];
     while let Some((node, depth)) = stack.pop() {
         write_line(&mut out, node, depth);
-        stack.extend(node.children.iter().rev().map(|c| (c, depth + 1)));
+        if snapshot.verbose || !has_redundant_text_children(node) {
+            stack.extend(node.children.iter().rev().map(|c| (c, depth + 1)));
+        }
     }
     out
 }
 
+/// `#hasRedundantTextChildren`: every child is a childless `StaticText`, and their texts
+/// joined equal the node's name, whitespace ignored.
+fn has_redundant_text_children(node: &SnapshotNode) -> bool {
+    if node.name.is_empty() || node.children.is_empty() {
+        return false;
+    }
+    if node
+        .children
+        .iter()
+        .any(|child| child.role != "StaticText" || !child.children.is_empty())
+    {
+        return false;
+    }
+    let mut name = node.name.chars().filter(|c| !js_whitespace(*c));
+    let joined = node.children.iter().flat_map(|child| child.name.chars());
+    for c in joined.filter(|c| !js_whitespace(*c)) {
+        if name.next() != Some(c) {
+            return false;
+        }
+    }
+    name.next().is_none()
+}
+
+/// What JavaScript's `\s` matches (WhiteSpace and LineTerminator), which differs from
+/// `char::is_whitespace` in U+FEFF and U+0085.
+fn js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
+    )
+}
+
 fn write_line(out: &mut String, node: &SnapshotNode, depth: usize) {
-    out.push_str(&" ".repeat(depth * 2));
+    for _ in 0..depth {
+        out.push_str("  ");
+    }
     out.push_str("uid=");
     out.push_str(&node.uid);
-    if !node.role.is_empty() {
+    // Text nodes print without their role since 1.11.0.
+    if !node.role.is_empty() && node.role != "StaticText" {
         out.push(' ');
         out.push_str(if node.role == "none" {
             "ignored"
@@ -51,21 +96,36 @@ fn write_line(out: &mut String, node: &SnapshotNode, depth: usize) {
         out.push_str(&node.name);
         out.push('"');
     }
+    let option = node.role == "option";
     for (key, value) in sorted(node) {
-        let word = match value {
+        match value {
             AxValue::Bool(b) => {
-                if let Some(cap) = capability(key) {
+                // An option's `selected` no longer adds `selectable`.
+                if let Some(cap) = capability(key).filter(|cap| !(option && *cap == "selectable")) {
                     out.push(' ');
                     out.push_str(cap);
                 }
-                b.then(|| key.clone())
+                if *b {
+                    out.push(' ');
+                    out.push_str(key);
+                }
             }
-            AxValue::Str(s) => Some(format!("{key}=\"{s}\"")),
-            AxValue::Num(n) => Some(format!("{key}=\"{}\"", js_number(*n))),
-        };
-        if let Some(word) = word {
-            out.push(' ');
-            out.push_str(&word);
+            // An option's value is its text, which the name already shows.
+            AxValue::Str(s) if option && key == "value" && *s == node.name => {}
+            AxValue::Str(s) => {
+                out.push(' ');
+                out.push_str(key);
+                out.push_str("=\"");
+                out.push_str(s);
+                out.push('"');
+            }
+            AxValue::Num(n) => {
+                out.push(' ');
+                out.push_str(key);
+                out.push_str("=\"");
+                out.push_str(&js_number(*n));
+                out.push('"');
+            }
         }
     }
     out.push('\n');
@@ -272,7 +332,7 @@ mod tests {
         };
         assert_eq!(
             to_text(&snapshot),
-            "uid=1_0 RootWebArea \"My test page\" url=\"about:blank\"\n  uid=1_1 StaticText \"username\"\n  \
+            "uid=1_0 RootWebArea \"My test page\" url=\"about:blank\"\n  uid=1_1 \"username\"\n  \
              uid=1_2 textbox \"username\" focusable focused value=\"mcp\"\n  uid=1_3 button disableable level=\"2\"\n  \
              uid=1_4 ignored checked=\"mixed\"\n"
         );

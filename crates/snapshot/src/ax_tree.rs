@@ -2,15 +2,44 @@
 //! CDP `Accessibility.getFullAXTree` into a tree, keeps the "interesting" nodes and
 //! serializes them, so that snapshots match chrome-devtools-mcp node for node.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
-use serde_json::Value;
-
-use super::ax_node::{AxNode, RawNode, ax_value};
+use super::ax_node::{AxNode, RawNode};
+use super::cdp::{CdpNode, JsValue, ReplyError, parse_full_ax_tree};
 
 /// Deepest raw nesting that is walked. Blink's HTML parser stops nesting at 512, so real
 /// pages stay far below; the cap only keeps hostile input from exhausting the stack.
 const MAX_DEPTH: usize = 1000;
+
+/// A `nodeId` as a JS `Map` key: strings and numbers never equal each other, and every
+/// object is a key of its own.
+#[derive(Hash, PartialEq, Eq)]
+enum NodeKey<'a> {
+    Str(Cow<'a, str>),
+    Num(u64),
+    Bool(bool),
+    Null,
+    Undefined,
+    Object(usize),
+}
+
+impl<'a> NodeKey<'a> {
+    fn of(value: &JsValue<'a>, position: usize) -> NodeKey<'a> {
+        match value {
+            JsValue::Str(s) => NodeKey::Str(s.clone()),
+            // SameValueZero: -0 and 0 are one key, and so is every NaN.
+            JsValue::Num(n) if *n == 0.0 => NodeKey::Num(0),
+            JsValue::Num(n) if n.is_nan() => NodeKey::Num(f64::NAN.to_bits()),
+            JsValue::Num(n) => NodeKey::Num(n.to_bits()),
+            JsValue::Bool(b) => NodeKey::Bool(*b),
+            JsValue::Null => NodeKey::Null,
+            JsValue::Undefined => NodeKey::Undefined,
+            JsValue::Compound => NodeKey::Object(position),
+        }
+    }
+}
 
 /// The unserialized tree, kept so that child frames can be attached before serializing
 /// (an attached frame makes its `Iframe` node interesting, as in Puppeteer).
@@ -20,28 +49,36 @@ pub struct AxTree<'a> {
 }
 
 impl<'a> AxTree<'a> {
+    /// The tree of a whole `Accessibility.getFullAXTree` reply message, parsed in place:
+    /// `Ok(None)` when it has no nodes.
+    pub fn from_reply(text: &'a str) -> Result<Option<AxTree<'a>>, ReplyError> {
+        parse_full_ax_tree(text).map(AxTree::from_nodes)
+    }
+
     /// Links nodes by `childIds`, like `AXNode.createTree`: a repeated `nodeId` keeps its
     /// first position but its last payload, and the root is the first node.
-    pub fn from_cdp(payloads: &'a [Value]) -> Option<AxTree<'a>> {
-        let key = |v: Option<&Value>| v.map_or_else(|| "undefined".to_owned(), Value::to_string);
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let mut slots: Vec<&Value> = Vec::new();
-        for payload in payloads.iter().filter(|p| p.is_object()) {
-            match index.get(&key(payload.get("nodeId"))) {
-                Some(&i) => slots[i] = payload,
-                None => {
-                    index.insert(key(payload.get("nodeId")), slots.len());
-                    slots.push(payload);
+    pub fn from_nodes(payloads: Vec<CdpNode<'a>>) -> Option<AxTree<'a>> {
+        let mut index: HashMap<NodeKey<'a>, usize> = HashMap::with_capacity(payloads.len());
+        let mut slots: Vec<Option<CdpNode<'a>>> = Vec::with_capacity(payloads.len());
+        for (position, payload) in payloads.into_iter().enumerate() {
+            match index.entry(NodeKey::of(&payload.node_id, position)) {
+                Entry::Occupied(at) => slots[*at.get()] = Some(payload),
+                Entry::Vacant(at) => {
+                    at.insert(slots.len());
+                    slots.push(Some(payload));
                 }
             }
         }
-        let mut nodes: Vec<RawNode<'a>> = slots.into_iter().map(RawNode::new).collect();
+        let mut nodes: Vec<RawNode<'a>> = slots.into_iter().flatten().map(RawNode::new).collect();
         for node in &mut nodes {
-            let ids = node.payload.get("childIds").and_then(Value::as_array);
-            node.children = ids
-                .into_iter()
-                .flatten()
-                .filter_map(|id| index.get(&key(Some(id))).copied())
+            node.children = node
+                .payload
+                .child_ids
+                .0
+                .iter()
+                // An object never equals another object, so it names no node.
+                .filter(|id| !matches!(id, JsValue::Compound))
+                .filter_map(|id| index.get(&NodeKey::of(id, 0)).copied())
                 .collect();
         }
         (!nodes.is_empty()).then(|| AxTree {
@@ -55,14 +92,9 @@ impl<'a> AxTree<'a> {
     pub fn iframe_backend_node_ids(&self) -> Vec<i64> {
         let mut ids = Vec::new();
         let iframes = |i: usize, _| {
-            let payload = self.nodes[i].payload;
-            if ax_value(payload, "role").and_then(Value::as_str) == Some("Iframe") {
-                ids.extend(
-                    payload
-                        .get("backendDOMNodeId")
-                        .and_then(Value::as_i64)
-                        .filter(|&id| id != 0),
-                );
+            let node = &self.nodes[i];
+            if node.is_iframe() {
+                ids.extend(node.backend_node_id().filter(|&id| id != 0));
             }
             true
         };
@@ -73,11 +105,10 @@ impl<'a> AxTree<'a> {
     /// Sets the snapshot of the frame shown by the `Iframe` node with this backend id; it
     /// becomes that node's last child. Returns false when no such node exists.
     pub fn attach_iframe(&mut self, backend_node_id: i64, frame: AxNode) -> bool {
-        let found = self.nodes.iter().position(|n| {
-            ax_value(n.payload, "role").and_then(Value::as_str) == Some("Iframe")
-                && n.payload.get("backendDOMNodeId").and_then(Value::as_i64)
-                    == Some(backend_node_id)
-        });
+        let found = self
+            .nodes
+            .iter()
+            .position(|n| n.is_iframe() && n.backend_node_id() == Some(backend_node_id));
         match found {
             Some(i) => {
                 self.iframes.insert(i, frame);
@@ -248,10 +279,12 @@ impl<'a> AxTree<'a> {
     }
 }
 
-/// Builds the serialized tree from the raw `nodes` of CDP `Accessibility.getFullAXTree`.
+/// Builds the serialized tree from raw `nodes` written as JSON values (tests' inputs).
 #[cfg(test)]
-pub fn serialize_ax_tree(nodes: &[Value], interesting_only: bool) -> Option<AxNode> {
-    AxTree::from_cdp(nodes)?.serialize(interesting_only)
+pub fn serialize_ax_tree(nodes: &[serde_json::Value], interesting_only: bool) -> Option<AxNode> {
+    let text = serde_json::to_string(nodes).ok()?;
+    let parsed = super::cdp::parse_nodes(&text).ok()?;
+    AxTree::from_nodes(parsed)?.serialize(interesting_only)
 }
 
 #[cfg(test)]
@@ -325,7 +358,9 @@ mod tests {
             ax("2", "Iframe", "", json!({}), &[], Some(7)),
         ];
         assert_eq!(roles(serialize_ax_tree(&nodes, true)), ["RootWebArea Top"]);
-        let mut tree = AxTree::from_cdp(&nodes).expect("tree");
+        let text = serde_json::to_string(&nodes).expect("nodes");
+        let parsed = crate::cdp::parse_nodes(&text).expect("parsed");
+        let mut tree = AxTree::from_nodes(parsed).expect("tree");
         assert_eq!(tree.iframe_backend_node_ids(), [7]);
         let frame = AxNode {
             role: "RootWebArea".into(),

@@ -1,7 +1,7 @@
 //! Test inputs. Hand-written CDP trees, and real captures: `testdata/*.json` hold the raw
 //! `getFullAXTree` nodes that Chromium 156 returned, next to the text and JSON that
-//! chrome-devtools-mcp 1.7.0 (Puppeteer 25.5, same `Accessibility.ts` logic as 25.8)
-//! printed for the same page.
+//! chrome-devtools-mcp 1.11.0 (Puppeteer 25.14) prints for them: `rerun-reference.mjs`
+//! recomputes those with the reference's own code.
 
 use serde_json::{Value, json};
 
@@ -149,7 +149,9 @@ fn nodes(v: &Value) -> &[Value] {
 
 /// The main frame's tree with its one iframe attached, as `includeIframes: true` does.
 fn form_snapshot(form: &Value, verbose: bool, id: u64, uids: &mut UidMap) -> Snapshot {
-    let mut tree = AxTree::from_cdp(nodes(form)).expect("tree");
+    let text = serde_json::to_string(nodes(form)).expect("nodes");
+    let parsed = super::cdp::parse_nodes(&text).expect("parsed");
+    let mut tree = AxTree::from_nodes(parsed).expect("tree");
     let frame = &form["frames"][0];
     let frame_root = serialize_ax_tree(nodes(frame), !verbose).map(|mut root| {
         root.loader_id = frame["loaderId"].as_str().map(str::to_owned);
