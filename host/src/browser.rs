@@ -6,6 +6,7 @@ pub mod collectors;
 mod emulation;
 mod heap;
 mod input;
+mod navigation_policy;
 mod page;
 mod page_actions;
 mod page_snapshot;
@@ -14,9 +15,11 @@ mod screenshot;
 mod settle;
 mod shared;
 mod trace;
+mod ws_headers;
 
 pub use cdp::cdp;
 pub use emulation::EmulateRequest;
+pub use navigation_policy::NavigationPolicy;
 pub use page::{McpPage, Target};
 pub use screenshot::ScreenshotFlags;
 pub use shared::SharedBrowser;
@@ -45,6 +48,10 @@ pub struct BrowserOptions {
     pub screenshot: ScreenshotFlags,
     /// `--redactNetworkHeaders`.
     pub redact_network_headers: bool,
+    /// Where tools may navigate (`--javascriptEvaluation`, `--fileNavigations`).
+    pub navigation: NavigationPolicy,
+    /// `--wsHeaders`: sent with the WebSocket handshake of `--wsEndpoint`.
+    pub ws_headers: Vec<(String, String)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +85,17 @@ pub struct BrowserConn {
 
 impl BrowserConn {
     pub async fn open(options: &BrowserOptions) -> Result<BrowserConn, BrowserError> {
+        if let Some(endpoint) = &options.ws_endpoint
+            && !options.ws_headers.is_empty()
+        {
+            let relayed = ws_headers::relay(endpoint, &options.ws_headers)
+                .await
+                .map_err(|reason| BrowserError::Connect {
+                    url: endpoint.clone(),
+                    reason,
+                })?;
+            return Self::connect(&relayed).await;
+        }
         if let Some(url) = options
             .ws_endpoint
             .as_ref()

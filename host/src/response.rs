@@ -39,6 +39,8 @@ pub struct ListRequest {
     pub types: Option<Vec<String>>,
     pub include_preserved: bool,
     pub include_stack_traces: bool,
+    /// Only this service worker's messages: none are collected, so the list is empty.
+    pub service_worker_id: Option<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -196,6 +196,11 @@ impl SessionState {
         Ok(())
     }
 
+    /// Where tools may navigate.
+    pub fn navigation_policy(&self) -> crate::browser::NavigationPolicy {
+        self.options.navigation
+    }
+
     pub fn screenshot_flags(&self) -> crate::browser::ScreenshotFlags {
         self.options.screenshot.clone()
     }

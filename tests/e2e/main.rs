@@ -1,7 +1,9 @@
 //! End-to-end tests: the real `devtools-mcp` binary, spoken to over MCP stdio, driving real
 //! Chromium on fixture pages served by the tests on 127.0.0.1, with the real tool components.
 
+mod attach;
 mod debugging;
+mod differential;
 mod fixtures;
 mod harness_selftest;
 mod hot_reload;

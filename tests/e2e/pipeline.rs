@@ -141,7 +141,7 @@ async fn file_paths_outside_the_roots_are_refused_and_nothing_is_written() {
             .await;
         assert!(refused.is_error, "{path}: {}", refused.text);
         assert!(
-            refused.text.starts_with("Access denied: path "),
+            refused.text.starts_with("Error: Access denied: path "),
             "{path}: {}",
             refused.text
         );
@@ -161,7 +161,7 @@ async fn file_paths_outside_the_roots_are_refused_and_nothing_is_written() {
     assert!(
         through_link
             .text
-            .starts_with("Access denied: path link/snap.txt (canonical: "),
+            .starts_with("Error: Access denied: path \"link/snap.txt\" (canonical: "),
         "{}",
         through_link.text
     );

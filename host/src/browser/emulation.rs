@@ -148,6 +148,35 @@ pub struct EmulateRequest {
     pub color_scheme: Option<String>,
     pub viewport: Option<String>,
     pub extra_http_headers: Option<String>,
+    pub forced_colors: Option<String>,
+    pub prefers_contrast: Option<String>,
+    pub prefers_reduced_motion: Option<String>,
+}
+
+/// The values of the media features `emulate` sets besides the color scheme, as 1.11.0
+/// accepts them (`auto` resets).
+const FORCED_COLORS: [&str; 2] = ["active", "none"];
+const PREFERS_CONTRAST: [&str; 4] = ["more", "less", "custom", "no-preference"];
+const PREFERS_REDUCED_MOTION: [&str; 2] = ["reduce", "no-preference"];
+
+/// One media feature's requested value: `None` for omitted or `auto`.
+fn media_feature(
+    value: Option<&str>,
+    allowed: &[&'static str],
+    field: &str,
+) -> Result<Option<&'static str>, String> {
+    match value {
+        None | Some("auto") => Ok(None),
+        Some(value) => allowed
+            .iter()
+            .find(|allowed| **allowed == value)
+            .map(|allowed| Some(*allowed))
+            .ok_or_else(|| {
+                let mut expected: Vec<String> = allowed.iter().map(|a| format!("'{a}'")).collect();
+                expected.push("'auto'".into());
+                enum_error(&expected.join(" | "), value, field)
+            }),
+    }
 }
 
 /// A page's emulation state; `Default` emulates nothing. Build others with `next`, which
@@ -163,6 +192,9 @@ pub struct Emulation {
     pub viewport: Option<Viewport>,
     /// Names as given; they are lower-cased on the wire only, as Puppeteer does.
     pub extra_http_headers: Option<Vec<(String, String)>>,
+    pub forced_colors: Option<&'static str>,
+    pub prefers_contrast: Option<&'static str>,
+    pub prefers_reduced_motion: Option<&'static str>,
 }
 
 impl Emulation {
@@ -188,6 +220,21 @@ impl Emulation {
             None => self.extra_http_headers.clone(),
             Some(text) => Some(parse_headers(text)?).filter(|headers| !headers.is_empty()),
         };
+        let forced_colors = media_feature(
+            request.forced_colors.as_deref(),
+            &FORCED_COLORS,
+            "forcedColors",
+        )?;
+        let prefers_contrast = media_feature(
+            request.prefers_contrast.as_deref(),
+            &PREFERS_CONTRAST,
+            "prefersContrast",
+        )?;
+        let prefers_reduced_motion = media_feature(
+            request.prefers_reduced_motion.as_deref(),
+            &PREFERS_REDUCED_MOTION,
+            "prefersReducedMotion",
+        )?;
         let geolocation = non_empty(request.geolocation).map(|text| parse_geolocation(&text));
         let viewport = non_empty(request.viewport).map(|text| parse_viewport(&text));
         Ok(Emulation {
@@ -198,6 +245,9 @@ impl Emulation {
             color_scheme,
             viewport: viewport.transpose()?,
             extra_http_headers,
+            forced_colors,
+            prefers_contrast,
+            prefers_reduced_motion,
         })
     }
 
@@ -263,6 +313,19 @@ impl Emulation {
             let line = format!("Emulating color scheme: {scheme}");
             entries.push((line, "colorScheme", scheme.into()));
         }
+        for (feature, key, value) in [
+            ("forced-colors", "forcedColors", self.forced_colors),
+            ("prefers-contrast", "prefersContrast", self.prefers_contrast),
+            (
+                "prefers-reduced-motion",
+                "prefersReducedMotion",
+                self.prefers_reduced_motion,
+            ),
+        ] {
+            if let Some(value) = value {
+                entries.push((format!("Emulating {feature}: {value}"), key, value.into()));
+            }
+        }
         let mut keys = Map::new();
         let lines = entries.into_iter().map(|(line, key, value)| {
             keys.insert(key.into(), value);
@@ -316,7 +379,13 @@ impl Emulation {
         let agent = json!({ "userAgent": self.user_agent.as_deref().unwrap_or(browser_agent) });
         commands.push(("Network.setUserAgentOverride", agent));
         let scheme = self.color_scheme.unwrap_or_default();
-        let media = json!({ "features": [{ "name": "prefers-color-scheme", "value": scheme }] });
+        // Every feature is sent each time: the command replaces all emulated features.
+        let media = json!({ "features": [
+            { "name": "prefers-color-scheme", "value": scheme },
+            { "name": "forced-colors", "value": self.forced_colors.unwrap_or_default() },
+            { "name": "prefers-contrast", "value": self.prefers_contrast.unwrap_or_default() },
+            { "name": "prefers-reduced-motion", "value": self.prefers_reduced_motion.unwrap_or_default() },
+        ] });
         commands.push(("Emulation.setEmulatedMedia", media));
         let headers: Map<String, Value> = (self.extra_http_headers.iter().flatten())
             .map(|(name, value)| (name.to_lowercase(), value.as_str().into()))

@@ -35,8 +35,22 @@ impl PageTool for FillForm {
     }
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        for element in &params.elements {
-            page.fill(&element.uid, &element.value)?;
+        for (index, element) in params.elements.iter().enumerate() {
+            let filled = page.fill(&element.uid, &element.value);
+            // A dialog stops the form: the remaining elements wait until it is handled.
+            if page.dialog().is_some() {
+                let remaining = if index + 1 < params.elements.len() {
+                    " The remaining elements were not filled out."
+                } else {
+                    ""
+                };
+                response.line(format!(
+                    "Filling out the element with uid {} opened a dialog.{remaining}",
+                    element.uid
+                ));
+                return Ok(());
+            }
+            filled?;
         }
         response.line("Successfully filled out the form");
         if params.include_snapshot.unwrap_or(false) {

@@ -50,7 +50,7 @@ impl PageTool for ListNetworkRequests {
         Definition::new(
             "list_network_requests",
             Category::Network,
-            "Lists the most recent requests for the currently selected page since the last navigation.",
+            "Lists the most recent requests for the target page since the last navigation.",
         )
         .read_only()
     }
@@ -66,6 +66,7 @@ impl PageTool for ListNetworkRequests {
             types,
             include_preserved: params.include_preserved_requests.unwrap_or(false),
             include_stack_traces: false,
+            service_worker_id: None,
         });
         Ok(())
     }

@@ -20,7 +20,7 @@ impl PageTool for ResizePage {
         Definition::new(
             "resize_page",
             Category::Emulation,
-            "Resizes the selected page's window so that the page has specified dimension",
+            "Resizes the page's window so that the page has specified dimension",
         )
     }
 

@@ -136,10 +136,11 @@ impl Definition {
         }
     }
 
-    /// The parameters' JSON Schema in the shape MCP clients expect: an inline draft-07 object
-    /// schema whose optional fields are plain types (not `["string", "null"]`).
+    /// The parameters' JSON Schema in the shape MCP clients expect (and the reference 1.11.0
+    /// lists): an inline draft 2020-12 object schema whose optional fields are plain types
+    /// (not `["string", "null"]`).
     fn schema<P: schemars::JsonSchema>(&self) -> Value {
-        let settings = SchemaSettings::draft07().with(|settings| {
+        let settings = SchemaSettings::draft2020_12().with(|settings| {
             settings.inline_subschemas = true;
         });
         let mut schema = settings

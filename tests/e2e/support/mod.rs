@@ -7,6 +7,7 @@
 mod fixture_server;
 mod http;
 mod mcp;
+pub mod reference;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
