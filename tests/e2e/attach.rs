@@ -6,7 +6,7 @@
 
 use crate::fixtures;
 use crate::support::reference::{ensure_installed, inspector, node_missing, reference_script};
-use crate::support::{FixtureServer, chromium_path};
+use crate::support::{FixtureServer, cache_dir, chromium_path};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
@@ -145,7 +145,11 @@ fn servers(connect: [String; 2]) -> [(&'static str, Vec<String>); 2] {
     reference.extend(["node".to_string(), reference_script().to_string_lossy().into_owned()]);
     reference.extend(connect.clone());
     reference.push("--no-usage-statistics".into());
-    let mut ours = vec![env!("CARGO_BIN_EXE_devtools-mcp").to_string()];
+    let mut ours = vec![
+        env!("CARGO_BIN_EXE_devtools-mcp").to_string(),
+        "--cache-dir".to_string(),
+        cache_dir().to_string_lossy().into_owned(),
+    ];
     ours.extend(connect);
     [("ours", ours), ("1.11.0", reference)]
 }
@@ -231,7 +235,8 @@ fn the_one_shot_cli_acts_on_the_users_page() {
     let url = browser.browser_url();
     let run = |tool: &str, params: &str| {
         let output = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
-            .args(["call", tool, params, "--browserUrl", &url])
+            .args(["call", tool, params, "--browserUrl", &url, "--cache-dir"])
+            .arg(cache_dir())
             .output()
             .expect("run the one-shot CLI");
         crate::support::normalize(&String::from_utf8_lossy(&output.stdout), &pages)

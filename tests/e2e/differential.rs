@@ -18,6 +18,19 @@ pub const DIFFERENCES_ON_PURPOSE: &[(&str, &str)] = &[(
     "type_text also takes includeSnapshot, as every other input tool does",
 )];
 
+/// Steps whose texts still differ because this server does not do the same yet: `(step
+/// label, what is missing)`. README lists them under "Not identical yet".
+pub const NOT_YET_MATCHED: &[(&str, &str)] = &[
+    (
+        "performance_stop_trace",
+        "the trace summary is computed from raw trace events, not by the DevTools trace engine",
+    ),
+    (
+        "list_console_messages after the form",
+        "DevTools issues (e.g. a missing autocomplete attribute) are not listed as console messages, so later message ids differ by the issues' count",
+    ),
+];
+
 /// Steps whose texts still differ only because the work is on another branch of this session:
 /// `(step label, branch)`. The integrator empties this list after merging those branches.
 pub const PENDING_OTHER_BRANCHES: &[(&str, &str)] = &[
@@ -30,6 +43,16 @@ pub const PENDING_OTHER_BRANCHES: &[(&str, &str)] = &[
     ("lighthouse_audit", "newtools: lighthouse_audit"),
     ("screencast_start", "newtools: screencasts"),
     ("screencast_stop", "newtools: screencasts"),
+    // The snapshot engine (host/src/snapshot) is rewritten on the performance branch, which
+    // also makes its text 1.11.0's: no `StaticText` role, no link text child repeating the
+    // link's name, options without `selectable`/`value`, a trailing newline.
+    ("take_snapshot of the index", "performance: snapshot text"),
+    ("click Add item with a snapshot", "performance: snapshot text"),
+    ("take_snapshot of the form", "performance: snapshot text"),
+    ("fill_form", "performance: snapshot text"),
+    ("take_snapshot after typing", "performance: snapshot text"),
+    ("wait_for late text", "performance: snapshot text"),
+    ("take_snapshot of the styled page", "performance: snapshot text"),
 ];
 
 /// A page for get_css_styles: a rule, an overridden declaration, inline and inherited styles.
@@ -207,6 +230,20 @@ fn scenario(pages: &FixtureServer, workspace: &std::path::Path) -> Vec<Step> {
         step_with("hover the link", "hover", |side| {
             json!({"pageId": 1, "uid": side.uid("link \"Next page\"")})
         }),
+        step("navigate to the console page", "navigate_page", json!({"pageId": 1, "url": url("/console")})),
+        step("list_console_messages", "list_console_messages", json!({"pageId": 1})),
+        step_with("get_console_message", "get_console_message", |side| {
+            json!({"pageId": 1, "msgid": side.first_id("msgid=")})
+        }),
+        step("list_console_messages errors only", "list_console_messages", json!({"pageId": 1, "types": ["error"]})),
+        step("list_console_messages preserved", "list_console_messages", json!({"pageId": 1, "includePreservedMessages": true})),
+        step("list_console_messages of a service worker", "list_console_messages", json!({"pageId": 1, "serviceWorkerId": "none"})),
+        step("get_console_message unknown", "get_console_message", json!({"pageId": 1, "msgid": 4242})),
+        step("list_network_requests", "list_network_requests", json!({"pageId": 1})),
+        step_with("get_network_request", "get_network_request", |side| {
+            json!({"pageId": 1, "reqid": side.first_id("reqid=") + 1})
+        }),
+        step("get_network_request unknown", "get_network_request", json!({"pageId": 1, "reqid": 4242})),
         step("navigate to the form", "navigate_page", json!({"pageId": 1, "url": url("/form")})),
         step("take_snapshot of the form", "take_snapshot", json!({"pageId": 1})),
         step_with("fill the name", "fill", |side| {
@@ -247,20 +284,7 @@ fn scenario(pages: &FixtureServer, workspace: &std::path::Path) -> Vec<Step> {
         step("evaluate_script to a file", "evaluate_script", json!({"pageId": 1, "function": "() => ({a: 1})", "filePath": saved})),
         step("evaluate_script both sources", "evaluate_script", json!({"pageId": 1, "function": "() => 1", "sourcePath": "/x.js"})),
         step("evaluate_script throws", "evaluate_script", json!({"pageId": 1, "function": "() => { throw new Error('boom') }"})),
-        step("navigate to the console page", "navigate_page", json!({"pageId": 1, "url": url("/console")})),
-        step("list_console_messages", "list_console_messages", json!({"pageId": 1})),
-        step_with("get_console_message", "get_console_message", |side| {
-            json!({"pageId": 1, "msgid": side.first_id("msgid=")})
-        }),
-        step("list_console_messages errors only", "list_console_messages", json!({"pageId": 1, "types": ["error"]})),
-        step("list_console_messages preserved", "list_console_messages", json!({"pageId": 1, "includePreservedMessages": true})),
-        step("list_console_messages of a service worker", "list_console_messages", json!({"pageId": 1, "serviceWorkerId": "none"})),
-        step("get_console_message unknown", "get_console_message", json!({"pageId": 1, "msgid": 4242})),
-        step("list_network_requests", "list_network_requests", json!({"pageId": 1})),
-        step_with("get_network_request", "get_network_request", |side| {
-            json!({"pageId": 1, "reqid": side.first_id("reqid=") + 1})
-        }),
-        step("get_network_request unknown", "get_network_request", json!({"pageId": 1, "reqid": 4242})),
+        step("list_console_messages after the form", "list_console_messages", json!({"pageId": 1, "includePreservedMessages": true})),
         step("emulate everything", "emulate", json!({"pageId": 1, "networkConditions": "Fast 4G", "cpuThrottlingRate": 2,
             "geolocation": "48.85,2.35", "userAgent": "DiffBot/1.0", "colorScheme": "dark", "forcedColors": "active",
             "prefersContrast": "more", "prefersReducedMotion": "reduce", "viewport": "800x600x1"})),
@@ -328,28 +352,16 @@ fn fixture_pages() -> FixtureServer {
     ])
 }
 
-/// Each tool as compared: ours with `category`/`conditions` moved from `_meta` back into
-/// `annotations` (rmcp's annotations are MCP's closed set; the reference puts them there).
-fn tools_by_name(tools: &[rmcp::model::Tool], from_meta: bool) -> Map<String, Value> {
+/// Each tool as compared. The rmcp client keeps MCP's annotations only, so the reference's
+/// `category` and `conditions` do not survive parsing; ours travel in `_meta` (a difference on
+/// purpose) and are checked against 1.11.0's stored list by `parity.rs`.
+fn tools_by_name(tools: &[rmcp::model::Tool]) -> Map<String, Value> {
     let mut by_name = Map::new();
     for tool in tools {
         let Ok(Value::Object(mut value)) = serde_json::to_value(tool) else {
             continue;
         };
-        if from_meta && let Some(Value::Object(meta)) = value.remove("_meta") {
-            let annotations = value
-                .entry("annotations")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(annotations) = annotations {
-                let read_only = annotations.remove("readOnlyHint");
-                let mut ordered = Map::new();
-                ordered.extend(meta.get("category").map(|c| ("category".to_string(), c.clone())));
-                ordered.extend(read_only.map(|r| ("readOnlyHint".to_string(), r)));
-                ordered.extend(meta.get("conditions").map(|c| ("conditions".to_string(), c.clone())));
-                ordered.extend(std::mem::take(annotations));
-                *annotations = ordered;
-            }
-        }
+        value.remove("_meta");
         by_name.insert(tool.name.to_string(), Value::Object(value));
     }
     by_name
@@ -398,8 +410,8 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
     };
     let mut mismatches: Vec<(String, String, String)> = Vec::new();
 
-    let their_tools = tools_by_name(&theirs.list_tools().await, false);
-    let our_tools = tools_by_name(&ours.list_tools().await, true);
+    let their_tools = tools_by_name(&theirs.list_tools().await);
+    let our_tools = tools_by_name(&ours.list_tools().await);
     let mut names: Vec<&String> = their_tools.keys().chain(our_tools.keys()).collect();
     names.sort();
     names.dedup();
@@ -440,7 +452,9 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
 
     let mut unexpected = Vec::new();
     for (label, mine, reference) in &mismatches {
-        let known = listed(DIFFERENCES_ON_PURPOSE, label) || listed(PENDING_OTHER_BRANCHES, label);
+        let known = listed(DIFFERENCES_ON_PURPOSE, label)
+            || listed(PENDING_OTHER_BRANCHES, label)
+            || listed(NOT_YET_MATCHED, label);
         eprintln!(
             "--- {} {label}\n--- ours:\n{mine}\n--- 1.11.0:\n{reference}\n",
             if known { "known difference:" } else { "DIFFERENCE:" }
@@ -449,7 +463,11 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
             unexpected.push(label.clone());
         }
     }
-    for (label, _) in DIFFERENCES_ON_PURPOSE.iter().chain(PENDING_OTHER_BRANCHES) {
+    let lists = DIFFERENCES_ON_PURPOSE
+        .iter()
+        .chain(PENDING_OTHER_BRANCHES)
+        .chain(NOT_YET_MATCHED);
+    for (label, _) in lists {
         if !mismatches.iter().any(|(found, _, _)| found == label) {
             eprintln!("note: \"{label}\" is listed as a difference but now matches 1.11.0; remove it from the list.");
         }

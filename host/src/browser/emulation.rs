@@ -63,11 +63,13 @@ pub fn parse_geolocation(text: &str) -> Result<Geolocation, String> {
     let mut parts = text.split(',').map(js_to_number);
     let latitude = parts.next().unwrap_or(f64::NAN);
     let longitude = parts.next().unwrap_or(f64::NAN);
-    for (name, value, limit) in [("longitude", longitude, 180), ("latitude", latitude, 90)] {
+    // The reference 1.11.0's texts, latitude first.
+    for (name, value, limit) in [("latitude", latitude, 90), ("longitude", longitude, 180)] {
         if !(-f64::from(limit)..=f64::from(limit)).contains(&value) {
-            let (shown, upper) = (js_number_text(value), name.to_uppercase());
+            let shown = js_number_text(value);
+            let title = if name == "latitude" { "Latitude" } else { "Longitude" };
             return Err(format!(
-                "Invalid {name} \"{shown}\": precondition -{limit} <= {upper} <= {limit} failed."
+                "Invalid {name} \"{shown}\". {title} must be a number between -{limit} and {limit}."
             ));
         }
     }
@@ -92,25 +94,40 @@ pub struct Viewport {
 /// Parses `<width>x<height>[x<dpr>][,mobile][,touch][,landscape]`. Unknown tags are ignored as
 /// in the reference; sizes it would send to CDP as `null` or 0 ("no override") are refused.
 pub fn parse_viewport(text: &str) -> Result<Viewport, String> {
-    let invalid = || {
-        let shape = "<width>x<height>[x<devicePixelRatio>][,mobile][,touch][,landscape]";
-        format!("Invalid viewport \"{text}\": expected \"{shape}\".")
+    // The reference 1.11.0's texts; sizes CDP would take as "no override" (0, fractions,
+    // absurd sizes) are refused with the same words.
+    let invalid = |what: &str, value: f64| {
+        let shape = "'<width>x<height>x<devicePixelRatio>[,mobile][,touch][,landscape]'";
+        format!(
+            "Invalid viewport {what} \"{}\". Expected format {shape} with a positive {what}.",
+            js_number_text(value)
+        )
     };
     let mut tags = text.split(',');
     let mut numbers = (tags.next().unwrap_or_default().split('x')).map(|part| {
         Some(part)
             .filter(|part| !part.trim().is_empty())
             .map(js_to_number)
+            .unwrap_or(f64::NAN)
     });
-    let mut size = || {
-        let whole = numbers.next().flatten().filter(|v| v.fract() == 0.0);
-        whole.filter(|v| (1.0..=1e7).contains(v)).map(|v| v as u32)
+    let mut size = |what: &str| {
+        let value = numbers.next().unwrap_or(f64::NAN);
+        if value.fract() == 0.0 && (1.0..=1e7).contains(&value) {
+            Ok(value as u32)
+        } else {
+            Err(invalid(what, value))
+        }
     };
-    let (width, height) = (size().ok_or_else(invalid)?, size().ok_or_else(invalid)?);
+    let (width, height) = (size("width")?, size("height")?);
     let device_scale_factor = match numbers.next() {
         None => None,
-        Some(Some(dpr)) if dpr.is_finite() && dpr > 0.0 => Some(dpr),
-        Some(_) => return Err(invalid()),
+        Some(dpr) if dpr.is_finite() && dpr > 0.0 => Some(dpr),
+        Some(dpr) => {
+            return Err(format!(
+                "Invalid devicePixelRatio \"{}\". Expected a positive number.",
+                js_number_text(dpr)
+            ));
+        }
     };
     let tags: Vec<&str> = tags.collect();
     Ok(Viewport {
@@ -568,10 +585,10 @@ mod tests {
     fn geolocation_checks_puppeteer_ranges() {
         let at = parse_geolocation("48.137154,-0").expect("valid");
         assert_eq!((at.latitude, at.longitude), (48.137154, 0.0));
-        let latitude = "Invalid latitude \"100\": precondition -90 <= LATITUDE <= 90 failed.";
+        let latitude = "Invalid latitude \"100\". Latitude must be a number between -90 and 90.";
         assert_eq!(parse_geolocation("100,5"), Err(latitude.into()));
-        let longitude = "Invalid longitude \"NaN\": precondition -180 <= LONGITUDE <= 180 failed.";
-        assert_eq!(parse_geolocation("abc"), Err(longitude.into()));
+        let longitude = "Invalid longitude \"NaN\". Longitude must be a number between -180 and 180.";
+        assert_eq!(parse_geolocation("5"), Err(longitude.into()));
         assert!(parse_geolocation("48.1").is_err() && parse_geolocation("5,-180.5").is_err());
     }
 

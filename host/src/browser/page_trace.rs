@@ -64,7 +64,7 @@ impl McpPage {
         self.finish_trace(recording, file_path, sandbox).await
     }
 
-    /// Stops the running trace; nothing at all when none is running, as in the reference.
+    /// Stops the running trace; when none is running, the line the reference 1.11.0 answers.
     pub async fn stop_trace(
         &mut self,
         file_path: Option<&str>,
@@ -72,7 +72,9 @@ impl McpPage {
     ) -> Result<Vec<String>, String> {
         match self.trace.take() {
             Some(recording) => self.finish_trace(recording, file_path, sandbox).await,
-            None => Ok(Vec::new()),
+            None => Ok(vec![
+                "Error: no active performance trace recording to stop.".into(),
+            ]),
         }
     }
 

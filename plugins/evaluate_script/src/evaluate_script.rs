@@ -16,9 +16,9 @@ enum Format {
 struct Params {
     /// Targets a specific page by ID.
     page_id: Option<u32>,
-    /// JavaScript source to execute in the target page. Provide either this or sourcePath, but not both. The source is interpreted according to format.
-    /// Example without arguments: `() => document.title` or `async () => await fetch("example.com")`.
-    /// Example with arguments: `(el) => el.innerText`
+    #[schemars(
+        description = "JavaScript source to execute in the target page. Provide either this or sourcePath, but not both. The source is interpreted according to format.\nExample without arguments: `() => document.title` or `async () => await fetch(\"example.com\")`.\nExample with arguments: `(el) => el.innerText`\n"
+    )]
     function: Option<String>,
     /// The absolute or relative path to a JavaScript file on the MCP server's local filesystem. Provide either this or function, but not both.
     source_path: Option<String>,
@@ -61,7 +61,8 @@ impl GlobalTool for EvaluateScript {
         .condition("javascriptEvaluation")
         .blocked_by_dialog()
         .file_param("filePath")
-        .file_param("sourcePath");
+        .file_param("sourcePath")
+        .number_param("pageId");
         if !extensions {
             definition = definition.hide_param("serviceWorkerId");
         }

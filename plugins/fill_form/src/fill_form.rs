@@ -3,6 +3,7 @@
 use devtools_tool::{Category, Definition, Flags, Page, PageTool, Response};
 use serde::Deserialize;
 
+/// An element to fill out
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Element {
     /// The uid of the element to fill out

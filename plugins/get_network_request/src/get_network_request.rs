@@ -26,6 +26,7 @@ impl PageTool for GetNetworkRequest {
             "Gets a network request by an optional reqid, if omitted returns the currently selected request in the DevTools Network panel. Useful for inspecting request headers (including 'Cookie') and response headers (including 'Set-Cookie' and directives).",
         )
         .blocked_by_dialog()
+        .number_param("reqid")
         .file_param("requestFilePath")
         .file_param("responseFilePath")
     }

@@ -63,6 +63,8 @@ impl PageTool for ListConsoleMessages {
             format!("List all console messages for the target page since the last navigation.{extensions}"),
         )
         .read_only()
+        .param_default("includePreservedMessages", false)
+        .param_default("includeStackTraces", false)
     }
 
     fn handle(_page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {

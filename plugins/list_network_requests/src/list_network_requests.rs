@@ -53,6 +53,7 @@ impl PageTool for ListNetworkRequests {
             "Lists the most recent requests for the target page since the last navigation.",
         )
         .read_only()
+        .param_default("includePreservedRequests", false)
     }
 
     fn handle(_page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {

@@ -28,6 +28,8 @@ impl PageTool for StartTrace {
             "Start a performance trace on the target webpage. Use to find frontend performance issues, Core Web Vitals (LCP, INP, CLS), and improve page load speed.",
         )
         .blocked_by_dialog()
+        .param_default("reload", true)
+        .param_default("autoStop", true)
         .file_param("filePath")
     }
 

@@ -301,6 +301,14 @@ impl pages::HostPage for CallState {
             prefers_contrast: settings.prefers_contrast,
             prefers_reduced_motion: settings.prefers_reduced_motion,
         };
+        // Values the reference refuses while parsing the arguments answer alone.
+        let checked = page_or_return!(self, handle)
+            .emulation()
+            .next(request.clone());
+        if let Err(message) = checked {
+            self.response.argument_error = Some(message.clone());
+            return Ok(Err(message));
+        }
         Ok(page_or_return!(self, handle).emulate(request).await)
     }
 
