@@ -175,7 +175,12 @@ impl Catalog {
         // As in the reference 1.11.0, the slim tools (condition `slim`) and the others never
         // share a server: only the current mode's tools exist, even with CLI semantics.
         tools.retain(|tool| {
-            let slim_tool = tool.definition.annotations.conditions.iter().any(|c| c == "slim");
+            let slim_tool = tool
+                .definition
+                .annotations
+                .conditions
+                .iter()
+                .any(|c| c == "slim");
             slim_tool == self.slim
         });
         ToolSet::new(tools, &self.flags, self.page_id_routing)

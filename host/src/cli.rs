@@ -671,7 +671,8 @@ mod tests {
 
     #[test]
     fn flags_json_is_camel_case_without_unset_flags() {
-        let flags = parse(&["--categoryExtensions", "--experimentalPageIdRouting=false"]).flags_json();
+        let flags =
+            parse(&["--categoryExtensions", "--experimentalPageIdRouting=false"]).flags_json();
         assert_eq!(
             flags.get("categoryExtensions"),
             Some(&serde_json::Value::Bool(true))

@@ -83,7 +83,10 @@ pub fn watch(
         let ours = event.is_ok_and(|event| {
             !event.kind.is_access()
                 && (event.paths.is_empty()
-                    || event.paths.iter().any(|path| path.file_name() == name.as_deref()))
+                    || event
+                        .paths
+                        .iter()
+                        .any(|path| path.file_name() == name.as_deref()))
         });
         if ours {
             let _closed = events.send(());
@@ -164,7 +167,8 @@ fn known_names() -> Vec<String> {
     command
         .get_arguments()
         .flat_map(|argument| {
-            let mut names: Vec<String> = argument.get_long().map(String::from).into_iter().collect();
+            let mut names: Vec<String> =
+                argument.get_long().map(String::from).into_iter().collect();
             names.extend(
                 argument
                     .get_all_aliases()
@@ -191,11 +195,17 @@ mod tests {
         let argv = ["devtools-mcp", "--no-category-network", "--headless"].map(String::from);
         let merged = with_options(
             argv.to_vec(),
-            &options(json!({"categoryNetwork": true, "screenshotFormat": "jpeg", "workspace": ["/a", "/b"]})),
+            &options(
+                json!({"categoryNetwork": true, "screenshotFormat": "jpeg", "workspace": ["/a", "/b"]}),
+            ),
         );
         assert_eq!(
             merged[3..],
-            ["--screenshot-format=jpeg", "--workspace=/a", "--workspace=/b"]
+            [
+                "--screenshot-format=jpeg",
+                "--workspace=/a",
+                "--workspace=/b"
+            ]
         );
     }
 
@@ -209,8 +219,11 @@ mod tests {
         std::fs::write(&file, "[1]").expect("write");
         let error = read(&file).expect_err("not an object");
         assert!(error.ends_with("Config must be a JSON object"), "{error}");
-        std::fs::write(&file, r#"{"memoryDebugging": true, "experimentalMemory": true}"#)
-            .expect("write");
+        std::fs::write(
+            &file,
+            r#"{"memoryDebugging": true, "experimentalMemory": true}"#,
+        )
+        .expect("write");
         assert!(read(&file).is_ok());
     }
 }

@@ -126,9 +126,7 @@ impl Pipeline {
         if let Some(message) = &disabled {
             return plain_error(message);
         }
-        if let Some(message) =
-            arguments::input_validation_message(name, &arguments, &tool.schema)
-        {
+        if let Some(message) = arguments::input_validation_message(name, &arguments, &tool.schema) {
             return plain_error(&message);
         }
         if let Some(message) = arguments::validation_message(name, &tool.validator, &arguments) {
@@ -145,7 +143,10 @@ impl Pipeline {
             if let Some(value) = arguments.get_mut(parameter)
                 && let Err(error) = resolve_paths(&state.sandbox, value)
             {
-                return self.early_error(&mut state, reconnected, error).render().await;
+                return self
+                    .early_error(&mut state, reconnected, error)
+                    .render()
+                    .await;
             }
         }
 

@@ -52,7 +52,10 @@ impl UserBrowser {
             {
                 break (port, path.to_string());
             }
-            assert!(Instant::now() < deadline, "chromium wrote no DevToolsActivePort");
+            assert!(
+                Instant::now() < deadline,
+                "chromium wrote no DevToolsActivePort"
+            );
             std::thread::sleep(Duration::from_millis(50));
         };
         let browser = UserBrowser {
@@ -85,10 +88,15 @@ impl UserBrowser {
         };
         let request = "GET /json/list HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
         let mut answer = String::new();
-        if stream.write_all(request.as_bytes()).is_err() || stream.read_to_string(&mut answer).is_err() {
+        if stream.write_all(request.as_bytes()).is_err()
+            || stream.read_to_string(&mut answer).is_err()
+        {
             return Vec::new();
         }
-        let body = answer.split_once("\r\n\r\n").map(|(_, body)| body).unwrap_or_default();
+        let body = answer
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body)
+            .unwrap_or_default();
         let targets: Value = serde_json::from_str(body).unwrap_or(Value::Null);
         let mut urls: Vec<String> = targets
             .as_array()
@@ -112,7 +120,10 @@ impl Drop for UserBrowser {
 /// One server process for one call, started by the Inspector CLI; the tool's text.
 fn call(server: &[String], tool: &str, args: &[(&str, &str)]) -> String {
     let mut method = vec!["--method", "tools/call", "--tool-name", tool];
-    let pairs: Vec<String> = args.iter().map(|(key, value)| format!("{key}={value}")).collect();
+    let pairs: Vec<String> = args
+        .iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
     if !pairs.is_empty() {
         method.push("--tool-arg");
         method.extend(pairs.iter().map(String::as_str));
@@ -141,8 +152,14 @@ fn servers(connect: [String; 2]) -> [(&'static str, Vec<String>); 2] {
         "CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS=1",
         "CHROME_DEVTOOLS_MCP_NO_CONFIG_DISCOVERY=1",
     ];
-    let mut reference: Vec<String> = env.iter().flat_map(|pair| ["-e".to_string(), pair.to_string()]).collect();
-    reference.extend(["node".to_string(), reference_script().to_string_lossy().into_owned()]);
+    let mut reference: Vec<String> = env
+        .iter()
+        .flat_map(|pair| ["-e".to_string(), pair.to_string()])
+        .collect();
+    reference.extend([
+        "node".to_string(),
+        reference_script().to_string_lossy().into_owned(),
+    ]);
     reference.extend(connect.clone());
     reference.push("--no-usage-statistics".into());
     let mut ours = vec![
@@ -173,7 +190,10 @@ fn attach_scenario(pages: &FixtureServer, by_ws_endpoint: bool) {
             ("new_page", vec![("url", next.as_str())]),
             ("list_pages", vec![]),
             ("take_snapshot", vec![("pageId", "2")]),
-            ("evaluate_script", vec![("pageId", "1"), ("function", "\"() => location.pathname\"")]),
+            (
+                "evaluate_script",
+                vec![("pageId", "1"), ("function", "\"() => location.pathname\"")],
+            ),
         ];
         let mut transcript = Vec::new();
         for (tool, args) in &steps {
@@ -211,7 +231,9 @@ fn attach_scenario(pages: &FixtureServer, by_ws_endpoint: bool) {
 #[test]
 fn attaching_by_browser_url_works_like_the_reference() {
     if let Some(reason) = node_missing() {
-        eprintln!("\n!!! SKIPPED the attach test (MCP Inspector CLI, chrome-devtools-mcp 1.11.0): {reason}.\n");
+        eprintln!(
+            "\n!!! SKIPPED the attach test (MCP Inspector CLI, chrome-devtools-mcp 1.11.0): {reason}.\n"
+        );
         return;
     }
     ensure_installed().unwrap_or_else(|error| panic!("{error}"));
@@ -221,7 +243,9 @@ fn attaching_by_browser_url_works_like_the_reference() {
 #[test]
 fn attaching_by_ws_endpoint_works_like_the_reference() {
     if let Some(reason) = node_missing() {
-        eprintln!("\n!!! SKIPPED the attach test (MCP Inspector CLI, chrome-devtools-mcp 1.11.0): {reason}.\n");
+        eprintln!(
+            "\n!!! SKIPPED the attach test (MCP Inspector CLI, chrome-devtools-mcp 1.11.0): {reason}.\n"
+        );
         return;
     }
     ensure_installed().unwrap_or_else(|error| panic!("{error}"));
@@ -242,9 +266,18 @@ fn the_one_shot_cli_acts_on_the_users_page() {
         crate::support::normalize(&String::from_utf8_lossy(&output.stdout), &pages)
     };
     let listed = run("list_pages", "{}");
-    assert!(listed.contains("1: Fixture (http://127.0.0.1:PORT/) [selected]"), "{listed}");
-    let opened = run("new_page", &format!("{{\"url\": \"{}\"}}", pages.url("/next")));
-    assert!(opened.contains("2: Next (http://127.0.0.1:PORT/next) [selected]"), "{opened}");
+    assert!(
+        listed.contains("1: Fixture (http://127.0.0.1:PORT/) [selected]"),
+        "{listed}"
+    );
+    let opened = run(
+        "new_page",
+        &format!("{{\"url\": \"{}\"}}", pages.url("/next")),
+    );
+    assert!(
+        opened.contains("2: Next (http://127.0.0.1:PORT/next) [selected]"),
+        "{opened}"
+    );
     let snapshot = run("take_snapshot", "{\"pageId\": 2}");
     assert!(snapshot.contains("RootWebArea \"Next\""), "{snapshot}");
     assert_eq!(browser.page_urls(), [pages.url("/"), pages.url("/next")]);

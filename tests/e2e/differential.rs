@@ -47,12 +47,18 @@ pub const PENDING_OTHER_BRANCHES: &[(&str, &str)] = &[
     // also makes its text 1.11.0's: no `StaticText` role, no link text child repeating the
     // link's name, options without `selectable`/`value`, a trailing newline.
     ("take_snapshot of the index", "performance: snapshot text"),
-    ("click Add item with a snapshot", "performance: snapshot text"),
+    (
+        "click Add item with a snapshot",
+        "performance: snapshot text",
+    ),
     ("take_snapshot of the form", "performance: snapshot text"),
     ("fill_form", "performance: snapshot text"),
     ("take_snapshot after typing", "performance: snapshot text"),
     ("wait_for late text", "performance: snapshot text"),
-    ("take_snapshot of the styled page", "performance: snapshot text"),
+    (
+        "take_snapshot of the styled page",
+        "performance: snapshot text",
+    ),
 ];
 
 /// A page for get_css_styles: a rule, an overridden declaration, inline and inherited styles.
@@ -149,7 +155,10 @@ fn render(output: &ToolOutput) -> String {
 
 /// Replaces what differs by nature: the fixture port, temp paths, dates and timings.
 fn normalize(text: &str, pages: &FixtureServer) -> String {
-    let temp = std::env::temp_dir().to_string_lossy().trim_end_matches('/').to_string();
+    let temp = std::env::temp_dir()
+        .to_string_lossy()
+        .trim_end_matches('/')
+        .to_string();
     let mut out = Vec::new();
     for line in crate::support::normalize(text, pages).lines() {
         let line = replace_paths(line, &temp);
@@ -175,7 +184,11 @@ fn replace_paths(line: &str, temp: &str) -> String {
             .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ')' | ','))
             .unwrap_or(tail.len());
         // A sentence may end with the path: keep its full stop.
-        let end = if tail[..end].ends_with('.') { end - 1 } else { end };
+        let end = if tail[..end].ends_with('.') {
+            end - 1
+        } else {
+            end
+        };
         rest = &tail[end..];
     }
     out.push_str(rest);
@@ -218,124 +231,379 @@ fn scenario(pages: &FixtureServer, workspace: &std::path::Path) -> Vec<Step> {
     let url = |path: &str| pages.url(path);
     let script = workspace.join("title.js").to_string_lossy().into_owned();
     let upload = workspace.join("upload.txt").to_string_lossy().into_owned();
-    let heap = workspace.join("page.heapsnapshot").to_string_lossy().into_owned();
+    let heap = workspace
+        .join("page.heapsnapshot")
+        .to_string_lossy()
+        .into_owned();
     let saved = workspace.join("result.json").to_string_lossy().into_owned();
     vec![
         step("list_pages at start", "list_pages", json!({})),
-        step("navigate to the index", "navigate_page", json!({"pageId": 1, "url": url("/")})),
-        step("take_snapshot of the index", "take_snapshot", json!({"pageId": 1})),
-        step_with("click Add item with a snapshot", "click", |side| {
-            json!({"pageId": 1, "uid": side.uid("button \"Add item\""), "includeSnapshot": true})
-        }),
-        step_with("hover the link", "hover", |side| {
-            json!({"pageId": 1, "uid": side.uid("link \"Next page\"")})
-        }),
-        step("navigate to the console page", "navigate_page", json!({"pageId": 1, "url": url("/console")})),
-        step("list_console_messages", "list_console_messages", json!({"pageId": 1})),
-        step_with("get_console_message", "get_console_message", |side| {
-            json!({"pageId": 1, "msgid": side.first_id("msgid=")})
-        }),
-        step("list_console_messages errors only", "list_console_messages", json!({"pageId": 1, "types": ["error"]})),
-        step("list_console_messages preserved", "list_console_messages", json!({"pageId": 1, "includePreservedMessages": true})),
-        step("list_console_messages of a service worker", "list_console_messages", json!({"pageId": 1, "serviceWorkerId": "none"})),
-        step("get_console_message unknown", "get_console_message", json!({"pageId": 1, "msgid": 4242})),
-        step("list_network_requests", "list_network_requests", json!({"pageId": 1})),
-        step_with("get_network_request", "get_network_request", |side| {
-            json!({"pageId": 1, "reqid": side.first_id("reqid=") + 1})
-        }),
-        step("get_network_request unknown", "get_network_request", json!({"pageId": 1, "reqid": 4242})),
-        step("navigate to the form", "navigate_page", json!({"pageId": 1, "url": url("/form")})),
-        step("take_snapshot of the form", "take_snapshot", json!({"pageId": 1})),
-        step_with("fill the name", "fill", |side| {
-            json!({"pageId": 1, "uid": side.uid("textbox \"Name\""), "value": "Ada"})
-        }),
-        step_with("fill the select", "fill", |side| {
-            json!({"pageId": 1, "uid": side.uid("combobox \"Color\""), "value": "Green"})
-        }),
-        step_with("fill the checkbox", "fill", |side| {
-            json!({"pageId": 1, "uid": side.uid("checkbox \"Agree\""), "value": "true"})
-        }),
+        step(
+            "navigate to the index",
+            "navigate_page",
+            json!({"pageId": 1, "url": url("/")}),
+        ),
+        step(
+            "take_snapshot of the index",
+            "take_snapshot",
+            json!({"pageId": 1}),
+        ),
+        step_with(
+            "click Add item with a snapshot",
+            "click",
+            |side| json!({"pageId": 1, "uid": side.uid("button \"Add item\""), "includeSnapshot": true}),
+        ),
+        step_with(
+            "hover the link",
+            "hover",
+            |side| json!({"pageId": 1, "uid": side.uid("link \"Next page\"")}),
+        ),
+        step(
+            "navigate to the console page",
+            "navigate_page",
+            json!({"pageId": 1, "url": url("/console")}),
+        ),
+        step(
+            "list_console_messages",
+            "list_console_messages",
+            json!({"pageId": 1}),
+        ),
+        step_with(
+            "get_console_message",
+            "get_console_message",
+            |side| json!({"pageId": 1, "msgid": side.first_id("msgid=")}),
+        ),
+        step(
+            "list_console_messages errors only",
+            "list_console_messages",
+            json!({"pageId": 1, "types": ["error"]}),
+        ),
+        step(
+            "list_console_messages preserved",
+            "list_console_messages",
+            json!({"pageId": 1, "includePreservedMessages": true}),
+        ),
+        step(
+            "list_console_messages of a service worker",
+            "list_console_messages",
+            json!({"pageId": 1, "serviceWorkerId": "none"}),
+        ),
+        step(
+            "get_console_message unknown",
+            "get_console_message",
+            json!({"pageId": 1, "msgid": 4242}),
+        ),
+        step(
+            "list_network_requests",
+            "list_network_requests",
+            json!({"pageId": 1}),
+        ),
+        step_with(
+            "get_network_request",
+            "get_network_request",
+            |side| json!({"pageId": 1, "reqid": side.first_id("reqid=") + 1}),
+        ),
+        step(
+            "get_network_request unknown",
+            "get_network_request",
+            json!({"pageId": 1, "reqid": 4242}),
+        ),
+        step(
+            "navigate to the form",
+            "navigate_page",
+            json!({"pageId": 1, "url": url("/form")}),
+        ),
+        step(
+            "take_snapshot of the form",
+            "take_snapshot",
+            json!({"pageId": 1}),
+        ),
+        step_with(
+            "fill the name",
+            "fill",
+            |side| json!({"pageId": 1, "uid": side.uid("textbox \"Name\""), "value": "Ada"}),
+        ),
+        step_with(
+            "fill the select",
+            "fill",
+            |side| json!({"pageId": 1, "uid": side.uid("combobox \"Color\""), "value": "Green"}),
+        ),
+        step_with(
+            "fill the checkbox",
+            "fill",
+            |side| json!({"pageId": 1, "uid": side.uid("checkbox \"Agree\""), "value": "true"}),
+        ),
         step_with("fill_form", "fill_form", |side| {
             json!({"pageId": 1, "elements": [
                 {"uid": side.uid("textbox \"Name\""), "value": "Grace"},
                 {"uid": side.uid("textbox \"Bio\""), "value": "Compilers"}
             ], "includeSnapshot": true})
         }),
-        step_with("click the name field", "click", |side| {
-            json!({"pageId": 1, "uid": side.uid("textbox \"Name\"")})
-        }),
-        step("type_text with Enter", "type_text", json!({"pageId": 1, "text": " Hopper", "submitKey": "Enter"})),
-        step("press_key Tab", "press_key", json!({"pageId": 1, "key": "Tab"})),
-        step("take_snapshot after typing", "take_snapshot", json!({"pageId": 1})),
-        step_with("drag", "drag", |side| {
-            json!({"pageId": 1, "from_uid": side.uid("\"Drag me\""), "to_uid": side.uid("\"Drop here\"")})
-        }),
-        step_with("upload_file", "upload_file", move |side| {
-            json!({"pageId": 1, "uid": side.uid("\"Attachment\""), "filePaths": [upload.clone()]})
-        }),
-        step_with("click Load later", "click", |side| {
-            json!({"pageId": 1, "uid": side.uid("button \"Load later\"")})
-        }),
-        step("wait_for late text", "wait_for", json!({"pageId": 1, "text": ["Later content", "Never"]})),
-        step("wait_for a missing text", "wait_for", json!({"pageId": 1, "text": ["Never there"], "timeout": 300})),
-        step("evaluate_script function", "evaluate_script", json!({"pageId": 1, "function": "() => document.title"})),
-        step("evaluate_script script format", "evaluate_script", json!({"pageId": 1, "function": "1 + 2", "format": "script"})),
-        step("evaluate_script sourcePath", "evaluate_script", json!({"pageId": 1, "sourcePath": script})),
-        step("evaluate_script to a file", "evaluate_script", json!({"pageId": 1, "function": "() => ({a: 1})", "filePath": saved})),
-        step("evaluate_script both sources", "evaluate_script", json!({"pageId": 1, "function": "() => 1", "sourcePath": "/x.js"})),
-        step("evaluate_script throws", "evaluate_script", json!({"pageId": 1, "function": "() => { throw new Error('boom') }"})),
-        step("list_console_messages after the form", "list_console_messages", json!({"pageId": 1, "includePreservedMessages": true})),
-        step("emulate everything", "emulate", json!({"pageId": 1, "networkConditions": "Fast 4G", "cpuThrottlingRate": 2,
+        step_with(
+            "click the name field",
+            "click",
+            |side| json!({"pageId": 1, "uid": side.uid("textbox \"Name\"")}),
+        ),
+        step(
+            "type_text with Enter",
+            "type_text",
+            json!({"pageId": 1, "text": " Hopper", "submitKey": "Enter"}),
+        ),
+        step(
+            "press_key Tab",
+            "press_key",
+            json!({"pageId": 1, "key": "Tab"}),
+        ),
+        step(
+            "take_snapshot after typing",
+            "take_snapshot",
+            json!({"pageId": 1}),
+        ),
+        step_with(
+            "drag",
+            "drag",
+            |side| json!({"pageId": 1, "from_uid": side.uid("\"Drag me\""), "to_uid": side.uid("\"Drop here\"")}),
+        ),
+        step_with(
+            "upload_file",
+            "upload_file",
+            move |side| json!({"pageId": 1, "uid": side.uid("\"Attachment\""), "filePaths": [upload.clone()]}),
+        ),
+        step_with(
+            "click Load later",
+            "click",
+            |side| json!({"pageId": 1, "uid": side.uid("button \"Load later\"")}),
+        ),
+        step(
+            "wait_for late text",
+            "wait_for",
+            json!({"pageId": 1, "text": ["Later content", "Never"]}),
+        ),
+        step(
+            "wait_for a missing text",
+            "wait_for",
+            json!({"pageId": 1, "text": ["Never there"], "timeout": 300}),
+        ),
+        step(
+            "evaluate_script function",
+            "evaluate_script",
+            json!({"pageId": 1, "function": "() => document.title"}),
+        ),
+        step(
+            "evaluate_script script format",
+            "evaluate_script",
+            json!({"pageId": 1, "function": "1 + 2", "format": "script"}),
+        ),
+        step(
+            "evaluate_script sourcePath",
+            "evaluate_script",
+            json!({"pageId": 1, "sourcePath": script}),
+        ),
+        step(
+            "evaluate_script to a file",
+            "evaluate_script",
+            json!({"pageId": 1, "function": "() => ({a: 1})", "filePath": saved}),
+        ),
+        step(
+            "evaluate_script both sources",
+            "evaluate_script",
+            json!({"pageId": 1, "function": "() => 1", "sourcePath": "/x.js"}),
+        ),
+        step(
+            "evaluate_script throws",
+            "evaluate_script",
+            json!({"pageId": 1, "function": "() => { throw new Error('boom') }"}),
+        ),
+        step(
+            "list_console_messages after the form",
+            "list_console_messages",
+            json!({"pageId": 1, "includePreservedMessages": true}),
+        ),
+        step(
+            "emulate everything",
+            "emulate",
+            json!({"pageId": 1, "networkConditions": "Fast 4G", "cpuThrottlingRate": 2,
             "geolocation": "48.85,2.35", "userAgent": "DiffBot/1.0", "colorScheme": "dark", "forcedColors": "active",
-            "prefersContrast": "more", "prefersReducedMotion": "reduce", "viewport": "800x600x1"})),
+            "prefersContrast": "more", "prefersReducedMotion": "reduce", "viewport": "800x600x1"}),
+        ),
         step("emulate reset", "emulate", json!({"pageId": 1})),
-        step("emulate invalid geolocation", "emulate", json!({"pageId": 1, "geolocation": "100,0"})),
-        step("resize_page", "resize_page", json!({"pageId": 1, "width": 700, "height": 500})),
+        step(
+            "emulate invalid geolocation",
+            "emulate",
+            json!({"pageId": 1, "geolocation": "100,0"}),
+        ),
+        step(
+            "resize_page",
+            "resize_page",
+            json!({"pageId": 1, "width": 700, "height": 500}),
+        ),
         step("take_screenshot", "take_screenshot", json!({"pageId": 1})),
-        step("take_screenshot uid and fullPage", "take_screenshot", json!({"pageId": 1, "uid": "1_1", "fullPage": true})),
-        step("take_heapsnapshot", "take_heapsnapshot", json!({"pageId": 1, "filePath": heap})),
-        step("performance_start_trace", "performance_start_trace", json!({"pageId": 1, "reload": false, "autoStop": false})),
-        step("performance_start_trace again", "performance_start_trace", json!({"pageId": 1, "reload": false, "autoStop": false})),
-        step("performance_stop_trace", "performance_stop_trace", json!({"pageId": 1})),
-        step("performance_stop_trace idle", "performance_stop_trace", json!({"pageId": 1})),
-        step("performance_analyze_insight unknown", "performance_analyze_insight", json!({"pageId": 1, "insightSetId": "none", "insightName": "LCPBreakdown"})),
-        step("navigate to the styled page", "navigate_page", json!({"pageId": 1, "url": url("/styled")})),
-        step("take_snapshot of the styled page", "take_snapshot", json!({"pageId": 1})),
-        step_with("get_css_styles", "get_css_styles", |side| {
-            json!({"pageId": 1, "uid": side.uid("\"Styled box\"")})
-        }),
-        step("get_css_styles without a uid", "get_css_styles", json!({"pageId": 1, "uid": "0_404"})),
+        step(
+            "take_screenshot uid and fullPage",
+            "take_screenshot",
+            json!({"pageId": 1, "uid": "1_1", "fullPage": true}),
+        ),
+        step(
+            "take_heapsnapshot",
+            "take_heapsnapshot",
+            json!({"pageId": 1, "filePath": heap}),
+        ),
+        step(
+            "performance_start_trace",
+            "performance_start_trace",
+            json!({"pageId": 1, "reload": false, "autoStop": false}),
+        ),
+        step(
+            "performance_start_trace again",
+            "performance_start_trace",
+            json!({"pageId": 1, "reload": false, "autoStop": false}),
+        ),
+        step(
+            "performance_stop_trace",
+            "performance_stop_trace",
+            json!({"pageId": 1}),
+        ),
+        step(
+            "performance_stop_trace idle",
+            "performance_stop_trace",
+            json!({"pageId": 1}),
+        ),
+        step(
+            "performance_analyze_insight unknown",
+            "performance_analyze_insight",
+            json!({"pageId": 1, "insightSetId": "none", "insightName": "LCPBreakdown"}),
+        ),
+        step(
+            "navigate to the styled page",
+            "navigate_page",
+            json!({"pageId": 1, "url": url("/styled")}),
+        ),
+        step(
+            "take_snapshot of the styled page",
+            "take_snapshot",
+            json!({"pageId": 1}),
+        ),
+        step_with(
+            "get_css_styles",
+            "get_css_styles",
+            |side| json!({"pageId": 1, "uid": side.uid("\"Styled box\"")}),
+        ),
+        step(
+            "get_css_styles without a uid",
+            "get_css_styles",
+            json!({"pageId": 1, "uid": "0_404"}),
+        ),
         step("screencast_start", "screencast_start", json!({"pageId": 1})),
         step("screencast_stop", "screencast_stop", json!({"pageId": 1})),
-        step("lighthouse_audit", "lighthouse_audit", json!({"pageId": 1, "mode": "snapshot"})),
-        step("new_page with dialogs", "new_page", json!({"url": url("/dialog")})),
-        step("take_snapshot of the dialog page", "take_snapshot", json!({"pageId": 2})),
-        step_with("click that opens an alert", "click", |side| {
-            json!({"pageId": 2, "uid": side.uid("button \"Show alert\"")})
-        }),
-        step("take_snapshot while a dialog is open", "take_snapshot", json!({"pageId": 2})),
+        step(
+            "lighthouse_audit",
+            "lighthouse_audit",
+            json!({"pageId": 1, "mode": "snapshot"}),
+        ),
+        step(
+            "new_page with dialogs",
+            "new_page",
+            json!({"url": url("/dialog")}),
+        ),
+        step(
+            "take_snapshot of the dialog page",
+            "take_snapshot",
+            json!({"pageId": 2}),
+        ),
+        step_with(
+            "click that opens an alert",
+            "click",
+            |side| json!({"pageId": 2, "uid": side.uid("button \"Show alert\"")}),
+        ),
+        step(
+            "take_snapshot while a dialog is open",
+            "take_snapshot",
+            json!({"pageId": 2}),
+        ),
         step("list_pages while a dialog is open", "list_pages", json!({})),
-        step("handle_dialog accept", "handle_dialog", json!({"pageId": 2, "action": "accept"})),
-        step("handle_dialog without a dialog", "handle_dialog", json!({"pageId": 2, "action": "dismiss"})),
-        step_with("click that opens a prompt", "click", |side| {
-            json!({"pageId": 2, "uid": side.uid("button \"Ask name\"")})
-        }),
-        step("handle_dialog with prompt text", "handle_dialog", json!({"pageId": 2, "action": "accept", "promptText": "Bob"})),
-        step("evaluate_script reads the answer", "evaluate_script", json!({"pageId": 2, "function": "() => document.getElementById('answer').textContent"})),
-        step("select_page", "select_page", json!({"pageId": 1, "bringToFront": true})),
-        step("navigate back", "navigate_page", json!({"pageId": 1, "type": "back"})),
-        step("navigate forward", "navigate_page", json!({"pageId": 1, "type": "forward"})),
-        step("navigate reload", "navigate_page", json!({"pageId": 1, "type": "reload"})),
-        step("navigate without url or type", "navigate_page", json!({"pageId": 1})),
+        step(
+            "handle_dialog accept",
+            "handle_dialog",
+            json!({"pageId": 2, "action": "accept"}),
+        ),
+        step(
+            "handle_dialog without a dialog",
+            "handle_dialog",
+            json!({"pageId": 2, "action": "dismiss"}),
+        ),
+        step_with(
+            "click that opens a prompt",
+            "click",
+            |side| json!({"pageId": 2, "uid": side.uid("button \"Ask name\"")}),
+        ),
+        step(
+            "handle_dialog with prompt text",
+            "handle_dialog",
+            json!({"pageId": 2, "action": "accept", "promptText": "Bob"}),
+        ),
+        step(
+            "evaluate_script reads the answer",
+            "evaluate_script",
+            json!({"pageId": 2, "function": "() => document.getElementById('answer').textContent"}),
+        ),
+        step(
+            "select_page",
+            "select_page",
+            json!({"pageId": 1, "bringToFront": true}),
+        ),
+        step(
+            "navigate back",
+            "navigate_page",
+            json!({"pageId": 1, "type": "back"}),
+        ),
+        step(
+            "navigate forward",
+            "navigate_page",
+            json!({"pageId": 1, "type": "forward"}),
+        ),
+        step(
+            "navigate reload",
+            "navigate_page",
+            json!({"pageId": 1, "type": "reload"}),
+        ),
+        step(
+            "navigate without url or type",
+            "navigate_page",
+            json!({"pageId": 1}),
+        ),
         step("close_page", "close_page", json!({"pageId": 2})),
         step("close the last page", "close_page", json!({"pageId": 1})),
-        step("a page that does not exist", "take_snapshot", json!({"pageId": 99})),
-        step("click an unknown uid", "click", json!({"pageId": 1, "uid": "9_99"})),
-        step("unknown argument", "click", json!({"pageId": 1, "uid": "1_1", "bogus": true})),
+        step(
+            "a page that does not exist",
+            "take_snapshot",
+            json!({"pageId": 99}),
+        ),
+        step(
+            "click an unknown uid",
+            "click",
+            json!({"pageId": 1, "uid": "9_99"}),
+        ),
+        step(
+            "unknown argument",
+            "click",
+            json!({"pageId": 1, "uid": "1_1", "bogus": true}),
+        ),
         step("missing pageId", "take_snapshot", json!({})),
-        step("wrong type", "resize_page", json!({"pageId": 1, "width": "wide", "height": 0})),
-        step("invalid enum", "navigate_page", json!({"pageId": 1, "type": "sideways"})),
-        step("new_page to a chrome URL", "new_page", json!({"url": "chrome://settings"})),
+        step(
+            "wrong type",
+            "resize_page",
+            json!({"pageId": 1, "width": "wide", "height": 0}),
+        ),
+        step(
+            "invalid enum",
+            "navigate_page",
+            json!({"pageId": 1, "type": "sideways"}),
+        ),
+        step(
+            "new_page to a chrome URL",
+            "new_page",
+            json!({"url": "chrome://settings"}),
+        ),
         step("list_pages at the end", "list_pages", json!({})),
     ]
 }
@@ -398,7 +666,11 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
         .prefix("devtools-mcp-differential-")
         .tempdir_in(std::env::temp_dir())
         .expect("workspace");
-    std::fs::write(workspace.path().join("title.js"), "() => document.title + '!'").expect("script");
+    std::fs::write(
+        workspace.path().join("title.js"),
+        "() => document.title + '!'",
+    )
+    .expect("script");
     std::fs::write(workspace.path().join("upload.txt"), "hello").expect("upload");
 
     let theirs = start_reference(&[]).await;
@@ -426,13 +698,27 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
                 tool.map(|tool| serde_json::to_string_pretty(tool).unwrap_or_default())
                     .unwrap_or_else(|| "<not listed>".into())
             };
-            mismatches.push((format!("tools/list {name}"), pretty(mine), pretty(reference)));
+            mismatches.push((
+                format!("tools/list {name}"),
+                pretty(mine),
+                pretty(reference),
+            ));
         }
     }
 
     let mut sides = [
-        Side { name: "ours", server: ours, snapshot: String::new(), last: String::new() },
-        Side { name: "1.11.0", server: theirs, snapshot: String::new(), last: String::new() },
+        Side {
+            name: "ours",
+            server: ours,
+            snapshot: String::new(),
+            last: String::new(),
+        },
+        Side {
+            name: "1.11.0",
+            server: theirs,
+            snapshot: String::new(),
+            last: String::new(),
+        },
     ];
     let steps = scenario(&pages, workspace.path());
     assert!(steps.len() >= 40, "the scenario has {} steps", steps.len());
@@ -442,7 +728,11 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
             answers.push(normalize(&side.run(step).await, &pages));
         }
         if answers[0] != answers[1] {
-            mismatches.push((step.label.to_string(), answers[0].clone(), answers[1].clone()));
+            mismatches.push((
+                step.label.to_string(),
+                answers[0].clone(),
+                answers[1].clone(),
+            ));
         }
     }
     for side in sides {
@@ -457,7 +747,11 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
             || listed(NOT_YET_MATCHED, label);
         eprintln!(
             "--- {} {label}\n--- ours:\n{mine}\n--- 1.11.0:\n{reference}\n",
-            if known { "known difference:" } else { "DIFFERENCE:" }
+            if known {
+                "known difference:"
+            } else {
+                "DIFFERENCE:"
+            }
         );
         if !known {
             unexpected.push(label.clone());
@@ -469,7 +763,9 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
         .chain(NOT_YET_MATCHED);
     for (label, _) in lists {
         if !mismatches.iter().any(|(found, _, _)| found == label) {
-            eprintln!("note: \"{label}\" is listed as a difference but now matches 1.11.0; remove it from the list.");
+            eprintln!(
+                "note: \"{label}\" is listed as a difference but now matches 1.11.0; remove it from the list."
+            );
         }
     }
     assert!(
@@ -489,7 +785,13 @@ mod tests {
             replace_paths("Saved screenshot to /tmp/x-1/shot.png.", "/tmp"),
             "Saved screenshot to <TEMP>."
         );
-        assert_eq!(replace_timings("LCP: 120 ms, TTFB: 3ms"), "LCP: <N> ms, TTFB: <N>ms");
-        assert_eq!(replace_timings("msgid=12 [log] 3 items"), "msgid=12 [log] 3 items");
+        assert_eq!(
+            replace_timings("LCP: 120 ms, TTFB: 3ms"),
+            "LCP: <N> ms, TTFB: <N>ms"
+        );
+        assert_eq!(
+            replace_timings("msgid=12 [log] 3 items"),
+            "msgid=12 [log] 3 items"
+        );
     }
 }

@@ -40,7 +40,10 @@ async fn the_default_tools_match_the_reference() {
         .filter(|name| ours.contains(name) || !listed_as_difference(name))
         .cloned()
         .collect();
-    assert_eq!(ours, expected, "tool names (sorted) differ from 1.11.0's default set");
+    assert_eq!(
+        ours, expected,
+        "tool names (sorted) differ from 1.11.0's default set"
+    );
     for tool in &tools {
         let name = tool.name.to_string();
         if listed_as_difference(&name) {
@@ -53,8 +56,16 @@ async fn the_default_tools_match_the_reference() {
             names(want, "parameters"),
             "parameters of {name}"
         );
-        assert_eq!(names(&schema, "required"), names(want, "required"), "required parameters of {name}");
-        assert_eq!(schema["additionalProperties"], json!(false), "{name} must be strict");
+        assert_eq!(
+            names(&schema, "required"),
+            names(want, "required"),
+            "required parameters of {name}"
+        );
+        assert_eq!(
+            schema["additionalProperties"],
+            json!(false),
+            "{name} must be strict"
+        );
         assert_eq!(
             tool.description.as_deref(),
             want["description"].as_str(),
@@ -62,7 +73,10 @@ async fn the_default_tools_match_the_reference() {
         );
         let meta = tool.meta.as_ref().map(|meta| Value::Object(meta.0.clone()));
         let meta = meta.unwrap_or_default();
-        assert_eq!(meta["category"], want["annotations"]["category"], "category of {name}");
+        assert_eq!(
+            meta["category"], want["annotations"]["category"],
+            "category of {name}"
+        );
         assert_eq!(
             meta.get("conditions"),
             want["annotations"].get("conditions"),
@@ -92,12 +106,19 @@ async fn flags_change_the_list_as_in_1_11_0() {
     let tools = routed.list_tools().await;
     assert_eq!(parameters(&tools, "click")[0], "pageId");
     assert_eq!(parameters(&tools, "evaluate_script")[0], "pageId");
-    assert!(!tools.iter().any(|tool| ["screenshot", "navigate", "evaluate"].contains(&tool.name.as_ref())));
+    assert!(
+        !tools
+            .iter()
+            .any(|tool| ["screenshot", "navigate", "evaluate"].contains(&tool.name.as_ref()))
+    );
     routed.shutdown().await;
 
     let unrouted = McpServer::start(&[]).await;
     let tools = unrouted.list_tools().await;
-    assert_eq!(parameters(&tools, "click"), ["uid", "dblClick", "includeSnapshot"]);
+    assert_eq!(
+        parameters(&tools, "click"),
+        ["uid", "dblClick", "includeSnapshot"]
+    );
     assert!(!parameters(&tools, "evaluate_script").contains(&"pageId".to_string()));
     unrouted.shutdown().await;
 
@@ -106,7 +127,10 @@ async fn flags_change_the_list_as_in_1_11_0() {
     assert!(!tools.iter().any(|tool| tool.name == "evaluate_script"));
     assert!(!parameters(&tools, "navigate_page").contains(&"initScript".to_string()));
     let refused = no_scripts
-        .call("navigate_page", json!({"pageId": 1, "url": "javascript:alert(1)"}))
+        .call(
+            "navigate_page",
+            json!({"pageId": 1, "url": "javascript:alert(1)"}),
+        )
         .await;
     assert!(refused.is_error);
     assert_eq!(
@@ -116,7 +140,12 @@ async fn flags_change_the_list_as_in_1_11_0() {
     no_scripts.shutdown().await;
 
     let slim = McpServer::start(&["--slim"]).await;
-    let tools: Vec<String> = slim.list_tools().await.iter().map(|tool| tool.name.to_string()).collect();
+    let tools: Vec<String> = slim
+        .list_tools()
+        .await
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
     assert_eq!(tools, ["evaluate", "navigate", "screenshot"]);
     slim.shutdown().await;
 }

@@ -67,7 +67,11 @@ pub fn parse_geolocation(text: &str) -> Result<Geolocation, String> {
     for (name, value, limit) in [("latitude", latitude, 90), ("longitude", longitude, 180)] {
         if !(-f64::from(limit)..=f64::from(limit)).contains(&value) {
             let shown = js_number_text(value);
-            let title = if name == "latitude" { "Latitude" } else { "Longitude" };
+            let title = if name == "latitude" {
+                "Latitude"
+            } else {
+                "Longitude"
+            };
             return Err(format!(
                 "Invalid {name} \"{shown}\". {title} must be a number between -{limit} and {limit}."
             ));
@@ -587,7 +591,8 @@ mod tests {
         assert_eq!((at.latitude, at.longitude), (48.137154, 0.0));
         let latitude = "Invalid latitude \"100\". Latitude must be a number between -90 and 90.";
         assert_eq!(parse_geolocation("100,5"), Err(latitude.into()));
-        let longitude = "Invalid longitude \"NaN\". Longitude must be a number between -180 and 180.";
+        let longitude =
+            "Invalid longitude \"NaN\". Longitude must be a number between -180 and 180.";
         assert_eq!(parse_geolocation("5"), Err(longitude.into()));
         assert!(parse_geolocation("48.1").is_err() && parse_geolocation("5,-180.5").is_err());
     }

@@ -108,7 +108,10 @@ mod tests {
         );
         assert_eq!(
             policy.check("example.com"),
-            Err("Invalid URL: \"example.com\". URLs must be valid according to the URL standard.".into())
+            Err(
+                "Invalid URL: \"example.com\". URLs must be valid according to the URL standard."
+                    .into()
+            )
         );
         assert!(policy.check("chrome-extension://abc/x.html").is_err());
     }
@@ -121,10 +124,18 @@ mod tests {
             Err("Navigating to javascript: URLs is not allowed when JavaScript evaluation is disabled.".into())
         );
         assert!(policy.check("data:text/html,x").is_err());
-        for file in ["file:///etc/passwd", "view-source:file:///etc/passwd", "view-source:FILE:///etc/passwd", "view-source:view-source:file:///x"] {
+        for file in [
+            "file:///etc/passwd",
+            "view-source:file:///etc/passwd",
+            "view-source:FILE:///etc/passwd",
+            "view-source:view-source:file:///x",
+        ] {
             assert_eq!(
                 policy.check(file),
-                Err("Navigating to file: URLs is not allowed when --file-navigations is disabled.".into()),
+                Err(
+                    "Navigating to file: URLs is not allowed when --file-navigations is disabled."
+                        .into()
+                ),
                 "{file}"
             );
         }

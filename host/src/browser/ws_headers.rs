@@ -131,9 +131,12 @@ mod tests {
         let upstream = TcpListener::bind(("127.0.0.1", 0)).await.expect("bind");
         let port = upstream.local_addr().expect("addr").port();
         let headers = vec![("Authorization".to_string(), "Bearer t0ken".to_string())];
-        let url = relay(&format!("ws://127.0.0.1:{port}/devtools/browser/x"), &headers)
-            .await
-            .expect("relay");
+        let url = relay(
+            &format!("ws://127.0.0.1:{port}/devtools/browser/x"),
+            &headers,
+        )
+        .await
+        .expect("relay");
         assert!(url.starts_with("ws://127.0.0.1:") && url.ends_with("/devtools/browser/x"));
         let relay_port = url::Url::parse(&url)
             .ok()
@@ -153,8 +156,14 @@ mod tests {
             total += server.read(&mut received[total..]).await.expect("read");
         }
         let text = String::from_utf8_lossy(&received[..total]);
-        assert!(text.contains(&format!("Host: 127.0.0.1:{port}\r\n")), "{text}");
-        assert!(text.contains("Authorization: Bearer t0ken\r\n\r\nrest"), "{text}");
+        assert!(
+            text.contains(&format!("Host: 127.0.0.1:{port}\r\n")),
+            "{text}"
+        );
+        assert!(
+            text.contains("Authorization: Bearer t0ken\r\n\r\nrest"),
+            "{text}"
+        );
         // The relay took its one connection: nobody else gets the headers.
         assert!(TcpStream::connect(("127.0.0.1", relay_port)).await.is_err());
     }

@@ -45,10 +45,16 @@ fn check_object(
         match object.get(name) {
             None if required.contains(&name.as_str()) => {
                 let expected = expected_type(property.as_object().unwrap_or(&empty));
-                issue(issues, &here, format!("Invalid input: expected {expected}, received undefined"));
+                issue(
+                    issues,
+                    &here,
+                    format!("Invalid input: expected {expected}, received undefined"),
+                );
             }
             None => {}
-            Some(value) => check_value(issues, &here, value, property.as_object().unwrap_or(&empty)),
+            Some(value) => {
+                check_value(issues, &here, value, property.as_object().unwrap_or(&empty))
+            }
         }
     }
     let unknown: Vec<String> = object
@@ -58,15 +64,28 @@ fn check_object(
         .collect();
     if !unknown.is_empty() && schema.get("additionalProperties") == Some(&Value::Bool(false)) {
         let noun = if unknown.len() == 1 { "key" } else { "keys" };
-        issue(issues, path, format!("Unrecognized {noun}: {}", unknown.join(", ")));
+        issue(
+            issues,
+            path,
+            format!("Unrecognized {noun}: {}", unknown.join(", ")),
+        );
     }
 }
 
-fn check_value(issues: &mut Vec<String>, path: &[String], value: &Value, schema: &Map<String, Value>) {
+fn check_value(
+    issues: &mut Vec<String>,
+    path: &[String],
+    value: &Value,
+    schema: &Map<String, Value>,
+) {
     if let Some(Value::Array(options)) = schema.get("enum") {
         if !options.contains(value) {
             let listed: Vec<String> = options.iter().map(Value::to_string).collect();
-            issue(issues, path, format!("Invalid option: expected one of {}", listed.join("|")));
+            issue(
+                issues,
+                path,
+                format!("Invalid option: expected one of {}", listed.join("|")),
+            );
         }
         return;
     }
@@ -82,37 +101,68 @@ fn check_value(issues: &mut Vec<String>, path: &[String], value: &Value, schema:
     };
     if !fits {
         // zod names an integer's type `number` here, and `int` only for a fraction.
-        let named = if expected == "int" { "number" } else { expected.as_str() };
-        issue(issues, path, format!("Invalid input: expected {named}, received {}", received(value)));
+        let named = if expected == "int" {
+            "number"
+        } else {
+            expected.as_str()
+        };
+        issue(
+            issues,
+            path,
+            format!(
+                "Invalid input: expected {named}, received {}",
+                received(value)
+            ),
+        );
         return;
     }
     if let Some(number) = value.as_f64() {
         if expected == "int" && number.fract() != 0.0 {
-            issue(issues, path, "Invalid input: expected int, received number".to_string());
+            issue(
+                issues,
+                path,
+                "Invalid input: expected int, received number".to_string(),
+            );
             return;
         }
         let kind = "number";
         if let Some(minimum) = schema.get("minimum").and_then(Value::as_f64)
             && number < minimum
         {
-            issue(issues, path, format!("Too small: expected {kind} to be >={}", show(minimum)));
+            issue(
+                issues,
+                path,
+                format!("Too small: expected {kind} to be >={}", show(minimum)),
+            );
         }
         if let Some(maximum) = schema.get("maximum").and_then(Value::as_f64)
             && number > maximum
         {
-            issue(issues, path, format!("Too big: expected {kind} to be <={}", show(maximum)));
+            issue(
+                issues,
+                path,
+                format!("Too big: expected {kind} to be <={}", show(maximum)),
+            );
         }
         if let Some(minimum) = schema.get("exclusiveMinimum").and_then(Value::as_f64)
             && number <= minimum
         {
-            issue(issues, path, format!("Too small: expected {kind} to be >{}", show(minimum)));
+            issue(
+                issues,
+                path,
+                format!("Too small: expected {kind} to be >{}", show(minimum)),
+            );
         }
     }
     if let Value::Array(items) = value {
         if let Some(minimum) = schema.get("minItems").and_then(Value::as_u64)
             && (items.len() as u64) < minimum
         {
-            issue(issues, path, format!("Too small: expected array to have >={minimum} items"));
+            issue(
+                issues,
+                path,
+                format!("Too small: expected array to have >={minimum} items"),
+            );
         }
         if let Some(Value::Object(item_schema)) = schema.get("items") {
             for (index, item) in items.iter().enumerate() {
@@ -234,8 +284,12 @@ mod tests {
             )
         );
         assert_eq!(
-            input_validation_message("click", &object(json!({"uid": 1, "dblClick": "x"})), &schema)
-                .as_deref(),
+            input_validation_message(
+                "click",
+                &object(json!({"uid": 1, "dblClick": "x"})),
+                &schema
+            )
+            .as_deref(),
             Some(
                 "Input validation error: Invalid arguments for tool click: uid: Invalid input: expected string, received number, dblClick: Invalid input: expected boolean, received string"
             )
@@ -246,8 +300,12 @@ mod tests {
             "texts": {"type": "array", "items": {"type": "string"}, "minItems": 1}
         }}));
         assert_eq!(
-            input_validation_message("t", &object(json!({"rate": 30, "kind": "x", "texts": []})), &numbers)
-                .as_deref(),
+            input_validation_message(
+                "t",
+                &object(json!({"rate": 30, "kind": "x", "texts": []})),
+                &numbers
+            )
+            .as_deref(),
             Some(
                 "Input validation error: Invalid arguments for tool t: rate: Too big: expected number to be <=20, kind: Invalid option: expected one of \"url\"|\"back\", texts: Too small: expected array to have >=1 items"
             )

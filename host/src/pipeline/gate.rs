@@ -71,7 +71,10 @@ pub fn disabled_message(definition: &ToolDefinition, flags: &Map<String, Value>)
         } else {
             "flag"
         };
-        (format!("requires {kind} --{condition} and"), condition.clone())
+        (
+            format!("requires {kind} --{condition} and"),
+            condition.clone(),
+        )
     };
     Some(format!(
         "Tool {} {reason} is currently disabled. Enable it by running devtools-mcp --{flag}=true. For more information check the README.",
@@ -141,7 +144,11 @@ mod tests {
 
     #[test]
     fn other_conditions_name_the_flag() {
-        let tool = definition("evaluate_script", Category::Debugging, &["javascriptEvaluation"]);
+        let tool = definition(
+            "evaluate_script",
+            Category::Debugging,
+            &["javascriptEvaluation"],
+        );
         assert_eq!(
             disabled_message(&tool, &flags(json!({"javascriptEvaluation": false}))).as_deref(),
             Some(

@@ -42,7 +42,11 @@ struct NavigatePage;
 
 /// How the host's refusals of a URL begin (`--javascriptEvaluation`, `--fileNavigations`,
 /// browser-internal pages, invalid URLs).
-const REFUSALS: [&str; 3] = ["Navigating to ", "Invalid URL: ", "initScript is not allowed"];
+const REFUSALS: [&str; 3] = [
+    "Navigating to ",
+    "Invalid URL: ",
+    "initScript is not allowed",
+];
 
 impl PageTool for NavigatePage {
     type Params = Params;
@@ -54,7 +58,11 @@ impl PageTool for NavigatePage {
             "Go to a URL, or back, forward, or reload. Use project URL if not specified otherwise.",
         );
         // `--no-javascript-evaluation` takes initScript away, as in the reference.
-        if flags.get("javascriptEvaluation").and_then(|value| value.as_bool()) == Some(false) {
+        if flags
+            .get("javascriptEvaluation")
+            .and_then(|value| value.as_bool())
+            == Some(false)
+        {
             definition.hide_param("initScript")
         } else {
             definition

@@ -223,7 +223,10 @@ fn as_number(property: &mut Map<String, Value>) {
         .is_some_and(|format| format.starts_with('u'));
     property.insert("type".into(), Value::from("number"));
     property.remove("format");
-    if unsigned && property.get("minimum") == Some(&Value::from(0)) && !property.contains_key("maximum") {
+    if unsigned
+        && property.get("minimum") == Some(&Value::from(0))
+        && !property.contains_key("maximum")
+    {
         property.remove("minimum");
     }
 }

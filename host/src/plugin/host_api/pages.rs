@@ -401,7 +401,10 @@ impl pages::HostPage for CallState {
         let source = match &options.source_path {
             Some(path) => {
                 self.require(Capability::FilesRead, "[method]page.evaluate")?;
-                match self.session().and_then(|session| read_script(session, path)) {
+                match self
+                    .session()
+                    .and_then(|session| read_script(session, path))
+                {
                     Ok(source) => source,
                     Err(error) => return Ok(Err(error)),
                 }
