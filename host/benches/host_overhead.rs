@@ -5,7 +5,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use devtools_mcp::browser::BrowserOptions;
-use devtools_mcp::pipeline::arguments::{unknown_arguments_message, validation_message};
+use devtools_mcp::pipeline::arguments::{input_validation_message, validation_message};
 use devtools_mcp::pipeline::{Pipeline, ToolRegistry, ToolSet};
 use devtools_mcp::plugin::capability::Grants;
 use devtools_mcp::plugin::limits::Limits;
@@ -84,7 +84,7 @@ fn benches(criterion: &mut Criterion) {
             .unwrap_or_default();
     criterion.bench_function("argument_checks", |bench| {
         bench.iter(|| {
-            assert!(unknown_arguments_message("take_screenshot", &arguments, &schema).is_none());
+            assert!(input_validation_message("take_screenshot", &arguments, &schema).is_none());
             assert!(validation_message("take_screenshot", &validator, &arguments).is_none());
         })
     });

@@ -7,6 +7,7 @@ mod css;
 mod emulation;
 mod heap;
 mod input;
+mod navigation_policy;
 mod page;
 mod page_actions;
 mod page_snapshot;
@@ -16,10 +17,12 @@ mod screenshot;
 mod settle;
 mod shared;
 mod trace;
+mod ws_headers;
 
 pub use cdp::cdp;
 pub use cdp::raw::RawLink;
 pub use emulation::EmulateRequest;
+pub use navigation_policy::NavigationPolicy;
 pub use page::{McpPage, Target};
 pub use screencast::ScreencastOptions;
 pub use screenshot::ScreenshotFlags;
@@ -56,6 +59,10 @@ pub struct BrowserOptions {
     /// Keep Chromium's popup blocker on (chromiumoxide turns it off): a tenant's page must
     /// not open windows without a user gesture, beyond every quota.
     pub block_popups: bool,
+    /// Where tools may navigate (`--javascriptEvaluation`, `--fileNavigations`).
+    pub navigation: NavigationPolicy,
+    /// `--wsHeaders`: sent with the WebSocket handshake of `--wsEndpoint`.
+    pub ws_headers: Vec<(String, String)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +98,17 @@ pub struct BrowserConn {
 
 impl BrowserConn {
     pub async fn open(options: &BrowserOptions) -> Result<BrowserConn, BrowserError> {
+        if let Some(endpoint) = &options.ws_endpoint
+            && !options.ws_headers.is_empty()
+        {
+            let relayed = ws_headers::relay(endpoint, &options.ws_headers)
+                .await
+                .map_err(|reason| BrowserError::Connect {
+                    url: endpoint.clone(),
+                    reason,
+                })?;
+            return Self::connect(&relayed).await;
+        }
         if let Some(url) = options
             .ws_endpoint
             .as_ref()

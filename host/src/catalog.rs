@@ -14,8 +14,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The three tools of `--slim`.
-const SLIM_TOOLS: [&str; 3] = ["evaluate", "navigate", "screenshot"];
 /// Events closer together than this are one change (an editor or a copy writes in steps).
 const SETTLE: Duration = Duration::from_millis(300);
 /// Components compiled and described at once during a load.
@@ -174,6 +172,32 @@ impl Catalog {
         }
     }
 
+    /// New flags (a changed `--config` file): every definition is computed again for them,
+    /// since descriptions and parameters depend on flags. On failure the previous flags and
+    /// tools stay.
+    pub async fn set_flags(
+        &mut self,
+        flags: Map<String, Value>,
+        page_id_routing: bool,
+    ) -> Result<ToolSet, String> {
+        let previous = (
+            std::mem::replace(&mut self.flags, flags),
+            self.flags_json.clone(),
+            self.page_id_routing,
+        );
+        self.flags_json = Value::Object(self.flags.clone()).to_string();
+        self.page_id_routing = page_id_routing;
+        let loaded = self.loaded.clone();
+        match self.load().await {
+            Ok(tools) => Ok(tools),
+            Err(error) => {
+                (self.flags, self.flags_json, self.page_id_routing) = previous;
+                self.loaded = loaded;
+                Err(error)
+            }
+        }
+    }
+
     fn in_dir<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = LoadedTool> + 'a {
         self.loaded
             .iter()
@@ -183,9 +207,17 @@ impl Catalog {
 
     fn tool_set(&self) -> Result<ToolSet, String> {
         let mut tools = self.loaded.clone();
-        if self.slim {
-            tools.retain(|tool| SLIM_TOOLS.contains(&tool.definition.name.as_str()));
-        }
+        // As in the reference 1.11.0, the slim tools (condition `slim`) and the others never
+        // share a server: only the current mode's tools exist, even with CLI semantics.
+        tools.retain(|tool| {
+            let slim_tool = tool
+                .definition
+                .annotations
+                .conditions
+                .iter()
+                .any(|c| c == "slim");
+            slim_tool == self.slim
+        });
         ToolSet::new(tools, &self.flags, self.page_id_routing)
     }
 
@@ -233,7 +265,10 @@ fn file_sha256(file: &Path) -> Option<String> {
 
 /// Watches the plugin folders and swaps the pipeline's tool set when they change; clients are
 /// told through the registry's change channel. Runs until the process ends.
-pub fn watch(mut catalog: Catalog, pipeline: Arc<Pipeline>) -> Result<(), String> {
+pub fn watch(
+    catalog: Arc<tokio::sync::Mutex<Catalog>>,
+    pipeline: Arc<Pipeline>,
+) -> Result<(), String> {
     use notify::Watcher;
     let (events, mut changed) = tokio::sync::mpsc::unbounded_channel::<()>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -242,7 +277,11 @@ pub fn watch(mut catalog: Catalog, pipeline: Arc<Pipeline>) -> Result<(), String
         }
     })
     .map_err(|error| format!("cannot watch the plugin folders: {error}"))?;
-    for dir in catalog.watched_dirs() {
+    let dirs = catalog
+        .try_lock()
+        .map(|catalog| catalog.watched_dirs())
+        .map_err(|_| "the tool catalog is busy".to_string())?;
+    for dir in dirs {
         watcher
             .watch(&dir, notify::RecursiveMode::NonRecursive)
             .map_err(|error| format!("cannot watch {}: {error}", dir.display()))?;
@@ -261,7 +300,7 @@ pub fn watch(mut catalog: Catalog, pipeline: Arc<Pipeline>) -> Result<(), String
             }
             // A panic while reloading (a bug the loader's own guards missed) is logged and
             // the watcher keeps going with the tools it had.
-            let reloaded = std::panic::AssertUnwindSafe(catalog.reload())
+            let reloaded = std::panic::AssertUnwindSafe(async { catalog.lock().await.reload().await })
                 .catch_unwind()
                 .await;
             let reloaded = reloaded.unwrap_or_else(|_| {

@@ -8,6 +8,7 @@
 pub mod browser;
 pub mod catalog;
 pub mod cli;
+pub mod config;
 pub mod http;
 pub mod lighthouse;
 pub mod mcp;

@@ -74,9 +74,20 @@ async fn run(args: Args) -> Result<(), String> {
     writable.push(Named::new("the temp dir", std::env::temp_dir()));
     let (pipeline, catalog) = build_pipeline(&args, writable).await?;
     let pipeline = Arc::new(pipeline);
+    let catalog = Arc::new(tokio::sync::Mutex::new(catalog));
     let watching = Args::enabled(args.watch) && args.command.is_none();
     if watching {
-        catalog::watch(catalog, pipeline.clone())?;
+        catalog::watch(catalog.clone(), pipeline.clone())?;
+    }
+    let reloading = args.command.is_none() && args.config.is_some();
+    if let (true, Some(file)) = (reloading, &args.config) {
+        devtools_mcp::config::watch(
+            file.clone(),
+            std::env::args().collect(),
+            args.clone(),
+            catalog,
+            pipeline.clone(),
+        )?;
     }
     let session = Session::new(browser_options(&args), sandbox(&args)?);
     match &args.command {
@@ -92,7 +103,7 @@ async fn run(args: Args) -> Result<(), String> {
         }
         _ => {}
     }
-    let server = mcp::McpServer::new(pipeline, session.clone(), watching);
+    let server = mcp::McpServer::new(pipeline, session.clone(), watching || reloading);
     let service = server
         .serve(rmcp::transport::stdio())
         .await
@@ -224,7 +235,7 @@ async fn build_pipeline(args: &Args, writable: Vec<Named>) -> Result<(Pipeline, 
         CompiledCache::open(runtime.engine(), &cache_dir).map_err(|error| error.to_string())?;
     let loader = Loader::new(runtime.clone(), cache, Arc::new(policy));
     let slim = Args::enabled(args.slim);
-    let page_id_routing = Args::enabled(args.experimental_page_id_routing) && !slim;
+    let page_id_routing = args.page_id_routing();
     let mut catalog = Catalog::new(loader, dirs, flags.clone(), slim, page_id_routing);
     if args.builtin_plugins.is_none() {
         catalog = catalog.with_embedded_builtins();
@@ -272,6 +283,16 @@ fn browser_options(args: &Args) -> BrowserOptions {
         },
         // Tenants' browsers turn it on (see tenants/registry.rs); stdio keeps the reference's.
         block_popups: false,
+        navigation: devtools_mcp::browser::NavigationPolicy {
+            javascript_evaluation: args.javascript_evaluation != Some(false),
+            file_navigations: args.file_navigations != Some(false),
+            extensions: Args::enabled(args.category_extensions),
+        },
+        ws_headers: args
+            .ws_headers
+            .as_ref()
+            .map(|headers| headers.0.clone())
+            .unwrap_or_default(),
         screenshot: ScreenshotFlags {
             format: args.screenshot_format.clone(),
             quality: args.screenshot_quality,
@@ -283,7 +304,7 @@ fn browser_options(args: &Args) -> BrowserOptions {
 
 /// `--workspace` roots first (relative paths resolve against the first), then the temp dir.
 fn sandbox(args: &Args) -> Result<Sandbox, String> {
-    let mut roots = args.workspace.clone();
+    let mut roots = args.filesystem_roots();
     roots.push(std::env::temp_dir());
     Sandbox::new(roots).map_err(|error| format!("invalid --workspace: {error}"))
 }

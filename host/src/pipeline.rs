@@ -1,4 +1,4 @@
-//! One tool call, in the reference's order: gating -> unknown arguments -> schema -> lock ->
+//! One tool call, in the reference's order: gating -> argument check (zod's messages) -> schema -> lock ->
 //! lazy browser -> response -> file sandbox -> page routing -> dialog check -> handler ->
 //! response assembly -> telemetry -> unlock (the lock guard is dropped on every path).
 
@@ -96,6 +96,25 @@ impl Pipeline {
         flags
     }
 
+    /// A refused path or an unknown page is the call's error, rendered as a handler's error
+    /// is (`Error: ...`), as the reference 1.11.0 does.
+    fn early_error<'a>(
+        &self,
+        state: &'a mut crate::session::SessionState,
+        reconnected: bool,
+        message: String,
+    ) -> Assembly<'a> {
+        Assembly {
+            draft: Default::default(),
+            page: None,
+            reconnected,
+            error: Some(message),
+            structured: self.structured_content,
+            slim: self.slim,
+            state,
+        }
+    }
+
     async fn run(
         &self,
         session: &Session,
@@ -107,8 +126,7 @@ impl Pipeline {
         if let Some(message) = &disabled {
             return plain_error(message);
         }
-        if let Some(message) = arguments::unknown_arguments_message(name, &arguments, &tool.schema)
-        {
+        if let Some(message) = arguments::input_validation_message(name, &arguments, &tool.schema) {
             return plain_error(&message);
         }
         // Schemas with regular expressions (or large ones) validate off the async workers.
@@ -136,13 +154,21 @@ impl Pipeline {
             if let Some(value) = arguments.get_mut(parameter)
                 && let Err(error) = resolve_paths(&state.sandbox, value)
             {
-                return plain_error(&error);
+                return self
+                    .early_error(&mut state, reconnected, error)
+                    .render()
+                    .await;
             }
         }
 
         let page = match routing::target_page(tool, &mut arguments, &state) {
             Ok(page) => page,
-            Err(message) => return plain_error(&message),
+            Err(message) => {
+                return self
+                    .early_error(&mut state, reconnected, message)
+                    .render()
+                    .await;
+            }
         };
         let dialog_error = match page {
             Some(id) if tool.definition().blocked_by_dialog => state

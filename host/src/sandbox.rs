@@ -42,11 +42,14 @@ fn protected_overlap(path: &Path) -> Option<PathBuf> {
 /// Why a path parameter or a write was refused. The texts match the reference server.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
+    /// Paths are quoted as JSON strings, as the reference 1.11.0 prints them.
     #[error(
-        "Access denied: path {path} (canonical: {canonical}) is not within any of the configured workspace roots."
+        "Access denied: path {} (canonical: {}) is not within any of the configured workspace roots.",
+        quoted(path),
+        quoted(canonical)
     )]
     AccessDenied { path: String, canonical: String },
-    #[error("Access denied: Cannot resolve base path for {path}.")]
+    #[error("Access denied: Cannot resolve base path for {}.", quoted(path))]
     CannotResolve { path: String },
     /// Display is the reference's `Could not write ${filepath}`; the cause stays in `source`.
     #[error("Could not write {}", path.display())]
@@ -55,6 +58,18 @@ pub enum SandboxError {
         #[source]
         source: io::Error,
     },
+}
+
+/// A path as a JSON string, with the C1 controls and line separators escaped as well (so a
+/// hostile name cannot break a log line or a message).
+fn quoted(path: &str) -> String {
+    let json = serde_json::Value::from(path).to_string();
+    json.chars()
+        .map(|c| match c {
+            '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' => format!("\\u{:04x}", c as u32),
+            other => other.to_string(),
+        })
+        .collect()
 }
 
 /// One allowed root: its canonical path (for checks) and an open handle (for writes).
@@ -408,14 +423,14 @@ mod tests {
 
     fn denied(path: &str, canonical: &Path) -> Result<String, String> {
         Err(format!(
-            "Access denied: path {path} (canonical: {}) is not within any of the configured workspace roots.",
+            "Access denied: path \"{path}\" (canonical: \"{}\") is not within any of the configured workspace roots.",
             canonical.display()
         ))
     }
 
     fn cannot(path: &str) -> Result<String, String> {
         Err(format!(
-            "Access denied: Cannot resolve base path for {path}."
+            "Access denied: Cannot resolve base path for \"{path}\"."
         ))
     }
 

@@ -28,6 +28,9 @@ static NEXT_PAGE_ID: AtomicU32 = AtomicU32::new(1);
 const CLOSED_SELECTED_PAGE: &str =
     "The selected page has been closed. Call list_pages to see open pages.";
 
+/// How long an attach waits for the CDP client to attach to the running browser's tabs.
+const ATTACH_WAIT: Duration = Duration::from_secs(10);
+
 /// A session: its state behind one FIFO lock (tokio's mutex queues waiters in order).
 #[derive(Clone)]
 pub struct Session {
@@ -317,6 +320,11 @@ impl SessionState {
         self.network.as_ref().map(|network| network.urls)
     }
 
+    /// Where tools may navigate.
+    pub fn navigation_policy(&self) -> crate::browser::NavigationPolicy {
+        self.options.navigation
+    }
+
     pub fn screenshot_flags(&self) -> crate::browser::ScreenshotFlags {
         self.options.screenshot.clone()
     }
@@ -394,31 +402,44 @@ impl SessionState {
         )
     }
 
-    /// Adopts the pages the browser already has; opens one if it has none. A fresh context of a
-    /// shared browser has no pages to wait for, and a browser we launched starts without a
-    /// window (`--no-startup-window`), so either gets its first page at once instead of after
-    /// polling for tabs that will never come.
+    /// Adopts the pages the browser already has, oldest first (the first is selected, as
+    /// 1.11.0 selects the first of the browser's pages); opens one only if it has none. A
+    /// running browser's tabs are attached by the CDP client one by one, so this waits (up to
+    /// a bound) until every page target the browser lists is adopted rather than opening a tab
+    /// of its own meanwhile: a user's tabs must not pile up process after process. A fresh
+    /// context of a shared browser, and a browser we launched (`--no-startup-window`), have no
+    /// pages to wait for.
     async fn discover_initial_pages(&mut self) {
         let launched = self
             .browser
             .as_ref()
             .is_some_and(|browser| browser.connection().launched);
-        let attempts = if launched || self.scope.is_some() {
-            1
-        } else {
-            20
-        };
-        for attempt in 0..attempts {
-            if attempt > 0 {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+        let deadline = tokio::time::Instant::now()
+            + if launched || self.scope.is_some() {
+                Duration::ZERO
+            } else {
+                ATTACH_WAIT
+            };
+        loop {
             if let Some(BrowserHandle::Owned(connection)) = self.browser.as_mut() {
                 let _fetched = connection.browser.fetch_targets().await;
             }
             self.sync_pages().await;
-            if !self.pages.is_empty() {
+            let own_contexts = self.own_contexts();
+            let listed = self
+                .targets()
+                .await
+                .values()
+                .filter(|info| adoptable(Some(info), own_contexts.as_deref()))
+                .count();
+            let adopted = !self.pages.is_empty() && self.pages.len() >= listed;
+            if adopted || listed == 0 && !self.pages.is_empty() {
                 break;
             }
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
         if self.pages.is_empty()
             && let Err(error) = self.new_page("about:blank", false, None, None).await
@@ -441,6 +462,15 @@ impl SessionState {
             .into_iter()
             .filter(|page| adoptable(targets.get(&target_key(page)), own_contexts.as_deref()))
             .collect();
+        // Adopted (and numbered) in the order `Target.getTargets` lists them, oldest first.
+        let mut live = live;
+        live.sort_by_key(|page| {
+            targets
+                .keys_in_order
+                .iter()
+                .position(|id| *id == target_key(page))
+                .unwrap_or(usize::MAX)
+        });
         let live_ids: Vec<String> = live.iter().map(target_key).collect();
         self.pages
             .retain(|_, page| live_ids.contains(&target_key(&page.page)));
@@ -502,8 +532,8 @@ impl SessionState {
     }
 
     /// The browser's targets: id -> what `Target.getTargets` says of it.
-    async fn targets(&self) -> HashMap<String, TargetInfo> {
-        let mut targets = HashMap::new();
+    async fn targets(&self) -> Targets {
+        let mut targets = Targets::default();
         let Ok(browser) = self.browser() else {
             return targets;
         };
@@ -519,7 +549,8 @@ impl SessionState {
             .flatten()
         {
             let text = |key: &str| info[key].as_str().unwrap_or_default().to_string();
-            targets.insert(
+            targets.keys_in_order.push(text("targetId"));
+            targets.by_id.insert(
                 text("targetId"),
                 TargetInfo {
                     kind: text("type"),
@@ -702,6 +733,24 @@ impl SessionState {
             });
         }
         entries
+    }
+}
+
+/// What `Target.getTargets` said, by target id, and the ids in the browser's order (oldest
+/// first).
+#[derive(Default)]
+struct Targets {
+    by_id: HashMap<String, TargetInfo>,
+    keys_in_order: Vec<String>,
+}
+
+impl Targets {
+    fn get(&self, id: &str) -> Option<&TargetInfo> {
+        self.by_id.get(id)
+    }
+
+    fn values(&self) -> impl Iterator<Item = &TargetInfo> {
+        self.by_id.values()
     }
 }
 

@@ -156,7 +156,7 @@ async fn forms_are_filled_typed_and_submitted() {
     assert!(
         outside
             .text
-            .starts_with("Access denied: path /etc/hostname"),
+            .starts_with("Error: Access denied: path \"/etc/hostname\""),
         "{}",
         outside.text
     );

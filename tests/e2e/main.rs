@@ -1,8 +1,10 @@
 //! End-to-end tests: the real `devtools-mcp` binary, spoken to over MCP stdio, driving real
 //! Chromium on fixture pages served by the tests on 127.0.0.1, with the real tool components.
 
+mod attach;
 mod contract;
 mod debugging;
+mod differential;
 mod fixtures;
 mod harness_selftest;
 mod hostile_clients;

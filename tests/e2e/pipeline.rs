@@ -25,25 +25,27 @@ async fn bad_arguments_are_refused_before_the_browser_starts() {
     assert!(unknown.is_error);
     assert_eq!(
         unknown.text,
-        "Unknown argument for tool \"click\": \"bogus\". Expected arguments: \"uid\", \"dblClick\", \"includeSnapshot\". Remove it and retry."
+        "Input validation error: Invalid arguments for tool click: Unrecognized key: \"bogus\""
     );
     let none_expected = server.call("list_pages", json!({ "a": 1, "b": 2 })).await;
     assert_eq!(
         none_expected.text,
-        "Unknown arguments for tool \"list_pages\": \"a\", \"b\". This tool does not accept any arguments. Remove them and retry."
+        "Input validation error: Invalid arguments for tool list_pages: Unrecognized keys: \"a\", \"b\""
     );
     let wrong_type = server.call("click", json!({ "uid": 5 })).await;
     assert!(wrong_type.is_error);
     assert!(
-        wrong_type.text.starts_with(
-            "Invalid arguments for tool click: parameter \"uid\": 5 is not of type \"string\""
-        ),
+        wrong_type
+            .text
+            .contains("uid: Invalid input: expected string, received number"),
         "{}",
         wrong_type.text
     );
     let missing = server.call("select_page", json!({})).await;
     assert!(
-        missing.text.contains("\"pageId\" is a required property"),
+        missing
+            .text
+            .contains("pageId: Invalid input: expected number, received undefined"),
         "{}",
         missing.text
     );
@@ -148,7 +150,7 @@ async fn file_paths_outside_the_roots_are_refused_and_nothing_is_written() {
             .await;
         assert!(refused.is_error, "{path}: {}", refused.text);
         assert!(
-            refused.text.starts_with("Access denied: path "),
+            refused.text.starts_with("Error: Access denied: path "),
             "{path}: {}",
             refused.text
         );
@@ -168,7 +170,7 @@ async fn file_paths_outside_the_roots_are_refused_and_nothing_is_written() {
     assert!(
         through_link
             .text
-            .starts_with("Access denied: path link/snap.txt (canonical: "),
+            .starts_with("Error: Access denied: path \"link/snap.txt\" (canonical: "),
         "{}",
         through_link.text
     );

@@ -8,7 +8,8 @@ use super::emulation::Emulation;
 use super::trace::{Recording, TraceSummary};
 use crate::snapshot::{Snapshot, UidMap};
 use chromiumoxide::cdp::browser_protocol::page::{
-    EventJavascriptDialogClosed, EventJavascriptDialogOpening, EventLoadEventFired,
+    EventFrameNavigated, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
+    EventLoadEventFired, NavigationType,
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -265,6 +266,12 @@ impl McpPage {
             .event_listener::<EventLoadEventFired>()
             .await
             .map_err(|error| error.to_string())?;
+        // A page restored from the back/forward cache fires no load event.
+        let mut restores = self
+            .page
+            .event_listener::<EventFrameNavigated>()
+            .await
+            .map_err(|error| error.to_string())?;
         let mut dialogs = self.dialog_watch();
         let mut before_unload_handled = false;
         let start = async {
@@ -318,6 +325,12 @@ impl McpPage {
                     waiting_for_load = true;
                 }
                 _ = loads.next(), if waiting_for_load => return Ok(before_unload_handled),
+                Some(navigated) = restores.next(), if waiting_for_load => {
+                    let main = navigated.frame.parent_id.is_none();
+                    if main && navigated.r#type == NavigationType::BackForwardCacheRestore {
+                        return Ok(before_unload_handled);
+                    }
+                }
                 changed = dialogs.changed() => {
                     if changed.is_err() {
                         return Err("The page was closed.".into());

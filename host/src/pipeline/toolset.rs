@@ -50,11 +50,14 @@ impl ToolSet {
         let mut entries = BTreeMap::new();
         for loaded in tools {
             let routed = page_id_routing && loaded.definition.page_scoped;
-            let schema = if routed {
+            let mut schema = if routed {
                 with_page_id(&loaded.input_schema)
             } else {
                 loaded.input_schema.clone()
             };
+            // Arguments are checked strictly (zod's `strict()` in the reference 1.11.0):
+            // unknown names are refused, and the listing says so.
+            schema.insert("additionalProperties".into(), Value::Bool(false));
             let validator = crate::plugin::schema::compile(&schema).map_err(|error| {
                 format!(
                     "Plugin {} has an invalid input schema: {error}",

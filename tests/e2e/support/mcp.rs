@@ -81,10 +81,13 @@ pub fn server_command() -> std::process::Command {
 }
 
 /// The arguments every test passes: headless, throwaway profile, no sandbox (tests run as
-/// root in containers), no GPU, and the shared cache.
+/// root in containers), no GPU, the shared cache, and page-id routing off (1.11.0 turns it on
+/// by default; a test that wants it passes `--pageIdRouting` after these, which wins, or uses
+/// [`McpServer::start_routed`]).
 pub fn browser_args() -> Vec<String> {
     let cache = cache_dir().to_string_lossy().into_owned();
     [
+        "--no-page-id-routing",
         "--headless",
         "--isolated",
         "--executablePath",
@@ -153,6 +156,13 @@ impl McpServer {
             Ok(server) => server,
             Err(message) => panic!("{message}"),
         }
+    }
+
+    /// Like [`McpServer::start`] with the reference 1.11.0's default: page-id routing on.
+    pub async fn start_routed(extra_args: &[&str]) -> McpServer {
+        let mut args = vec!["--pageIdRouting"];
+        args.extend_from_slice(extra_args);
+        McpServer::start(&args).await
     }
 
     /// Spawns the server with exactly `args` and extra `env`; `Err` carries the reason and the

@@ -8,6 +8,7 @@ mod fixture_server;
 mod http;
 mod mcp;
 mod private_tmp;
+pub mod reference;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -81,6 +81,10 @@ impl pages::Host for CallState {
             Ok(session) => session,
             Err(error) => return Ok(Err(error)),
         };
+        // Checked before a page is created, as the reference does.
+        if let Err(refused) = session.navigation_policy().check(&url) {
+            return Ok(Err(refused));
+        }
         let created = session
             .new_page(
                 &url,
@@ -148,6 +152,20 @@ impl pages::HostPage for CallState {
             && let Err(error) = self.add_init_script(page_id, source, FUNCTION).await?
         {
             return Ok(Err(error));
+        }
+        let policy = match self.session() {
+            Ok(session) => session.navigation_policy(),
+            Err(error) => return Ok(Err(error)),
+        };
+        if let pages::Navigation::Url(url) = &target
+            && let Err(refused) = policy.check(url)
+        {
+            return Ok(Err(refused));
+        }
+        if options.init_script.is_some() && !policy.javascript_evaluation {
+            return Ok(Err(
+                "initScript is not allowed when JavaScript evaluation is disabled.".into(),
+            ));
         }
         let page = page_or_return!(self, handle);
         let outcome = page
@@ -305,7 +323,18 @@ impl pages::HostPage for CallState {
             color_scheme: settings.color_scheme,
             viewport: settings.viewport,
             extra_http_headers: settings.extra_http_headers,
+            forced_colors: settings.forced_colors,
+            prefers_contrast: settings.prefers_contrast,
+            prefers_reduced_motion: settings.prefers_reduced_motion,
         };
+        // Values the reference refuses while parsing the arguments answer alone.
+        let checked = page_or_return!(self, handle)
+            .emulation()
+            .next(request.clone());
+        if let Err(message) = checked {
+            self.response.argument_error = Some(message.clone());
+            return Ok(Err(message));
+        }
         Ok(page_or_return!(self, handle).emulate(request).await)
     }
 
@@ -348,6 +377,7 @@ impl pages::HostPage for CallState {
             .start_trace(
                 options.reload,
                 options.auto_stop,
+                options.ignore_cache,
                 options.file_path.as_deref(),
                 sandbox,
             )
@@ -394,6 +424,27 @@ impl pages::HostPage for CallState {
         options: pages::EvaluateOptions,
     ) -> wasmtime::Result<Result<String, String>> {
         self.require(Capability::Script, "[method]page.evaluate")?;
+        let source = match &options.source_path {
+            Some(path) => {
+                self.require(Capability::FilesRead, "[method]page.evaluate")?;
+                match self
+                    .session()
+                    .and_then(|session| read_script(session, path))
+                {
+                    Ok(source) => source,
+                    Err(error) => return Ok(Err(error)),
+                }
+            }
+            None => function,
+        };
+        let function = match options.format.as_deref() {
+            // A classic script: its completion value, evaluated in the page's global scope.
+            Some("script") => format!(
+                "() => (0, eval)({})",
+                serde_json::Value::from(source.as_str())
+            ),
+            _ => source.trim_end().trim_end_matches(';').to_string(),
+        };
         let outcome = page_or_return!(self, handle)
             .evaluate(
                 &function,
@@ -454,4 +505,32 @@ impl pages::HostPage for CallState {
         self.table.delete(handle)?;
         Ok(())
     }
+}
+
+/// The largest script `evaluate_script` reads from a file.
+const MAX_SCRIPT_BYTES: u64 = 10 << 20;
+
+/// Reads a script file for `evaluate_script`'s `sourcePath`: checked by the sandbox again here,
+/// since a plugin could pass any path.
+fn read_script(session: &crate::session::SessionState, path: &str) -> Result<String, String> {
+    let unreadable = |reason: String| format!("Unable to read script source from {path}: {reason}");
+    let resolved = session
+        .sandbox
+        .resolve(path)
+        .map_err(|error| error.to_string())?;
+    let local = match resolved.split_once("://") {
+        Some(("file", rest)) => rest.to_string(),
+        Some(_) => return Err(unreadable("only local files can be read".into())),
+        None => resolved,
+    };
+    let file = std::fs::File::open(&local).map_err(|error| unreadable(error.to_string()))?;
+    let mut source = String::new();
+    use std::io::Read;
+    file.take(MAX_SCRIPT_BYTES + 1)
+        .read_to_string(&mut source)
+        .map_err(|error| unreadable(error.to_string()))?;
+    if source.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(unreadable(format!("larger than {MAX_SCRIPT_BYTES} bytes")));
+    }
+    Ok(source)
 }

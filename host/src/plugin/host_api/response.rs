@@ -245,6 +245,7 @@ impl From<response::ListOptions> for ListRequest {
             types: options.types,
             include_preserved: options.include_preserved,
             include_stack_traces: options.include_stack_traces,
+            service_worker_id: options.service_worker_id,
         }
     }
 }
