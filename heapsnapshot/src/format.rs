@@ -112,8 +112,90 @@ pub fn paginate(total: usize, page_idx: Option<u64>, page_size: Option<u64>) -> 
     Page { start, end, info }
 }
 
+/// `parseByteSize`: `1024`, `1.5GB`, `500KiB` (decimal and binary units).
+pub fn parse_byte_size(value: &str) -> Result<u64, String> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err(format!("Invalid byte size: \"{value}\""));
+    }
+    let digits_end = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, rest) = trimmed.split_at(digits_end);
+    let unit = rest.trim_start();
+    let number_ok = !number.is_empty()
+        && !number.starts_with('.')
+        && !number.ends_with('.')
+        && number.matches('.').count() <= 1;
+    if !number_ok || !unit.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Err(format!(
+            "Invalid byte size format: \"{value}\". Expected a number or format like \"1024\", \"1M\", \"1MB\", \"1G\", \"1GB\"."
+        ));
+    }
+    let amount: f64 = number.parse().map_err(|_| format!("Invalid byte size: \"{value}\""))?;
+    let multiplier: f64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" | "byte" | "bytes" => 1.0,
+        "k" | "kb" => 1e3,
+        "kib" => 1024.0,
+        "m" | "mb" => 1e6,
+        "mib" => 1024.0 * 1024.0,
+        "g" | "gb" => 1e9,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tb" => 1e12,
+        "tib" => 1024.0f64.powi(4),
+        _ => {
+            return Err(format!(
+                "Unknown unit \"{unit}\" in \"{value}\". Supported units: B, KB, KiB, MB, MiB, GB, GiB, TB, TiB."
+            ));
+        }
+    };
+    let bytes = (amount * multiplier + 0.5).floor();
+    if !bytes.is_finite() {
+        return Err(format!("Invalid byte size: \"{value}\""));
+    }
+    Ok(bytes as u64)
+}
+
+/// `parseByteSizeRange`: `1MB` (a minimum), `1MB-2MB`, `-1MB`, `1MB-`; inclusive.
+pub fn parse_byte_size_range(value: &str) -> Result<(u64, Option<u64>), String> {
+    let trimmed = value.trim();
+    if !trimmed.contains('-') {
+        return Ok((parse_byte_size(trimmed)?, None));
+    }
+    let parts: Vec<&str> = trimmed.split('-').collect();
+    if parts.len() != 2 {
+        return Err(format!(
+            "Invalid byte size range: \"{value}\". Expected a size or range like \"1MB\", \"1MB-2MB\", \"-1MB\", or \"1MB-\"."
+        ));
+    }
+    let (min_text, max_text) = (parts[0].trim(), parts[1].trim());
+    if min_text.is_empty() && max_text.is_empty() {
+        return Err(format!("Invalid byte size range: \"{value}\". At least one bound is required."));
+    }
+    let min = if min_text.is_empty() { 0 } else { parse_byte_size(min_text)? };
+    let max = if max_text.is_empty() { None } else { Some(parse_byte_size(max_text)?) };
+    if max.is_some_and(|max| min > max) {
+        return Err(format!(
+            "Invalid byte size range: \"{value}\". The lower bound must not exceed the upper bound."
+        ));
+    }
+    Ok((min, max))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn byte_ranges() {
+        assert_eq!(parse_byte_size_range("10KB"), Ok((10_000, None)));
+        assert_eq!(parse_byte_size_range("1MB-2MiB"), Ok((1_000_000, Some(2_097_152))));
+        assert_eq!(parse_byte_size_range("-1.5k"), Ok((0, Some(1500))));
+        assert_eq!(parse_byte_size_range("1GB-"), Ok((1_000_000_000, None)));
+        assert!(parse_byte_size_range("-").expect_err("no bound").contains("At least one bound"));
+        assert!(parse_byte_size_range("2MB-1MB").expect_err("reversed").contains("lower bound"));
+        assert!(parse_byte_size_range("1XB").expect_err("unit").contains("Unknown unit"));
+        assert!(parse_byte_size_range("abc").expect_err("format").contains("Invalid byte size format"));
+    }
+
     use super::*;
 
     #[test]

@@ -116,3 +116,6 @@ impl HeapSnapshot {
             .unwrap_or(0)
     }
 }
+
+#[cfg(test)]
+mod tests;

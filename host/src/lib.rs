@@ -8,6 +8,7 @@
 pub mod browser;
 pub mod catalog;
 pub mod cli;
+pub mod heap_analysis;
 pub mod http;
 pub mod mcp;
 pub mod oneshot;

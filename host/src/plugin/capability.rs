@@ -89,6 +89,7 @@ impl Capability {
             "upload-files" => Capability::FilesRead,
             "start-trace" | "stop-trace" | "analyze-insight" => Capability::Performance,
             "take-heap-snapshot" => Capability::Memory,
+            heap if heap.starts_with("heap-") => Capability::Memory,
             _ => return None,
         })
     }
