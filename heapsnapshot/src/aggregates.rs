@@ -58,8 +58,11 @@ impl HeapSnapshot {
         class_of: impl Fn(usize) -> (ClassKey, Option<String>),
     ) -> IndexMap<ClassKey, Aggregate> {
         let mut map: IndexMap<ClassKey, Aggregate> = IndexMap::new();
-        let mut keys: Vec<Option<ClassKey>> = vec![None; self.node_count];
-        for ordinal in 0..self.node_count {
+        // The aggregate slot of each counted node; u32::MAX for nodes not counted.
+        let mut slots: Vec<u32> = vec![u32::MAX; self.node_count];
+        // Plain class-index keys (almost every node) are found without hashing.
+        let mut index_slots: Vec<u32> = vec![u32::MAX; self.strings.len()];
+        for (ordinal, slot_of_node) in slots.iter_mut().enumerate() {
             let ni = ordinal * self.nf;
             if mask.is_some_and(|mask| !mask[ordinal]) {
                 continue;
@@ -69,34 +72,42 @@ impl HeapSnapshot {
                 continue;
             }
             let (key, name) = class_of(ni);
-            keys[ordinal] = Some(key.clone());
-            match map.get_mut(&key) {
-                Some(aggregate) => {
-                    aggregate.count += 1;
-                    aggregate.self_size += size;
-                    aggregate.indexes.push(ni as u32);
+            let known = match &key {
+                ClassKey::Index(index) => index_slots[*index as usize],
+                other => map.get_index_of(other).map_or(u32::MAX, |slot| slot as u32),
+            };
+            let slot = if known != u32::MAX {
+                let aggregate = &mut map[known as usize];
+                aggregate.count += 1;
+                aggregate.self_size += size;
+                aggregate.indexes.push(ni as u32);
+                known
+            } else {
+                let slot = map.len() as u32;
+                if let ClassKey::Index(index) = &key {
+                    index_slots[*index as usize] = slot;
                 }
-                None => {
-                    map.insert(
-                        key,
-                        Aggregate {
-                            name: name.unwrap_or_else(|| self.class_name(ni).to_string()),
-                            count: 1,
-                            self_size: size,
-                            retained_size: 0,
-                            indexes: vec![ni as u32],
-                        },
-                    );
-                }
-            }
+                map.insert(
+                    key,
+                    Aggregate {
+                        name: name.unwrap_or_else(|| self.class_name(ni).to_string()),
+                        count: 1,
+                        self_size: size,
+                        retained_size: 0,
+                        indexes: vec![ni as u32],
+                    },
+                );
+                slot
+            };
+            *slot_of_node = slot;
         }
-        self.classes_retained_size(&mut map, &keys);
+        self.classes_retained_size(&mut map, &slots);
         map
     }
 
     /// Adds each class's retained size, counting an instance only when no dominator of it is
     /// already counted for the same class (a walk of the dominator tree).
-    fn classes_retained_size(&self, map: &mut IndexMap<ClassKey, Aggregate>, keys: &[Option<ClassKey>]) {
+    fn classes_retained_size(&self, map: &mut IndexMap<ClassKey, Aggregate>, slots: &[u32]) {
         let mut list: Vec<u32> = vec![self.root as u32];
         let mut sizes: Vec<isize> = vec![-1];
         let mut class_stack: Vec<usize> = Vec::new();
@@ -106,10 +117,8 @@ impl HeapSnapshot {
             let ordinal = ni / self.nf;
             let from = self.first_dominated[ordinal] as usize;
             let to = self.first_dominated[ordinal + 1] as usize;
-            if let Some(key) = &keys[ordinal]
-                && let Some(slot) = map.get_index_of(key)
-                && !seen[slot]
-            {
+            let slot = slots[ordinal] as usize;
+            if slot != u32::MAX as usize && !seen[slot] {
                 map[slot].retained_size += self.retained[ordinal];
                 if from != to {
                     seen[slot] = true;

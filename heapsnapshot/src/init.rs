@@ -229,6 +229,9 @@ impl HeapSnapshot {
     /// `<n> / part of key (… @a) -> value (… @b) pair in WeakMap (table @t)`: the part after
     /// the leading number and the table id, when the name has that shape.
     pub(crate) fn weak_map_edge_parts(&self, name: &str) -> Option<(String, u32)> {
+        if !name.as_bytes().first().is_some_and(u8::is_ascii_digit) || !name.contains(" / part of key (") {
+            return None;
+        }
         static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
         let pattern = PATTERN.get_or_init(|| {
             regex::Regex::new(
@@ -247,17 +250,27 @@ impl HeapSnapshot {
     fn essential_edges(&self) -> Vec<bool> {
         let edge_count = self.edges.len() / self.ef;
         let mut essential = vec![false; edge_count];
-        let mut weak_map_cache: std::collections::HashMap<u32, Option<u32>> = std::collections::HashMap::new();
+        // Per edge-name string: 0 not looked at yet, 1 not an ephemeron name, 2 one (table id
+        // in `tables`).
+        let mut weak_map_state = vec![0u8; self.strings.len()];
+        let mut tables: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
         for ordinal in 0..self.node_count {
             let ni = ordinal * self.nf;
             for ei in self.edge_indexes(ni) {
                 let kind = self.edge_type(ei);
                 if kind == self.et.internal {
                     let name_index = self.edge_name_or_index(ei);
-                    let table = *weak_map_cache.entry(name_index).or_insert_with(|| {
-                        self.weak_map_edge_parts(&self.strings[name_index as usize])
-                            .map(|(_, table)| table)
-                    });
+                    let state = &mut weak_map_state[name_index as usize];
+                    if *state == 0 {
+                        *state = match self.weak_map_edge_parts(&self.strings[name_index as usize]) {
+                            Some((_, table)) => {
+                                tables.insert(name_index, table);
+                                2
+                            }
+                            None => 1,
+                        };
+                    }
+                    let table = (*state == 2).then(|| tables[&name_index]);
                     if table == Some(self.node_id(ni)) {
                         continue;
                     }

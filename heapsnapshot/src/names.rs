@@ -165,6 +165,7 @@ impl HeapSnapshot {
         let code = index_for(&mut strings, "(compiled code)".into());
         let function = index_for(&mut strings, "Function".into());
         let regexp = index_for(&mut strings, "RegExp".into());
+        let mut type_labels: HashMap<u32, u32> = HashMap::new();
         for ordinal in 0..self.node_count {
             let ni = ordinal * self.nf;
             let kind = self.nodes[ni + self.o_type];
@@ -195,8 +196,15 @@ impl HeapSnapshot {
             } else if kind == self.nt.regexp {
                 regexp
             } else {
-                let label = format!("({})", self.node_type_names[kind as usize]);
-                index_for(&mut strings, label)
+                match type_labels.get(&kind) {
+                    Some(&index) => index,
+                    None => {
+                        let label = format!("({})", self.node_type_names[kind as usize]);
+                        let index = index_for(&mut strings, label);
+                        type_labels.insert(kind, index);
+                        index
+                    }
+                }
             };
             self.class_index[ordinal] = class;
         }

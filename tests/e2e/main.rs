@@ -3,6 +3,7 @@
 
 mod debugging;
 mod fixtures;
+mod heap;
 mod harness_selftest;
 mod hot_reload;
 mod http;
