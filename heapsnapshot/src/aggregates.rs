@@ -152,8 +152,14 @@ impl HeapSnapshot {
             let last = indexes.last().copied().unwrap_or_default() as usize;
             let class = BaseClass {
                 name: self.class_name(last).to_string(),
-                ids: indexes.iter().map(|&ni| self.node_id(ni as usize)).collect(),
-                self_sizes: indexes.iter().map(|&ni| self.self_size(ni as usize)).collect(),
+                ids: indexes
+                    .iter()
+                    .map(|&ni| self.node_id(ni as usize))
+                    .collect(),
+                self_sizes: indexes
+                    .iter()
+                    .map(|&ni| self.self_size(ni as usize))
+                    .collect(),
             };
             let text = match &key {
                 crate::names::ClassKey::Interface(name) => format!(",{name}"),

@@ -103,7 +103,10 @@ impl HeapSnapshot {
             let variables: Vec<String> = (0..count)
                 .map(|j| {
                     let index = get(&raw.vars, var_offset + j * var_stride + var_name_at);
-                    self.strings.get(index as usize).cloned().unwrap_or_default()
+                    self.strings
+                        .get(index as usize)
+                        .cloned()
+                        .unwrap_or_default()
                 })
                 .collect();
             var_offset += count * var_stride;
@@ -111,7 +114,11 @@ impl HeapSnapshot {
                 current_script = Some(script);
                 stack.clear();
             }
-            let parent = if depth > 0 { stack.get(depth - 1).copied() } else { None };
+            let parent = if depth > 0 {
+                stack.get(depth - 1).copied()
+            } else {
+                None
+            };
             let uses = vec![Vec::new(); variables.len()];
             scopes.push(Scope {
                 scope_id,
@@ -155,7 +162,10 @@ impl HeapSnapshot {
             let ni = ordinal * self.nf;
             let raw_name = self.raw_name(ni);
             if raw_name.starts_with("system / Script") {
-                let mut name = raw_name.strip_prefix("system / Script / ").unwrap_or("").to_string();
+                let mut name = raw_name
+                    .strip_prefix("system / Script / ")
+                    .unwrap_or("")
+                    .to_string();
                 if name.is_empty() {
                     name = self
                         .internal_edge_target(ni, "source_url")
@@ -206,7 +216,9 @@ impl HeapSnapshot {
                 self.attribute_scope_info_chain(map, scope_info, stop, script);
                 continue;
             }
-            let scope_id = self.internal_edge_target(info, "scope_id").and_then(|n| self.value_as_int(n));
+            let scope_id = self
+                .internal_edge_target(info, "scope_id")
+                .and_then(|n| self.value_as_int(n));
             if scope_id.is_none_or(|id| id == SCRIPT_ROOT_SCOPE_ID) {
                 continue;
             }
@@ -248,11 +260,20 @@ impl HeapSnapshot {
             == Some(SCRIPT_ROOT_SCOPE_ID)
     }
 
-    fn add_live_closure(&self, closures: &mut Vec<LiveClosure>, owner: usize, shared: usize, context: usize) {
+    fn add_live_closure(
+        &self,
+        closures: &mut Vec<LiveClosure>,
+        owner: usize,
+        shared: usize,
+        context: usize,
+    ) {
         let Some(script) = self.internal_edge_target(shared, "script") else {
             return;
         };
-        if let Some(scope_id) = self.internal_edge_target(shared, "scope_id").and_then(|n| self.value_as_int(n)) {
+        if let Some(scope_id) = self
+            .internal_edge_target(shared, "scope_id")
+            .and_then(|n| self.value_as_int(n))
+        {
             closures.push(LiveClosure {
                 owner,
                 context,
@@ -270,17 +291,22 @@ impl HeapSnapshot {
             return false;
         };
         *maps.entry(map).or_insert_with(|| {
-            self.internal_edge_target(map, "instance_type_name").is_some_and(|n| {
-                matches!(
-                    self.raw_name(n),
-                    "JS_GENERATOR_OBJECT_TYPE" | "JS_ASYNC_FUNCTION_OBJECT_TYPE" | "JS_ASYNC_GENERATOR_OBJECT_TYPE"
-                )
-            })
+            self.internal_edge_target(map, "instance_type_name")
+                .is_some_and(|n| {
+                    matches!(
+                        self.raw_name(n),
+                        "JS_GENERATOR_OBJECT_TYPE"
+                            | "JS_ASYNC_FUNCTION_OBJECT_TYPE"
+                            | "JS_ASYNC_GENERATOR_OBJECT_TYPE"
+                    )
+                })
         })
     }
 
     fn generator_object(&self, scan: &mut Scan, ni: usize) {
-        let continuation = self.internal_edge_target(ni, "continuation").and_then(|n| self.value_as_int(n));
+        let continuation = self
+            .internal_edge_target(ni, "continuation")
+            .and_then(|n| self.value_as_int(n));
         let function = self.internal_edge_target(ni, "function");
         let (Some(continuation), Some(function)) = (continuation, function) else {
             return;
@@ -292,7 +318,9 @@ impl HeapSnapshot {
             return;
         };
         if continuation == GENERATOR_CLOSED {
-            let scope_id = self.internal_edge_target(shared, "scope_id").and_then(|n| self.value_as_int(n));
+            let scope_id = self
+                .internal_edge_target(shared, "scope_id")
+                .and_then(|n| self.value_as_int(n));
             if scope_id == Some(SCRIPT_ROOT_SCOPE_ID) {
                 scan.finished_module_functions.insert(function);
             }
@@ -310,7 +338,11 @@ impl HeapSnapshot {
             if scan.finished_module_functions.contains(&closure.owner) {
                 continue;
             }
-            let contexts = live.entry(closure.script).or_default().entry(closure.scope_id).or_default();
+            let contexts = live
+                .entry(closure.script)
+                .or_default()
+                .entry(closure.scope_id)
+                .or_default();
             let mut context = Some(closure.context);
             while let Some(current) = context {
                 if contexts.contains(&current) || !self.is_context_object(current) {
@@ -323,7 +355,11 @@ impl HeapSnapshot {
         live
     }
 
-    fn resolve_scope_info_script(&self, map: &mut HashMap<usize, Option<usize>>, start: usize) -> Option<usize> {
+    fn resolve_scope_info_script(
+        &self,
+        map: &mut HashMap<usize, Option<usize>>,
+        start: usize,
+    ) -> Option<usize> {
         if let Some(&script) = map.get(&start) {
             return script;
         }
@@ -370,10 +406,15 @@ impl HeapSnapshot {
         };
         for &(context, context_id, scope_info) in &scan.contexts {
             if let Some(existing) = found.get_mut(&scope_info) {
-                existing.contexts.push((context, context_id, context_fields(context).1));
+                existing
+                    .contexts
+                    .push((context, context_id, context_fields(context).1));
                 continue;
             }
-            let Some(scope_id) = self.internal_edge_target(scope_info, "scope_id").and_then(|n| self.value_as_int(n)) else {
+            let Some(scope_id) = self
+                .internal_edge_target(scope_info, "scope_id")
+                .and_then(|n| self.value_as_int(n))
+            else {
                 continue;
             };
             let int_of = |name: &str| {
@@ -381,7 +422,9 @@ impl HeapSnapshot {
                     .and_then(|n| self.value_as_int(n))
                     .unwrap_or(0)
             };
-            let scope_name = self.internal_edge_target(scope_info, "function_name").map(|n| self.node_name(n));
+            let scope_name = self
+                .internal_edge_target(scope_info, "function_name")
+                .map(|n| self.node_name(n));
             let Some(script) = self.resolve_scope_info_script(&mut scope_infos, scope_info) else {
                 continue;
             };
@@ -438,7 +481,13 @@ impl HeapSnapshot {
                     let Some(slot) = scope.variables.iter().position(|v| v == name) else {
                         continue;
                     };
-                    if self.variable_used(live, scopes, found_scope.script, *context, &scope.uses[slot]) {
+                    if self.variable_used(
+                        live,
+                        scopes,
+                        found_scope.script,
+                        *context,
+                        &scope.uses[slot],
+                    ) {
                         continue;
                     }
                     let retained = self.retained_size(value);
@@ -453,7 +502,7 @@ impl HeapSnapshot {
                 if dead.is_empty() {
                     continue;
                 }
-                dead.sort_by(|a, b| b.retained_size.cmp(&a.retained_size));
+                dead.sort_by_key(|field| std::cmp::Reverse(field.retained_size));
                 contexts.push(ContextReport {
                     context_node_index: *context,
                     context_node_id: self.node_id(*context),
@@ -500,7 +549,10 @@ impl HeapSnapshot {
         for &user in uses {
             let mut current = Some(user);
             while let Some(scope) = current {
-                if by_scope.get(&scopes[scope].scope_id).is_some_and(|contexts| contexts.contains(&context)) {
+                if by_scope
+                    .get(&scopes[scope].scope_id)
+                    .is_some_and(|contexts| contexts.contains(&context))
+                {
                     return true;
                 }
                 current = scopes[scope].parent;

@@ -28,12 +28,12 @@ impl HeapSnapshot {
 
         // Iterative depth-first numbering from `root` (a vertex number).
         let dfs = |root: u32,
-                       parent: &mut Vec<u32>,
-                       vertex: &mut Vec<u32>,
-                       label: &mut Vec<u32>,
-                       semi: &mut Vec<u32>,
-                       next_edge: &mut Vec<u32>,
-                       n: &mut u32| {
+                   parent: &mut Vec<u32>,
+                   vertex: &mut Vec<u32>,
+                   label: &mut Vec<u32>,
+                   semi: &mut Vec<u32>,
+                   next_edge: &mut Vec<u32>,
+                   n: &mut u32| {
             let root_ordinal = (root - 1) as usize;
             next_edge[root_ordinal] = self.first_edge[root_ordinal];
             let mut v = root;
@@ -66,13 +66,29 @@ impl HeapSnapshot {
         };
 
         let r = (self.root / nf) as u32 + 1;
-        dfs(r, &mut parent, &mut vertex, &mut label, &mut semi, &mut next_edge, &mut n);
+        dfs(
+            r,
+            &mut parent,
+            &mut vertex,
+            &mut label,
+            &mut semi,
+            &mut next_edge,
+            &mut n,
+        );
         if (n as usize) < n_nodes {
             for v in 1..=n_nodes as u32 {
                 let ordinal = (v - 1) as usize;
                 if semi[v as usize] == 0 && self.has_only_weak_retainers(ordinal, essential) {
                     parent[v as usize] = r;
-                    dfs(v, &mut parent, &mut vertex, &mut label, &mut semi, &mut next_edge, &mut n);
+                    dfs(
+                        v,
+                        &mut parent,
+                        &mut vertex,
+                        &mut label,
+                        &mut semi,
+                        &mut next_edge,
+                        &mut n,
+                    );
                 }
             }
         }
@@ -89,28 +105,29 @@ impl HeapSnapshot {
         }
 
         let mut compression_stack = vec![0u32; len];
-        let mut evaluate = |v: u32, ancestor: &mut Vec<u32>, label: &mut Vec<u32>, semi: &Vec<u32>| -> u32 {
-            if ancestor[v as usize] == 0 {
-                return v;
-            }
-            let mut sp = 0usize;
-            let mut x = v;
-            while ancestor[ancestor[x as usize] as usize] != 0 {
-                sp += 1;
-                compression_stack[sp] = x;
-                x = ancestor[x as usize];
-            }
-            while sp > 0 {
-                let w = compression_stack[sp] as usize;
-                sp -= 1;
-                let a = ancestor[w] as usize;
-                if semi[label[a] as usize] < semi[label[w] as usize] {
-                    label[w] = label[a];
+        let mut evaluate =
+            |v: u32, ancestor: &mut Vec<u32>, label: &mut Vec<u32>, semi: &Vec<u32>| -> u32 {
+                if ancestor[v as usize] == 0 {
+                    return v;
                 }
-                ancestor[w] = ancestor[a];
-            }
-            label[v as usize]
-        };
+                let mut sp = 0usize;
+                let mut x = v;
+                while ancestor[ancestor[x as usize] as usize] != 0 {
+                    sp += 1;
+                    compression_stack[sp] = x;
+                    x = ancestor[x as usize];
+                }
+                while sp > 0 {
+                    let w = compression_stack[sp] as usize;
+                    sp -= 1;
+                    let a = ancestor[w] as usize;
+                    if semi[label[a] as usize] < semi[label[w] as usize] {
+                        label[w] = label[a];
+                    }
+                    ancestor[w] = ancestor[a];
+                }
+                label[v as usize]
+            };
 
         // Buckets as singly linked lists: head per vertex, next per member.
         let mut bucket_head = vec![0u32; len];
@@ -120,7 +137,9 @@ impl HeapSnapshot {
             let w = vertex[i];
             let w_ordinal = (w - 1) as usize;
             let mut orphan = true;
-            for slot in self.first_retainer[w_ordinal] as usize..self.first_retainer[w_ordinal + 1] as usize {
+            for slot in
+                self.first_retainer[w_ordinal] as usize..self.first_retainer[w_ordinal + 1] as usize
+            {
                 if !essential[self.retaining_edges[slot] as usize / ef] {
                     continue;
                 }
@@ -145,7 +164,11 @@ impl HeapSnapshot {
             while member != 0 {
                 let next = bucket_next[member as usize];
                 let u = evaluate(member, &mut ancestor, &mut label, &semi);
-                dom[member as usize] = if semi[u as usize] < semi[member as usize] { u } else { p };
+                dom[member as usize] = if semi[u as usize] < semi[member as usize] {
+                    u
+                } else {
+                    p
+                };
                 member = next;
             }
         }
@@ -168,7 +191,9 @@ impl HeapSnapshot {
             let ordinal = (vertex[i] - 1) as usize;
             let dominator = dominators[ordinal] as usize;
             if dominator >= n_nodes {
-                return Err(HeapError::Format("the dominator tree is inconsistent".into()));
+                return Err(HeapError::Format(
+                    "the dominator tree is inconsistent".into(),
+                ));
             }
             retained[dominator] += retained[ordinal];
         }
@@ -178,8 +203,11 @@ impl HeapSnapshot {
     }
 
     fn has_only_weak_retainers(&self, ordinal: usize, essential: &[bool]) -> bool {
-        let range = self.first_retainer[ordinal] as usize..self.first_retainer[ordinal + 1] as usize;
-        !range.into_iter().any(|slot| essential[self.retaining_edges[slot] as usize / self.ef])
+        let range =
+            self.first_retainer[ordinal] as usize..self.first_retainer[ordinal + 1] as usize;
+        !range
+            .into_iter()
+            .any(|slot| essential[self.retaining_edges[slot] as usize / self.ef])
     }
 
     /// The children of each node in the dominator tree, as node indexes.

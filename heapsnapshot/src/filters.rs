@@ -36,12 +36,16 @@ impl NodeFilter {
             Some("attributedToSpecificNativeContext") => {
                 let id = object_id.ok_or_else(|| {
                     HeapError::Query(
-                        "objectId is required when filterName is attributedToSpecificNativeContext".into(),
+                        "objectId is required when filterName is attributedToSpecificNativeContext"
+                            .into(),
                     )
                 })?;
-                let ni = snapshot
-                    .node_index_for_id(id)
-                    .ok_or_else(|| HeapError::Query(format!("Node with ID {} not found", crate::format::js_number(id))))?;
+                let ni = snapshot.node_index_for_id(id).ok_or_else(|| {
+                    HeapError::Query(format!(
+                        "Node with ID {} not found",
+                        crate::format::js_number(id)
+                    ))
+                })?;
                 NodeFilter::NativeContext(ni)
             }
             Some(_) => return Err(HeapError::Query("Invalid filter name".into())),
@@ -81,8 +85,15 @@ impl HeapSnapshot {
             NodeFilter::NativeContext(ni) => {
                 // DevTools compares with `nodeIndex / nodeFieldCount`, a fraction for an index
                 // that is not a node's; such a filter matches nothing.
-                let target = if ni % self.nf == 0 { (ni / self.nf) as i32 } else { -3 };
-                self.native_attribution.iter().map(|&owner| owner == target).collect()
+                let target = if ni % self.nf == 0 {
+                    (ni / self.nf) as i32
+                } else {
+                    -3
+                };
+                self.native_attribution
+                    .iter()
+                    .map(|&owner| owner == target)
+                    .collect()
             }
         }
     }
@@ -149,7 +160,9 @@ impl HeapSnapshot {
         use std::collections::HashMap;
         let mut mask = vec![false; self.node_count];
         let mut seen: HashMap<String, usize> = HashMap::new();
-        let mut truncated: HashMap<String, Vec<(usize, Option<i64>, Option<i64>)>> = HashMap::new();
+        // Per value: (node index, length, hash) of the first of each length and hash.
+        type Firsts = Vec<(usize, Option<i64>, Option<i64>)>;
+        let mut truncated: HashMap<String, Firsts> = HashMap::new();
         for ordinal in 0..self.node_count {
             let ni = ordinal * self.nf;
             let kind = self.raw_type(ni);

@@ -25,18 +25,26 @@ pub fn kb_u(bytes: u64) -> String {
 
 /// With a `+` for growth, as the diff lines print sizes.
 pub fn signed_kb(bytes: i64) -> String {
-    if bytes > 0 { format!("+{}", kb(bytes)) } else { kb(bytes) }
+    if bytes > 0 {
+        format!("+{}", kb(bytes))
+    } else {
+        kb(bytes)
+    }
 }
 
 pub fn signed_count(count: i64) -> String {
-    if count > 0 { format!("+{count}") } else { count.to_string() }
+    if count > 0 {
+        format!("+{count}")
+    } else {
+        count.to_string()
+    }
 }
 
 fn group(value: u64) -> String {
     let digits = value.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -67,7 +75,9 @@ pub fn truncate(value: &str, max: usize) -> String {
 
 /// A name on one line: truncated, line breaks escaped.
 pub fn name(value: &str, max: usize) -> String {
-    truncate(value, max).replace('\r', "\\r").replace('\n', "\\n")
+    truncate(value, max)
+        .replace('\r', "\\r")
+        .replace('\n', "\\n")
 }
 
 /// Which slice of a list a page shows, and the lines that say so.
@@ -81,23 +91,24 @@ pub struct Page {
 /// default); an out-of-range page falls back to the first with a note.
 pub fn paginate(total: usize, page_idx: Option<u64>, page_size: Option<u64>) -> Page {
     let mut info = Vec::new();
-    let (start, end, current, pages, has_next, has_previous) = if page_idx.is_none() && page_size.is_none() {
-        (0, total, 0u64, 1u64, false, false)
-    } else {
-        let size = page_size.unwrap_or(20).max(1);
-        let pages = (total as u64).div_ceil(size).max(1);
-        let (current, invalid) = match page_idx {
-            None => (0, false),
-            Some(idx) if idx >= pages => (0, true),
-            Some(idx) => (idx, false),
+    let (start, end, current, pages, has_next, has_previous) =
+        if page_idx.is_none() && page_size.is_none() {
+            (0, total, 0u64, 1u64, false, false)
+        } else {
+            let size = page_size.unwrap_or(20).max(1);
+            let pages = (total as u64).div_ceil(size).max(1);
+            let (current, invalid) = match page_idx {
+                None => (0, false),
+                Some(idx) if idx >= pages => (0, true),
+                Some(idx) => (idx, false),
+            };
+            if invalid {
+                info.push("Invalid page number provided. Showing first page.".to_string());
+            }
+            let start = (current.saturating_mul(size)).min(total as u64) as usize;
+            let end = (start as u64 + size).min(total as u64) as usize;
+            (start, end, current, pages, current + 1 < pages, current > 0)
         };
-        if invalid {
-            info.push("Invalid page number provided. Showing first page.".to_string());
-        }
-        let start = (current.saturating_mul(size)).min(total as u64) as usize;
-        let end = (start as u64 + size).min(total as u64) as usize;
-        (start, end, current, pages, current + 1 < pages, current > 0)
-    };
     let shown_start = if total == 0 { 0 } else { start + 1 };
     info.push(format!(
         "Showing {shown_start}-{end} of {total} (Page {} of {pages}).",
@@ -132,7 +143,9 @@ pub fn parse_byte_size(value: &str) -> Result<u64, String> {
             "Invalid byte size format: \"{value}\". Expected a number or format like \"1024\", \"1M\", \"1MB\", \"1G\", \"1GB\"."
         ));
     }
-    let amount: f64 = number.parse().map_err(|_| format!("Invalid byte size: \"{value}\""))?;
+    let amount: f64 = number
+        .parse()
+        .map_err(|_| format!("Invalid byte size: \"{value}\""))?;
     let multiplier: f64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" | "byte" | "bytes" => 1.0,
         "k" | "kb" => 1e3,
@@ -170,10 +183,20 @@ pub fn parse_byte_size_range(value: &str) -> Result<(u64, Option<u64>), String> 
     }
     let (min_text, max_text) = (parts[0].trim(), parts[1].trim());
     if min_text.is_empty() && max_text.is_empty() {
-        return Err(format!("Invalid byte size range: \"{value}\". At least one bound is required."));
+        return Err(format!(
+            "Invalid byte size range: \"{value}\". At least one bound is required."
+        ));
     }
-    let min = if min_text.is_empty() { 0 } else { parse_byte_size(min_text)? };
-    let max = if max_text.is_empty() { None } else { Some(parse_byte_size(max_text)?) };
+    let min = if min_text.is_empty() {
+        0
+    } else {
+        parse_byte_size(min_text)?
+    };
+    let max = if max_text.is_empty() {
+        None
+    } else {
+        Some(parse_byte_size(max_text)?)
+    };
     if max.is_some_and(|max| min > max) {
         return Err(format!(
             "Invalid byte size range: \"{value}\". The lower bound must not exceed the upper bound."
@@ -187,13 +210,32 @@ mod tests {
     #[test]
     fn byte_ranges() {
         assert_eq!(parse_byte_size_range("10KB"), Ok((10_000, None)));
-        assert_eq!(parse_byte_size_range("1MB-2MiB"), Ok((1_000_000, Some(2_097_152))));
+        assert_eq!(
+            parse_byte_size_range("1MB-2MiB"),
+            Ok((1_000_000, Some(2_097_152)))
+        );
         assert_eq!(parse_byte_size_range("-1.5k"), Ok((0, Some(1500))));
         assert_eq!(parse_byte_size_range("1GB-"), Ok((1_000_000_000, None)));
-        assert!(parse_byte_size_range("-").expect_err("no bound").contains("At least one bound"));
-        assert!(parse_byte_size_range("2MB-1MB").expect_err("reversed").contains("lower bound"));
-        assert!(parse_byte_size_range("1XB").expect_err("unit").contains("Unknown unit"));
-        assert!(parse_byte_size_range("abc").expect_err("format").contains("Invalid byte size format"));
+        assert!(
+            parse_byte_size_range("-")
+                .expect_err("no bound")
+                .contains("At least one bound")
+        );
+        assert!(
+            parse_byte_size_range("2MB-1MB")
+                .expect_err("reversed")
+                .contains("lower bound")
+        );
+        assert!(
+            parse_byte_size_range("1XB")
+                .expect_err("unit")
+                .contains("Unknown unit")
+        );
+        assert!(
+            parse_byte_size_range("abc")
+                .expect_err("format")
+                .contains("Invalid byte size format")
+        );
     }
 
     use super::*;
@@ -222,9 +264,22 @@ mod tests {
     fn pages() {
         let page = paginate(45, Some(1), Some(20));
         assert_eq!((page.start, page.end), (20, 40));
-        assert_eq!(page.info, vec!["Showing 21-40 of 45 (Page 2 of 3).", "Next page: 2", "Previous page: 0"]);
+        assert_eq!(
+            page.info,
+            vec![
+                "Showing 21-40 of 45 (Page 2 of 3).",
+                "Next page: 2",
+                "Previous page: 0"
+            ]
+        );
         let page = paginate(5, Some(9), None);
-        assert_eq!(page.info[0], "Invalid page number provided. Showing first page.");
-        assert_eq!(paginate(0, None, None).info, vec!["Showing 0-0 of 0 (Page 1 of 1)."]);
+        assert_eq!(
+            page.info[0],
+            "Invalid page number provided. Showing first page."
+        );
+        assert_eq!(
+            paginate(0, None, None).info,
+            vec!["Showing 0-0 of 0 (Page 1 of 1)."]
+        );
     }
 }

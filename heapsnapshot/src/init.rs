@@ -29,9 +29,9 @@ impl HeapSnapshot {
     fn build_edge_indexes(&mut self) {
         let mut first = Vec::with_capacity(self.node_count + 1);
         let mut edge_index: u64 = 0;
-        for ordinal in 0..self.node_count {
+        for node in self.nodes.chunks_exact(self.nf) {
             first.push(edge_index as u32);
-            edge_index += u64::from(self.nodes[ordinal * self.nf + self.o_edge_count]) * self.ef as u64;
+            edge_index += u64::from(node[self.o_edge_count]) * self.ef as u64;
         }
         first.push(self.edges.len() as u32);
         self.first_edge = first;
@@ -48,9 +48,9 @@ impl HeapSnapshot {
             first[edge[self.e_to] as usize / self.nf] += 1;
         }
         let mut slot = 0u32;
-        for ordinal in 0..self.node_count {
-            let count = first[ordinal];
-            first[ordinal] = slot;
+        for entry in first.iter_mut().take(self.node_count) {
+            let count = *entry;
+            *entry = slot;
             if (slot as usize) < edge_count {
                 retaining_nodes[slot as usize] = count;
             }
@@ -59,7 +59,9 @@ impl HeapSnapshot {
         first[self.node_count] = edge_count as u32;
         for src in 0..self.node_count {
             let src_index = (src * self.nf) as u32;
-            for ei in (self.first_edge[src] as usize..self.first_edge[src + 1] as usize).step_by(self.ef) {
+            for ei in
+                (self.first_edge[src] as usize..self.first_edge[src + 1] as usize).step_by(self.ef)
+            {
                 let to = self.edges[ei + self.e_to] as usize / self.nf;
                 let first_slot = first[to] as usize;
                 retaining_nodes[first_slot] -= 1;
@@ -86,7 +88,9 @@ impl HeapSnapshot {
             None => {
                 for ordinal in 0..self.node_count {
                     let ni = ordinal * self.nf;
-                    if self.raw_type(ni) == self.nt.native && self.node_name(ni).starts_with("Detached ") {
+                    if self.raw_type(ni) == self.nt.native
+                        && self.node_name(ni).starts_with("Detached ")
+                    {
                         self.detachedness[ordinal] = DETACHED;
                     }
                 }
@@ -144,7 +148,15 @@ impl HeapSnapshot {
             if state == UNKNOWN {
                 continue;
             }
-            process(self, &mut visited, &mut attached, &mut detached, &mut renamed, ordinal, state);
+            process(
+                self,
+                &mut visited,
+                &mut attached,
+                &mut detached,
+                &mut renamed,
+                ordinal,
+                state,
+            );
         }
         let skip = [self.et.hidden, self.et.invisible, self.et.weak];
         while let Some(parent) = attached.pop() {
@@ -153,7 +165,15 @@ impl HeapSnapshot {
                     continue;
                 }
                 let child = self.edge_to(ei) / self.nf;
-                process(self, &mut visited, &mut attached, &mut detached, &mut renamed, child, ATTACHED);
+                process(
+                    self,
+                    &mut visited,
+                    &mut attached,
+                    &mut detached,
+                    &mut renamed,
+                    child,
+                    ATTACHED,
+                );
             }
         }
         while let Some(parent) = detached.pop() {
@@ -165,7 +185,15 @@ impl HeapSnapshot {
                     continue;
                 }
                 let child = self.edge_to(ei) / self.nf;
-                process(self, &mut visited, &mut attached, &mut detached, &mut renamed, child, DETACHED);
+                process(
+                    self,
+                    &mut visited,
+                    &mut attached,
+                    &mut detached,
+                    &mut renamed,
+                    child,
+                    DETACHED,
+                );
             }
         }
     }
@@ -185,7 +213,12 @@ impl HeapSnapshot {
             .filter(|&ni| self.is_user_root(ni))
             .map(|ni| ni / self.nf)
             .collect();
-        let skip = [self.et.hidden, self.et.invisible, self.et.internal, self.et.weak];
+        let skip = [
+            self.et.hidden,
+            self.et.invisible,
+            self.et.internal,
+            self.et.weak,
+        ];
         while let Some(ordinal) = list.pop() {
             if self.flags[ordinal] & FLAG_CAN_BE_QUERIED != 0 {
                 continue;
@@ -193,7 +226,9 @@ impl HeapSnapshot {
             self.flags[ordinal] |= FLAG_CAN_BE_QUERIED;
             for ei in self.edge_indexes(ordinal * self.nf) {
                 let child = self.edge_to(ei) / self.nf;
-                if self.flags[child] & FLAG_CAN_BE_QUERIED != 0 || skip.contains(&self.edge_type(ei)) {
+                if self.flags[child] & FLAG_CAN_BE_QUERIED != 0
+                    || skip.contains(&self.edge_type(ei))
+                {
                     continue;
                 }
                 list.push(child);
@@ -229,7 +264,9 @@ impl HeapSnapshot {
     /// `<n> / part of key (… @a) -> value (… @b) pair in WeakMap (table @t)`: the part after
     /// the leading number and the table id, when the name has that shape.
     pub(crate) fn weak_map_edge_parts(&self, name: &str) -> Option<(String, u32)> {
-        if !name.as_bytes().first().is_some_and(u8::is_ascii_digit) || !name.contains(" / part of key (") {
+        if !name.as_bytes().first().is_some_and(u8::is_ascii_digit)
+            || !name.contains(" / part of key (")
+        {
             return None;
         }
         static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
@@ -262,7 +299,8 @@ impl HeapSnapshot {
                     let name_index = self.edge_name_or_index(ei);
                     let state = &mut weak_map_state[name_index as usize];
                     if *state == 0 {
-                        *state = match self.weak_map_edge_parts(&self.strings[name_index as usize]) {
+                        *state = match self.weak_map_edge_parts(&self.strings[name_index as usize])
+                        {
                             Some((_, table)) => {
                                 tables.insert(name_index, table);
                                 2
@@ -301,7 +339,9 @@ impl HeapSnapshot {
     /// Moves the size of objects owned by exactly one other object (arrays, hidden and
     /// external-string data) onto that owner, as DevTools' "shallow size" view does.
     fn calculate_shallow_sizes(&mut self) {
-        let has_user_roots = self.edge_indexes(self.root).any(|ei| self.is_user_root(self.edge_to(ei)));
+        let has_user_roots = self
+            .edge_indexes(self.root)
+            .any(|ei| self.is_user_root(self.edge_to(ei)));
         if !has_user_roots {
             return;
         }
@@ -351,7 +391,8 @@ impl HeapSnapshot {
             let owned_index = ordinal * self.nf;
             let size = self.nodes[owned_index + self.o_self];
             self.nodes[owned_index + self.o_self] = 0;
-            self.nodes[owner_index + self.o_self] = self.nodes[owner_index + self.o_self].wrapping_add(size);
+            self.nodes[owner_index + self.o_self] =
+                self.nodes[owner_index + self.o_self].wrapping_add(size);
         }
     }
 
@@ -370,7 +411,11 @@ impl HeapSnapshot {
         }
         let had_user_roots = !queue.is_empty();
         self.bfs(&mut queue, &mut distances, &mut pending);
-        distances[self.root / self.nf] = if had_user_roots { BASE_SYSTEM_DISTANCE } else { 0 };
+        distances[self.root / self.nf] = if had_user_roots {
+            BASE_SYSTEM_DISTANCE
+        } else {
+            0
+        };
         queue.clear();
         queue.push(self.root as u32);
         self.bfs(&mut queue, &mut distances, &mut pending);
@@ -408,7 +453,12 @@ impl HeapSnapshot {
     /// The edges DevTools leaves out of distances: the native context's
     /// `sloppy_function_map`, every third map-descriptor slot, and the first half of each
     /// WeakMap ephemeron pair.
-    fn distance_filter(&self, ni: usize, ei: usize, pending: &mut std::collections::HashSet<String>) -> bool {
+    fn distance_filter(
+        &self,
+        ni: usize,
+        ei: usize,
+        pending: &mut std::collections::HashSet<String>,
+    ) -> bool {
         let kind = self.raw_type(ni);
         if kind == self.nt.hidden
             && self.raw_name(ni) == "system / NativeContext"
@@ -425,7 +475,8 @@ impl HeapSnapshot {
             };
         }
         if self.edge_type(ei) == self.et.internal
-            && let Some((part, _)) = self.weak_map_edge_parts(&self.strings[self.edge_name_or_index(ei) as usize])
+            && let Some((part, _)) =
+                self.weak_map_edge_parts(&self.strings[self.edge_name_or_index(ei) as usize])
             && !pending.remove(&part)
         {
             pending.insert(part);
@@ -434,4 +485,3 @@ impl HeapSnapshot {
         true
     }
 }
-

@@ -76,7 +76,9 @@ impl LoadedSnapshot {
         let aggregates: usize = self
             .all_aggregates
             .iter()
-            .map(|(key, aggregate)| key.len() * 2 + aggregate.name.len() + aggregate.indexes.len() * 4 + 96)
+            .map(|(key, aggregate)| {
+                key.len() * 2 + aggregate.name.len() + aggregate.indexes.len() * 4 + 96
+            })
             .sum();
         self.snapshot.memory_bytes() + aggregates
     }
@@ -87,13 +89,13 @@ impl HeapSnapshot {
     pub(crate) fn retained_by_context_summary(&self) -> (u64, u64, u64, u64, u64) {
         let mask = self.filter_mask(&NodeFilter::RetainedByContexts);
         let (mut contexts, mut size, mut count, mut other_size, mut other_count) = (0, 0, 0, 0, 0);
-        for ordinal in 0..self.node_count {
+        for (ordinal, retained_by_context) in mask.iter().enumerate() {
             let ni = ordinal * self.nf;
             let self_size = self.self_size(ni);
             if self_size == 0 {
                 continue;
             }
-            if mask[ordinal] {
+            if *retained_by_context {
                 count += 1;
                 size += self_size;
             } else {

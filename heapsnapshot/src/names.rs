@@ -180,8 +180,8 @@ impl HeapSnapshot {
                         None => name.clone(),
                     };
                     index_for(&mut strings, folded)
-                } else if name.starts_with("Detached <") {
-                    let folded = match name[10..].find(' ') {
+                } else if let Some(rest) = name.strip_prefix("Detached <") {
+                    let folded = match rest.find(' ') {
                         Some(space) => format!("{}>", &name[..10 + space]),
                         None => name.clone(),
                     };
@@ -275,8 +275,9 @@ impl HeapSnapshot {
             }
         }
         let mut sorted: Vec<Candidate> = candidates.into_values().collect();
-        sorted.sort_by(|a, b| b.count.cmp(&a.count));
-        let min_count = MIN_OBJECT_COUNT_PER_INTERFACE.max(total as f64 / MIN_OBJECT_PROPORTION_PER_INTERFACE);
+        sorted.sort_by_key(|candidate| std::cmp::Reverse(candidate.count));
+        let min_count =
+            MIN_OBJECT_COUNT_PER_INTERFACE.max(total as f64 / MIN_OBJECT_PROPORTION_PER_INTERFACE);
         sorted
             .into_iter()
             .take_while(|candidate| candidate.count as f64 >= min_count)
@@ -319,13 +320,20 @@ impl HeapSnapshot {
         if self.raw_type(ni) == self.nt.object
             && let Some((script, line, column)) = self.locations.get(&(ni as u32))
         {
-            return ClassKey::Location(format!("{script},{line},{column},{}", self.strings[class as usize]));
+            return ClassKey::Location(format!(
+                "{script},{line},{column},{}",
+                self.strings[class as usize]
+            ));
         }
         ClassKey::Index(class)
     }
 
     /// The class key and class name of a node under *other* interface definitions.
-    pub(crate) fn class_key_with(&self, ni: usize, matcher: &InterfaceMatcher) -> (ClassKey, String) {
+    pub(crate) fn class_key_with(
+        &self,
+        ni: usize,
+        matcher: &InterfaceMatcher,
+    ) -> (ClassKey, String) {
         if !self.is_plain_js_object(ni) {
             return (self.class_key(ni), self.class_name(ni).to_string());
         }
@@ -337,7 +345,10 @@ impl HeapSnapshot {
             Some(name) => (ClassKey::Interface(name.to_string()), name.to_string()),
         };
         match self.locations.get(&(ni as u32)) {
-            Some((script, line, column)) => (ClassKey::Location(format!("{script},{line},{column},{name}")), name),
+            Some((script, line, column)) => (
+                ClassKey::Location(format!("{script},{line},{column},{name}")),
+                name,
+            ),
             None => (key, name),
         }
     }
@@ -450,6 +461,7 @@ impl InterfaceMatcher {
                 }
             }
         }
-        best.and_then(|b| self.nodes[b].matched.as_ref()).map(|(name, _, _)| name.as_str())
+        best.and_then(|b| self.nodes[b].matched.as_ref())
+            .map(|(name, _, _)| name.as_str())
     }
 }

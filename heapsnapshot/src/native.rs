@@ -71,7 +71,10 @@ impl HeapSnapshot {
                 }
                 let name = Some(self.edge_name_or_index(ei) as usize);
                 let child = self.edge_to(ei) / self.nf;
-                if name == native_context_name && native_context[ordinal] == -1 && self.is_native_context(child) {
+                if name == native_context_name
+                    && native_context[ordinal] == -1
+                    && self.is_native_context(child)
+                {
                     native_context[ordinal] = child as i32;
                 } else if name == map_name && map[ordinal] == -1 {
                     map[ordinal] = child as i32;
@@ -150,7 +153,10 @@ impl HeapSnapshot {
                 }
             } else if kind == self.nt.code {
                 code += size;
-            } else if kind == self.nt.cons_string || kind == self.nt.sliced_string || kind == self.nt.string {
+            } else if kind == self.nt.cons_string
+                || kind == self.nt.sliced_string
+                || kind == self.nt.string
+            {
                 strings += size;
             } else if self.raw_name(ni) == "Array" {
                 js_arrays += self.array_size(ni) as f64;
@@ -177,7 +183,8 @@ impl HeapSnapshot {
     fn array_size(&self, ni: usize) -> u64 {
         let mut size = self.self_size(ni);
         for ei in self.edge_indexes(ni) {
-            if self.edge_type(ei) != self.et.internal || self.edge_name_str(ei) != Some("elements") {
+            if self.edge_type(ei) != self.et.internal || self.edge_name_str(ei) != Some("elements")
+            {
                 continue;
             }
             let elements = self.edge_to(ei);

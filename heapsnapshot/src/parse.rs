@@ -185,7 +185,9 @@ impl<R: Read> Input<R> {
         loop {
             let buf = self.reader.fill_buf().map_err(HeapError::Io)?;
             if buf.is_empty() {
-                return Err(HeapError::Format("unexpected end of file in an array".into()));
+                return Err(HeapError::Format(
+                    "unexpected end of file in an array".into(),
+                ));
             }
             let mut used = 0;
             let mut done = false;
@@ -235,7 +237,9 @@ impl<R: Read> Input<R> {
         loop {
             let buf = self.reader.fill_buf().map_err(HeapError::Io)?;
             if buf.is_empty() {
-                return Err(HeapError::Format("unexpected end of file in a string".into()));
+                return Err(HeapError::Format(
+                    "unexpected end of file in a string".into(),
+                ));
             }
             match buf.iter().position(|&b| b == b'"' || b == b'\\') {
                 Some(i) => {
@@ -350,7 +354,9 @@ impl<R: Read> Input<R> {
             b'"' => {
                 let s = self.string_body()?;
                 if let Some(out) = out {
-                    out.extend_from_slice(serde_json::to_string(&s).unwrap_or_default()[1..].as_bytes());
+                    out.extend_from_slice(
+                        &serde_json::to_string(&s).unwrap_or_default().as_bytes()[1..],
+                    );
                 }
                 return Ok(());
             }
@@ -421,6 +427,9 @@ mod tests {
         let error = parse("not json".as_bytes()).expect_err("not json");
         assert!(error.to_string().contains("unexpected"), "{error}");
         let error = parse(r#"{"snapshot":{"meta":{}},"nodes":[1,2"#.as_bytes()).expect_err("cut");
-        assert!(error.to_string().contains("end of file") || error.to_string().contains("header"), "{error}");
+        assert!(
+            error.to_string().contains("end of file") || error.to_string().contains("header"),
+            "{error}"
+        );
     }
 }

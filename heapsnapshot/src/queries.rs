@@ -138,7 +138,10 @@ impl HeapSnapshot {
                         return false;
                     }
                     if kind == self.nt.native
-                        && matches!(self.raw_name(target), "undefined" | "null" | "true" | "false")
+                        && matches!(
+                            self.raw_name(target),
+                            "undefined" | "null" | "true" | "false"
+                        )
                     {
                         return false;
                     }
@@ -153,14 +156,22 @@ impl HeapSnapshot {
         };
         edges.sort_by(|&a, &b| {
             let first = match sort {
-                EdgeSort::RetainedSize => by_node(a, b, HeapSnapshot::retained_size)
-                    .then_with(|| by_name(a, b)),
-                EdgeSort::SelfSize => by_node(a, b, HeapSnapshot::self_size).then_with(|| by_name(a, b)),
-                EdgeSort::Name => by_name(a, b).then_with(|| by_node(a, b, HeapSnapshot::retained_size)),
+                EdgeSort::RetainedSize => {
+                    by_node(a, b, HeapSnapshot::retained_size).then_with(|| by_name(a, b))
+                }
+                EdgeSort::SelfSize => {
+                    by_node(a, b, HeapSnapshot::self_size).then_with(|| by_name(a, b))
+                }
+                EdgeSort::Name => {
+                    by_name(a, b).then_with(|| by_node(a, b, HeapSnapshot::retained_size))
+                }
             };
             first.then(a.cmp(&b))
         });
-        edges.into_iter().map(|ei| self.edge_item(ei, self.edge_to(ei))).collect()
+        edges
+            .into_iter()
+            .map(|ei| self.edge_item(ei, self.edge_to(ei)))
+            .collect()
     }
 
     /// DevTools' edge-name order: `__proto__` last, named edges before indexed ones, then by
@@ -204,7 +215,13 @@ impl HeapSnapshot {
             .collect()
     }
 
-    pub fn retaining_paths(&self, ni: usize, max_depth: f64, max_nodes: f64, max_siblings: f64) -> RetainingPaths {
+    pub fn retaining_paths(
+        &self,
+        ni: usize,
+        max_depth: f64,
+        max_nodes: f64,
+        max_siblings: f64,
+    ) -> RetainingPaths {
         let mut walk = PathWalk {
             snapshot: self,
             max_depth,
@@ -263,11 +280,13 @@ impl HeapSnapshot {
         let mask = self.duplicated_strings_mask();
         let mut plain: indexmap::IndexMap<String, StringGroup> = indexmap::IndexMap::new();
         type TruncatedKey = (Option<i64>, Option<i64>);
-        let mut truncated: indexmap::IndexMap<String, Vec<(TruncatedKey, StringGroup)>> = indexmap::IndexMap::new();
-        for ordinal in 0..self.node_count {
-            if !mask[ordinal] {
-                continue;
-            }
+        let mut truncated: indexmap::IndexMap<String, Vec<(TruncatedKey, StringGroup)>> =
+            indexmap::IndexMap::new();
+        for (ordinal, _) in mask
+            .iter()
+            .enumerate()
+            .filter(|(_, duplicated)| **duplicated)
+        {
             let ni = ordinal * self.nf;
             let name = self.node_name(ni);
             let group = if self.is_truncated_string(ni) {
@@ -282,7 +301,9 @@ impl HeapSnapshot {
                 };
                 &mut groups[at].1
             } else {
-                plain.entry(name.clone()).or_insert_with(|| new_group(name, false))
+                plain
+                    .entry(name.clone())
+                    .or_insert_with(|| new_group(name, false))
             };
             group.count += 1;
             group.total_self_size += self.self_size(ni);
@@ -291,15 +312,23 @@ impl HeapSnapshot {
         }
         let mut groups: Vec<StringGroup> = plain.into_values().collect();
         groups.extend(truncated.into_values().flatten().map(|(_, group)| group));
-        groups.sort_by(|a, b| b.total_retained_size.cmp(&a.total_retained_size));
+        groups.sort_by_key(|group| std::cmp::Reverse(group.total_retained_size));
         groups
     }
 
     /// Objects matching every given condition, sorted as asked (then, as the tool lists
     /// them, by retained size).
     pub fn query_objects(&self, query: &ObjectQuery) -> Result<Vec<usize>, HeapError> {
-        let class_pattern = query.class_name.as_deref().map(case_insensitive).transpose()?;
-        let property_pattern = query.property_name.as_deref().map(case_insensitive).transpose()?;
+        let class_pattern = query
+            .class_name
+            .as_deref()
+            .map(case_insensitive)
+            .transpose()?;
+        let property_pattern = query
+            .property_name
+            .as_deref()
+            .map(case_insensitive)
+            .transpose()?;
         let node_type = query.node_type.as_deref().map(str::to_lowercase);
         let mut matching = Vec::new();
         for ordinal in 0..self.node_count {
@@ -332,15 +361,21 @@ impl HeapSnapshot {
                 continue;
             }
             if let Some(pattern) = &property_pattern
-                && !self.edge_indexes(ni).any(|ei| pattern.is_match(&self.edge_name(ei)))
+                && !self
+                    .edge_indexes(ni)
+                    .any(|ei| pattern.is_match(&self.edge_name(ei)))
             {
                 continue;
             }
             matching.push(ni);
         }
         match query.sort_by.unwrap_or(QuerySort::RetainedSize) {
-            QuerySort::RetainedSize => matching.sort_by(|&a, &b| self.retained_size(b).cmp(&self.retained_size(a))),
-            QuerySort::SelfSize => matching.sort_by(|&a, &b| self.self_size(b).cmp(&self.self_size(a))),
+            QuerySort::RetainedSize => {
+                matching.sort_by_key(|&ni| std::cmp::Reverse(self.retained_size(ni)))
+            }
+            QuerySort::SelfSize => {
+                matching.sort_by_key(|&ni| std::cmp::Reverse(self.self_size(ni)))
+            }
             QuerySort::Id => matching.sort_by_key(|&ni| self.node_id(ni)),
         }
         Ok(matching)
@@ -368,7 +403,9 @@ fn case_insensitive(text: &str) -> Result<regex::Regex, HeapError> {
         .case_insensitive(true)
         .size_limit(1 << 20)
         .build()
-        .map_err(|error| HeapError::Query(format!("Invalid regular expression: /{text}/i: {error}")))
+        .map_err(|error| {
+            HeapError::Query(format!("Invalid regular expression: /{text}/i: {error}"))
+        })
 }
 
 struct PathWalk<'a> {
@@ -404,7 +441,11 @@ impl PathWalk<'_> {
         if s.distance(current) <= ROOT_DISTANCE || self.visiting.contains(&current) {
             return Vec::new();
         }
-        if self.visited.get(&current).is_some_and(|&cached| depth >= cached) {
+        if self
+            .visited
+            .get(&current)
+            .is_some_and(|&cached| depth >= cached)
+        {
             return Vec::new();
         }
         self.visiting.insert(current);

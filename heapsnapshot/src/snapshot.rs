@@ -205,12 +205,12 @@ impl HeapSnapshot {
         let e_type = field(&meta.edge_fields, "type")?;
         let e_name = field(&meta.edge_fields, "name_or_index")?;
         let e_to = field(&meta.edge_fields, "to_node")?;
-        if nf == 0 || raw.nodes.len() % nf != 0 || raw.nodes.is_empty() {
+        if nf == 0 || !raw.nodes.len().is_multiple_of(nf) || raw.nodes.is_empty() {
             return Err(HeapError::Format(
                 "the nodes array does not match the node fields".into(),
             ));
         }
-        if raw.edges.len() % ef != 0 {
+        if !raw.edges.len().is_multiple_of(ef) {
             return Err(HeapError::Format(
                 "the edges array does not match the edge fields".into(),
             ));
@@ -220,7 +220,7 @@ impl HeapSnapshot {
         edge_type_names.push("invisible".into());
         let node_count = raw.nodes.len() / nf;
         let root = raw.header.root_index.unwrap_or(0) as usize;
-        if root % nf != 0 || root >= raw.nodes.len() {
+        if !root.is_multiple_of(nf) || root >= raw.nodes.len() {
             return Err(HeapError::Format("the root index is out of range".into()));
         }
         let nt = NodeTypes {
@@ -259,7 +259,9 @@ impl HeapSnapshot {
                 )));
             }
             if raw.nodes[base + o_type] as usize >= node_type_names.len() {
-                return Err(HeapError::Format(format!("node {ordinal} has an unknown type")));
+                return Err(HeapError::Format(format!(
+                    "node {ordinal} has an unknown type"
+                )));
             }
             edge_total += u64::from(raw.nodes[base + o_edge_count]);
         }
@@ -271,14 +273,16 @@ impl HeapSnapshot {
         }
         for (ordinal, edge) in raw.edges.chunks_exact(ef).enumerate() {
             let to = edge[e_to] as usize;
-            if to % nf != 0 || to >= raw.nodes.len() {
+            if !to.is_multiple_of(nf) || to >= raw.nodes.len() {
                 return Err(HeapError::Format(format!(
                     "edge {ordinal} points to node index {to}, which does not exist"
                 )));
             }
             let kind = edge[e_type];
             if kind as usize >= edge_type_names.len() - 1 {
-                return Err(HeapError::Format(format!("edge {ordinal} has an unknown type")));
+                return Err(HeapError::Format(format!(
+                    "edge {ordinal} has an unknown type"
+                )));
             }
             let numeric = kind == et.element || kind == et.hidden;
             if !numeric && u64::from(edge[e_name]) >= strings_len {

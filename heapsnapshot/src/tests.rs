@@ -4,10 +4,25 @@ use crate::tools::{self, ListOptions};
 use crate::{LoadedSnapshot, NodeFilter, ObjectQuery};
 
 const NODE_TYPES: [&str; 15] = [
-    "hidden", "array", "string", "object", "code", "closure", "regexp", "number", "native", "synthetic",
-    "concatenated string", "sliced string", "symbol", "bigint", "object shape",
+    "hidden",
+    "array",
+    "string",
+    "object",
+    "code",
+    "closure",
+    "regexp",
+    "number",
+    "native",
+    "synthetic",
+    "concatenated string",
+    "sliced string",
+    "symbol",
+    "bigint",
+    "object shape",
 ];
-const EDGE_TYPES: [&str; 7] = ["context", "element", "property", "internal", "hidden", "shortcut", "weak"];
+const EDGE_TYPES: [&str; 7] = [
+    "context", "element", "property", "internal", "hidden", "shortcut", "weak",
+];
 
 /// A snapshot written node by node: `node(type, name, id, size)` then `edge(from, type,
 /// name, to)` with node positions (ordinals).
@@ -33,8 +48,18 @@ impl Builder {
         self.node_with(kind, name, id, size, 0)
     }
 
-    fn node_with(&mut self, kind: &str, name: &str, id: u32, size: u32, detachedness: u32) -> usize {
-        let kind = NODE_TYPES.iter().position(|t| *t == kind).expect("node type");
+    fn node_with(
+        &mut self,
+        kind: &str,
+        name: &str,
+        id: u32,
+        size: u32,
+        detachedness: u32,
+    ) -> usize {
+        let kind = NODE_TYPES
+            .iter()
+            .position(|t| *t == kind)
+            .expect("node type");
         let name = self.string(name);
         self.nodes.push((kind, name, id, size, detachedness));
         self.edges.push(Vec::new());
@@ -42,7 +67,10 @@ impl Builder {
     }
 
     fn edge(&mut self, from: usize, kind: &str, name: &str, to: usize) {
-        let kind_index = EDGE_TYPES.iter().position(|t| *t == kind).expect("edge type");
+        let kind_index = EDGE_TYPES
+            .iter()
+            .position(|t| *t == kind)
+            .expect("edge type");
         let name = if kind == "element" || kind == "hidden" {
             name.parse().expect("index")
         } else {
@@ -55,7 +83,14 @@ impl Builder {
         let mut nodes = Vec::new();
         let mut edges = Vec::new();
         for (i, (kind, name, id, size, detachedness)) in self.nodes.iter().enumerate() {
-            nodes.extend([*kind as u32, *name as u32, *id, *size, self.edges[i].len() as u32, *detachedness]);
+            nodes.extend([
+                *kind as u32,
+                *name as u32,
+                *id,
+                *size,
+                self.edges[i].len() as u32,
+                *detachedness,
+            ]);
             for (kind, name, to) in &self.edges[i] {
                 edges.extend([*kind as u32, *name, (*to * 6) as u32]);
             }
@@ -161,10 +196,20 @@ fn detached_dom_is_propagated_renamed_and_filtered() {
     let span = s.node_index_for_id(23.0).expect("span");
     assert_eq!(s.detachedness_of(span), crate::snapshot::DETACHED);
     assert_eq!(s.node_name(span), "Detached HTMLSpanElement");
-    let details = text(tools::details(&loaded, Some(&NodeFilter::RetainedByDetachedDom), ListOptions::default()).expect("details"));
+    let details = text(
+        tools::details(
+            &loaded,
+            Some(&NodeFilter::RetainedByDetachedDom),
+            ListOptions::default(),
+        )
+        .expect("details"),
+    );
     // Cutting the edges into detached nodes strands the whole detached tree.
     assert!(details.contains("Objects: 3"), "{details}");
-    assert!(details.contains(",Detached HTMLDivElement,1,0.1\u{a0}kB,0.2\u{a0}kB"), "{details}");
+    assert!(
+        details.contains(",Detached HTMLDivElement,1,0.1\u{a0}kB,0.2\u{a0}kB"),
+        "{details}"
+    );
     let query = ObjectQuery {
         is_detached: Some(true),
         ..Default::default()
@@ -192,10 +237,20 @@ fn console_retained_objects_are_found() {
     b.edge(holder, "internal", "1 / DevTools console", kept);
     b.edge(kept, "internal", "elements", inner);
     let loaded = b.load();
-    let details = text(tools::details(&loaded, Some(&NodeFilter::RetainedByConsole), ListOptions::default()).expect("details"));
+    let details = text(
+        tools::details(
+            &loaded,
+            Some(&NodeFilter::RetainedByConsole),
+            ListOptions::default(),
+        )
+        .expect("details"),
+    );
     // The array store's size moves onto its only owner (DevTools' shallow sizes).
     assert!(details.contains("Objects: 1"), "{details}");
-    assert!(details.contains("ConsoleKept,1,1.0\u{a0}kB,1.0\u{a0}kB"), "{details}");
+    assert!(
+        details.contains("ConsoleKept,1,1.0\u{a0}kB,1.0\u{a0}kB"),
+        "{details}"
+    );
     let paths = text(tools::retaining_paths(&loaded, 9.0, None, None, None, None).expect("paths"));
     assert!(
         paths.ends_with("### Retaining Paths\n<- @7 B via property shared (distance: 2)\n<- @5 A via property shared (distance: 2)"),
@@ -221,23 +276,53 @@ fn plain_objects_are_named_by_their_properties() {
     assert_eq!(s.node_name(first), "{x, y}");
     assert_eq!(s.class_name(first), "{x, y}");
     let details = text(tools::details(&loaded, None, ListOptions::default()).expect("details"));
-    assert!(details.contains("\n6,{x, y},3,0.0\u{a0}kB,0.1\u{a0}kB\n7,(number),3,"), "{details}");
+    assert!(
+        details.contains("\n6,{x, y},3,0.0\u{a0}kB,0.1\u{a0}kB\n7,(number),3,"),
+        "{details}"
+    );
 }
 
 #[test]
 fn edges_sort_and_filter_like_devtools() {
     let loaded = diamond().load();
-    let edges = text(tools::edges(&loaded, 3.0, crate::EdgeSort::RetainedSize, None, true, ListOptions::default()).expect("edges"));
+    let edges = text(
+        tools::edges(
+            &loaded,
+            3.0,
+            crate::EdgeSort::RetainedSize,
+            None,
+            true,
+            ListOptions::default(),
+        )
+        .expect("edges"),
+    );
     assert_eq!(
         edges,
         "## Heap Snapshot Data\nname,type,nodeId,nodeName,selfSize,retainedSize\n\
          b,property,7,B,0.2\u{a0}kB,0.2\u{a0}kB\na,property,5,A,0.1\u{a0}kB,0.1\u{a0}kB\n\
          Showing 1-2 of 2 (Page 1 of 1)."
     );
-    let by_name = text(tools::edges(&loaded, 3.0, crate::EdgeSort::Name, Some(150), true, ListOptions::default()).expect("edges"));
-    assert!(by_name.contains("\nb,property,7,B,0.2\u{a0}kB,0.2\u{a0}kB\nShowing 1-1 of 1"), "{by_name}");
-    let retainers = text(tools::retainers(&loaded, 9.0, ListOptions::default()).expect("retainers"));
-    assert!(retainers.contains("shared,property,7,B") && retainers.contains("shared,property,5,A"), "{retainers}");
+    let by_name = text(
+        tools::edges(
+            &loaded,
+            3.0,
+            crate::EdgeSort::Name,
+            Some(150),
+            true,
+            ListOptions::default(),
+        )
+        .expect("edges"),
+    );
+    assert!(
+        by_name.contains("\nb,property,7,B,0.2\u{a0}kB,0.2\u{a0}kB\nShowing 1-1 of 1"),
+        "{by_name}"
+    );
+    let retainers =
+        text(tools::retainers(&loaded, 9.0, ListOptions::default()).expect("retainers"));
+    assert!(
+        retainers.contains("shared,property,7,B") && retainers.contains("shared,property,5,A"),
+        "{retainers}"
+    );
     let error = tools::retainers(&loaded, 999.0, ListOptions::default()).expect_err("unknown id");
     assert_eq!(error.to_string(), "Node with ID 999 not found");
 }
@@ -250,12 +335,26 @@ fn a_diff_lists_new_and_deleted_objects() {
     later.edge(1, "property", "extra", extra);
     let current = later.load();
     let diff = text(tools::compare(&base, &current, None, ListOptions::default()).expect("diff"));
-    assert!(diff.contains("Total: # new: 1, # deleted: 0, # delta: +1, alloc size: +0.4\u{a0}kB"), "{diff}");
-    assert!(diff.contains("0,Shared,1,0,1,0.4\u{a0}kB,0.0\u{a0}kB,0.4\u{a0}kB"), "{diff}");
-    let detail = text(tools::compare(&base, &current, Some(0.0), ListOptions::default()).expect("detail"));
-    assert!(detail.contains("  + @51 (self_size: 0.4\u{a0}kB)"), "{detail}");
-    let error = tools::compare(&base, &current, Some(5.0), ListOptions::default()).expect_err("index");
-    assert_eq!(error.to_string(), "Invalid classIndex: 5. Total classes with changes: 1");
+    assert!(
+        diff.contains("Total: # new: 1, # deleted: 0, # delta: +1, alloc size: +0.4\u{a0}kB"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("0,Shared,1,0,1,0.4\u{a0}kB,0.0\u{a0}kB,0.4\u{a0}kB"),
+        "{diff}"
+    );
+    let detail =
+        text(tools::compare(&base, &current, Some(0.0), ListOptions::default()).expect("detail"));
+    assert!(
+        detail.contains("  + @51 (self_size: 0.4\u{a0}kB)"),
+        "{detail}"
+    );
+    let error =
+        tools::compare(&base, &current, Some(5.0), ListOptions::default()).expect_err("index");
+    assert_eq!(
+        error.to_string(),
+        "Invalid classIndex: 5. Total classes with changes: 1"
+    );
 }
 
 #[test]
@@ -265,11 +364,16 @@ fn broken_snapshots_are_refused_with_a_reason() {
     let bad_target = broken.json();
     for (text, wanted) in [
         (bad_target.as_str(), "edge"),
-        ("{\"snapshot\":{\"meta\":{\"node_fields\":[],\"node_types\":[],\"edge_fields\":[],\"edge_types\":[]}},\"nodes\":[],\"strings\":[]}", "field"),
+        (
+            "{\"snapshot\":{\"meta\":{\"node_fields\":[],\"node_types\":[],\"edge_fields\":[],\"edge_types\":[]}},\"nodes\":[],\"strings\":[]}",
+            "field",
+        ),
         ("[1,2,3]", "unexpected"),
         ("", "end of file"),
     ] {
-        let error = LoadedSnapshot::load(text.as_bytes()).err().expect("refused");
+        let error = LoadedSnapshot::load(text.as_bytes())
+            .err()
+            .expect("refused");
         assert!(error.to_string().contains(wanted), "{wanted}: {error}");
     }
 }

@@ -27,17 +27,25 @@ impl ListOptions {
 }
 
 fn max_len(value: Option<u64>) -> usize {
-    value.map_or(MAX_NAME_LENGTH, |v| usize::try_from(v).unwrap_or(usize::MAX))
+    value.map_or(MAX_NAME_LENGTH, |v| {
+        usize::try_from(v).unwrap_or(usize::MAX)
+    })
 }
 
 fn node_index(snapshot: &HeapSnapshot, node_id: f64) -> Result<usize, HeapError> {
-    snapshot
-        .node_index_for_id(node_id)
-        .ok_or_else(|| HeapError::Query(format!("Node with ID {} not found", format::js_number(node_id))))
+    snapshot.node_index_for_id(node_id).ok_or_else(|| {
+        HeapError::Query(format!(
+            "Node with ID {} not found",
+            format::js_number(node_id)
+        ))
+    })
 }
 
 /// `get_heapsnapshot_summary`.
-pub fn summary(loaded: &LoadedSnapshot, max_name_length: Option<u64>) -> Result<Vec<String>, HeapError> {
+pub fn summary(
+    loaded: &LoadedSnapshot,
+    max_name_length: Option<u64>,
+) -> Result<Vec<String>, HeapError> {
     let s = &loaded.snapshot;
     let max = max_len(max_name_length);
     let mut lines = vec![HEADER.to_string()];
@@ -64,7 +72,7 @@ pub fn summary(loaded: &LoadedSnapshot, max_name_length: Option<u64>) -> Result<
     let sizes = &s.native_context_sizes;
     let mut table = vec!["nodeId,nodeName,selfSize,retainedSize,attributedSize".to_string()];
     let mut contexts: Vec<_> = sizes.native_contexts.iter().collect();
-    contexts.sort_by(|a, b| b.attributed_size.cmp(&a.attributed_size));
+    contexts.sort_by_key(|context| std::cmp::Reverse(context.attributed_size));
     for context in contexts {
         table.push(format!(
             "{},{},{},{},{}",
@@ -76,15 +84,26 @@ pub fn summary(loaded: &LoadedSnapshot, max_name_length: Option<u64>) -> Result<
         ));
     }
     table.push(format!("Shared Size: {}", kb_u(sizes.shared_size)));
-    table.push(format!("Unattributed Size: {}", kb_u(sizes.no_attribution_size)));
+    table.push(format!(
+        "Unattributed Size: {}",
+        kb_u(sizes.no_attribution_size)
+    ));
     lines.push(table.join("\n"));
     lines.push("### Retained by Context Summary".into());
     let summary = s.retained_by_context_summary();
     lines.push(
         [
             format!("Context count: {}", summary.0),
-            format!("Retained by context size: {} ({} objects)", kb_u(summary.1), summary.2),
-            format!("Not retained by context size: {} ({} objects)", kb_u(summary.3), summary.4),
+            format!(
+                "Retained by context size: {} ({} objects)",
+                kb_u(summary.1),
+                summary.2
+            ),
+            format!(
+                "Not retained by context size: {} ({} objects)",
+                kb_u(summary.3),
+                summary.4
+            ),
             format!("Total size: {}", kb_u(summary.1 + summary.3)),
         ]
         .join("\n"),
@@ -93,7 +112,10 @@ pub fn summary(loaded: &LoadedSnapshot, max_name_length: Option<u64>) -> Result<
 }
 
 /// Aggregates under a filter, sorted by retained size, with the reference's class ids.
-fn class_list(loaded: &LoadedSnapshot, filter: Option<&NodeFilter>) -> Result<Vec<(usize, Aggregate)>, HeapError> {
+fn class_list(
+    loaded: &LoadedSnapshot,
+    filter: Option<&NodeFilter>,
+) -> Result<Vec<(usize, Aggregate)>, HeapError> {
     let s = &loaded.snapshot;
     let aggregates: IndexMap<String, Aggregate> = match filter {
         None => loaded.all_aggregates.clone(),
@@ -101,24 +123,31 @@ fn class_list(loaded: &LoadedSnapshot, filter: Option<&NodeFilter>) -> Result<Ve
     };
     let mut list = Vec::with_capacity(aggregates.len());
     for (key, aggregate) in aggregates {
-        let id = loaded
-            .class_ids
-            .get(&key)
-            .copied()
-            .ok_or_else(|| HeapError::Query(format!("No class ID found for class key {key}")))?;
+        let id =
+            loaded.class_ids.get(&key).copied().ok_or_else(|| {
+                HeapError::Query(format!("No class ID found for class key {key}"))
+            })?;
         list.push((id, aggregate));
     }
-    list.sort_by(|a, b| b.1.retained_size.cmp(&a.1.retained_size));
+    list.sort_by_key(|(_, aggregate)| std::cmp::Reverse(aggregate.retained_size));
     Ok(list)
 }
 
 /// `get_heapsnapshot_details`.
-pub fn details(loaded: &LoadedSnapshot, filter: Option<&NodeFilter>, options: ListOptions) -> Result<Vec<String>, HeapError> {
+pub fn details(
+    loaded: &LoadedSnapshot,
+    filter: Option<&NodeFilter>,
+    options: ListOptions,
+) -> Result<Vec<String>, HeapError> {
     let list = class_list(loaded, filter)?;
     let max = options.max();
     let objects: u64 = list.iter().map(|(_, a)| a.count).sum();
     let self_total: u64 = list.iter().map(|(_, a)| a.self_size).sum();
-    let mut lines = vec![HEADER.to_string(), format!("Objects: {objects}"), format!("Total shallow size: {}", kb_u(self_total))];
+    let mut lines = vec![
+        HEADER.to_string(),
+        format!("Objects: {objects}"),
+        format!("Total shallow size: {}", kb_u(self_total)),
+    ];
     let page = paginate(list.len(), options.page_idx, options.page_size);
     lines.extend(page.info);
     let mut table = vec!["id,className,count,selfSize,retainedSize".to_string()];
@@ -147,15 +176,24 @@ pub fn class_nodes(
         .then(|| loaded.class_keys.get(class_id as usize - 1))
         .flatten()
         .ok_or_else(|| {
-            HeapError::Query(format!("Class with ID {} not found in heap snapshot", format::js_number(class_id)))
+            HeapError::Query(format!(
+                "Class with ID {} not found in heap snapshot",
+                format::js_number(class_id)
+            ))
         })?;
     let aggregate = match filter {
         None => loaded.all_aggregates.get(key).cloned(),
         Some(filter) => s.aggregates(Some(&s.filter_mask(filter))).get(key).cloned(),
     }
-    .ok_or_else(|| HeapError::Query("Cannot read properties of undefined (reading 'idxs')".into()))?;
+    .ok_or_else(|| {
+        HeapError::Query("Cannot read properties of undefined (reading 'idxs')".into())
+    })?;
     let mut indexes: Vec<usize> = aggregate.indexes.iter().map(|&ni| ni as usize).collect();
-    if filter.is_none() && loaded.all_sorted_by_id.load(std::sync::atomic::Ordering::Relaxed) {
+    if filter.is_none()
+        && loaded
+            .all_sorted_by_id
+            .load(std::sync::atomic::Ordering::Relaxed)
+    {
         indexes.sort_by_key(|&ni| s.node_id(ni));
     }
     Ok(node_list(s.node_items(&indexes), options))
@@ -163,7 +201,7 @@ pub fn class_nodes(
 
 /// A node list as the reference prints it: sorted by retained size, then paginated.
 fn node_list(mut items: Vec<NodeItem>, options: ListOptions) -> Vec<String> {
-    items.sort_by(|a, b| b.retained_size.cmp(&a.retained_size));
+    items.sort_by_key(|item| std::cmp::Reverse(item.retained_size));
     let page = paginate(items.len(), options.page_idx, options.page_size);
     let max = options.max();
     let mut table = Vec::new();
@@ -210,7 +248,11 @@ fn edge_list(items: Vec<EdgeItem>, options: ListOptions) -> Vec<String> {
 }
 
 /// `get_heapsnapshot_retainers`.
-pub fn retainers(loaded: &LoadedSnapshot, node_id: f64, options: ListOptions) -> Result<Vec<String>, HeapError> {
+pub fn retainers(
+    loaded: &LoadedSnapshot,
+    node_id: f64,
+    options: ListOptions,
+) -> Result<Vec<String>, HeapError> {
     let s = &loaded.snapshot;
     let ni = node_index(s, node_id)?;
     Ok(edge_list(s.retainers_of(ni), options))
@@ -227,7 +269,10 @@ pub fn edges(
 ) -> Result<Vec<String>, HeapError> {
     let s = &loaded.snapshot;
     let ni = node_index(s, node_id)?;
-    Ok(edge_list(s.edges_of(ni, sort, min_retained, exclude_primitives), options))
+    Ok(edge_list(
+        s.edges_of(ni, sort, min_retained, exclude_primitives),
+        options,
+    ))
 }
 
 /// `get_heapsnapshot_retaining_paths`.
@@ -241,7 +286,12 @@ pub fn retaining_paths(
 ) -> Result<Vec<String>, HeapError> {
     let s = &loaded.snapshot;
     let ni = node_index(s, node_id)?;
-    let result = s.retaining_paths(ni, max_depth.unwrap_or(30.0), max_nodes.unwrap_or(5000.0), max_siblings.unwrap_or(100.0));
+    let result = s.retaining_paths(
+        ni,
+        max_depth.unwrap_or(30.0),
+        max_nodes.unwrap_or(5000.0),
+        max_siblings.unwrap_or(100.0),
+    );
     let max = max_len(max_name_length);
     let mut lines = vec![HEADER.to_string(), "### Retaining Paths".to_string()];
     if result.paths.is_empty() {
@@ -277,7 +327,11 @@ pub fn retaining_paths(
 }
 
 /// `get_heapsnapshot_dominators`.
-pub fn dominators(loaded: &LoadedSnapshot, node_id: f64, max_name_length: Option<u64>) -> Result<Vec<String>, HeapError> {
+pub fn dominators(
+    loaded: &LoadedSnapshot,
+    node_id: f64,
+    max_name_length: Option<u64>,
+) -> Result<Vec<String>, HeapError> {
     let s = &loaded.snapshot;
     let ni = node_index(s, node_id)?;
     let max = max_len(max_name_length);
@@ -302,7 +356,11 @@ pub fn dominators(loaded: &LoadedSnapshot, node_id: f64, max_name_length: Option
 }
 
 /// `get_heapsnapshot_object_details`.
-pub fn object_details(loaded: &LoadedSnapshot, node_id: f64, max_name_length: Option<u64>) -> Result<Vec<String>, HeapError> {
+pub fn object_details(
+    loaded: &LoadedSnapshot,
+    node_id: f64,
+    max_name_length: Option<u64>,
+) -> Result<Vec<String>, HeapError> {
     let s = &loaded.snapshot;
     let ni = node_index(s, node_id)?;
     let info = s.object_info(ni);
@@ -330,13 +388,17 @@ pub fn object_details(loaded: &LoadedSnapshot, node_id: f64, max_name_length: Op
 }
 
 /// `get_heapsnapshot_duplicate_strings`.
-pub fn duplicate_strings(loaded: &LoadedSnapshot, options: ListOptions) -> Result<Vec<String>, HeapError> {
+pub fn duplicate_strings(
+    loaded: &LoadedSnapshot,
+    options: ListOptions,
+) -> Result<Vec<String>, HeapError> {
     let groups = loaded.snapshot.duplicate_strings();
     let mut lines = vec![HEADER.to_string(), "### Duplicate Strings".to_string()];
     let page = paginate(groups.len(), options.page_idx, options.page_size);
     lines.extend(page.info);
     let max = options.max();
-    let mut table = vec!["value,count,totalSelfSize,totalRetainedSize,truncated,nodeIds".to_string()];
+    let mut table =
+        vec!["value,count,totalSelfSize,totalRetainedSize,truncated,nodeIds".to_string()];
     for group in &groups[page.start..page.end] {
         let ids: Vec<String> = group.ids.iter().map(|id| format!("@{id}")).collect();
         let value = serde_json::to_string(&format::truncate(&group.value, max)).unwrap_or_default();
@@ -362,8 +424,10 @@ pub fn compare(
 ) -> Result<Vec<String>, HeapError> {
     let base_classes = base.snapshot.classes_for_diff(&current.snapshot);
     let mut diffs = current.snapshot.diff_classes(&base_classes);
-    current.all_sorted_by_id.store(true, std::sync::atomic::Ordering::Relaxed);
-    diffs.sort_by(|a, b| b.size_delta.cmp(&a.size_delta));
+    current
+        .all_sorted_by_id
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    diffs.sort_by_key(|diff| std::cmp::Reverse(diff.size_delta));
     let max = options.max();
     let mut lines = vec![HEADER.to_string()];
     if let Some(index) = class_index {
@@ -413,7 +477,10 @@ pub fn compare(
     ));
     let page = paginate(diffs.len(), options.page_idx, options.page_size);
     lines.extend(page.info);
-    let mut table = vec!["index,className,addedCount,removedCount,countDelta,addedSize,removedSize,sizeDelta".to_string()];
+    let mut table = vec![
+        "index,className,addedCount,removedCount,countDelta,addedSize,removedSize,sizeDelta"
+            .to_string(),
+    ];
     for (index, diff) in diffs.iter().enumerate().take(page.end).skip(page.start) {
         table.push(format!(
             "{index},{},{},{},{},{},{},{}",
@@ -431,7 +498,11 @@ pub fn compare(
 }
 
 /// `query_heapsnapshot_objects`.
-pub fn query(loaded: &LoadedSnapshot, query: &ObjectQuery, options: ListOptions) -> Result<Vec<String>, HeapError> {
+pub fn query(
+    loaded: &LoadedSnapshot,
+    query: &ObjectQuery,
+    options: ListOptions,
+) -> Result<Vec<String>, HeapError> {
     let s = &loaded.snapshot;
     let indexes = s.query_objects(query)?;
     Ok(node_list(s.node_items(&indexes), options))
@@ -459,8 +530,12 @@ pub fn contexts(
             ranked.push((scope, context));
         }
     }
-    ranked.sort_by(|a, b| b.1.dead_fields_retained_size_sum.cmp(&a.1.dead_fields_retained_size_sum));
-    let page = paginate(ranked.len(), Some(options.page_idx.unwrap_or(0)), options.page_size);
+    ranked.sort_by_key(|(_, context)| std::cmp::Reverse(context.dead_fields_retained_size_sum));
+    let page = paginate(
+        ranked.len(),
+        Some(options.page_idx.unwrap_or(0)),
+        options.page_size,
+    );
     let max = options.max();
     let mut lines = vec![HEADER.to_string(), "### Context Analysis".to_string()];
     lines.extend(page.info);
@@ -478,7 +553,9 @@ pub fn contexts(
             name(&scope.script_name, max)
         };
         let scope_name = match scope.scope_name.as_deref() {
-            Some(scope_name) if !scope_name.is_empty() => format!("{} ({script})", name(scope_name, max)),
+            Some(scope_name) if !scope_name.is_empty() => {
+                format!("{} ({script})", name(scope_name, max))
+            }
             _ => script,
         };
         text.push(format!(
