@@ -48,7 +48,10 @@ pub fn filter_name(_: &mut SchemaGenerator) -> Schema {
 }
 
 /// The filter as the host takes it.
-pub fn node_filter(name: Option<String>, object_id: Option<f64>) -> Option<devtools_tool::heap::NodeFilter> {
+pub fn node_filter(
+    name: Option<String>,
+    object_id: Option<f64>,
+) -> Option<devtools_tool::heap::NodeFilter> {
     name.map(|name| devtools_tool::heap::NodeFilter { name, object_id })
 }
 
@@ -65,7 +68,10 @@ pub fn list_options(
 }
 
 /// Turns the host's lines into the response.
-pub fn respond(lines: devtools_tool::Result<Vec<String>>, response: &mut devtools_tool::Response) -> devtools_tool::Result<()> {
+pub fn respond(
+    lines: devtools_tool::Result<Vec<String>>,
+    response: &mut devtools_tool::Response,
+) -> devtools_tool::Result<()> {
     lines?.iter().for_each(|line| response.line(line));
     Ok(())
 }

@@ -168,7 +168,10 @@ mod tests {
         assert!(check_extension("/x/a.heapsnapshot").is_ok());
         assert!(check_extension("/x/a.heaptimeline").is_ok());
         let error = check_extension("/etc/passwd").expect_err("refused");
-        assert_eq!(error, "File /etc/passwd must have a .heapsnapshot or .heaptimeline extension.");
+        assert_eq!(
+            error,
+            "File /etc/passwd must have a .heapsnapshot or .heaptimeline extension."
+        );
     }
 
     #[test]

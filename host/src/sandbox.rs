@@ -173,7 +173,9 @@ impl Sandbox {
             .filter_map(|r| resolved.strip_prefix(&r.path).ok().map(|rel| (r, rel)))
             .max_by_key(|(r, _)| r.path.components().count())
             .ok_or_else(denied)?;
-        if !rel.components().all(|c| matches!(c, Component::Normal(_))) || rel.as_os_str().is_empty() {
+        if !rel.components().all(|c| matches!(c, Component::Normal(_)))
+            || rel.as_os_str().is_empty()
+        {
             return Err(denied());
         }
         let file = root.dir.open(rel).map_err(|source| SandboxError::Io {

@@ -3,8 +3,8 @@
 
 mod debugging;
 mod fixtures;
-mod heap;
 mod harness_selftest;
+mod heap;
 mod hot_reload;
 mod http;
 mod input;

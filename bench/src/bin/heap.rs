@@ -96,10 +96,18 @@ fn our_server(args: &Args) -> Result<PathBuf, String> {
 }
 
 /// Adds the selected page's id when the server requires `pageId` (page-id routing).
-async fn page_args(server: &mut Server, tool: &str, mut arguments: serde_json::Value) -> Result<serde_json::Value, String> {
+async fn page_args(
+    server: &mut Server,
+    tool: &str,
+    mut arguments: serde_json::Value,
+) -> Result<serde_json::Value, String> {
     let (tools, _) = server.list_tools().await?;
     let routed = tools.iter().any(|t| {
-        t.name == tool && t.input_schema.get("properties").and_then(|p| p.get("pageId")).is_some()
+        t.name == tool
+            && t.input_schema
+                .get("properties")
+                .and_then(|p| p.get("pageId"))
+                .is_some()
     });
     if routed {
         let (pages, _) = server.call("list_pages", serde_json::json!({})).await?;
@@ -118,12 +126,19 @@ async fn take_snapshot(args: &Args, ours: &Launch, folder: &Path) -> Result<Path
     let port = serve(args.objects).map_err(|e| e.to_string())?;
     let (mut server, _) = Server::start(ours, Duration::from_secs(300), 0).await?;
     let url = format!("http://127.0.0.1:{port}/");
-    let (opened, _) = server.call("new_page", serde_json::json!({ "url": url })).await?;
+    let (opened, _) = server
+        .call("new_page", serde_json::json!({ "url": url }))
+        .await?;
     if opened.is_error {
         return Err(format!("new_page failed: {}", opened.text));
     }
     let file = folder.join("large.heapsnapshot");
-    let arguments = page_args(&mut server, "take_heapsnapshot", serde_json::json!({ "filePath": file })).await?;
+    let arguments = page_args(
+        &mut server,
+        "take_heapsnapshot",
+        serde_json::json!({ "filePath": file }),
+    )
+    .await?;
     let (taken, elapsed) = server.call("take_heapsnapshot", arguments).await?;
     if taken.is_error {
         return Err(format!("take_heapsnapshot failed: {}", taken.text));
@@ -134,10 +149,16 @@ async fn take_snapshot(args: &Args, ours: &Launch, folder: &Path) -> Result<Path
 }
 
 /// (time of the first summary call, time of a second one, peak RSS) for one fresh server.
-async fn measure(launch: &Launch, file: &Path, run: usize) -> Result<(Duration, Duration, u64), String> {
+async fn measure(
+    launch: &Launch,
+    file: &Path,
+    run: usize,
+) -> Result<(Duration, Duration, u64), String> {
     let (mut server, _) = Server::start(launch, Duration::from_secs(600), run).await?;
     let arguments = serde_json::json!({ "filePath": file });
-    let (first, load) = server.call("get_heapsnapshot_summary", arguments.clone()).await?;
+    let (first, load) = server
+        .call("get_heapsnapshot_summary", arguments.clone())
+        .await?;
     if first.is_error || !first.text.contains("### Native Contexts") {
         return Err(format!("{} answered: {}", launch.name, first.text));
     }
@@ -164,7 +185,10 @@ async fn main() {
 async fn run(args: &Args) -> Result<(), String> {
     let folder = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut our_args = browser_flags(&args.chromium);
-    our_args.extend(["--workspace".to_string(), folder.path().display().to_string()]);
+    our_args.extend([
+        "--workspace".to_string(),
+        folder.path().display().to_string(),
+    ]);
     let ours = Launch {
         name: "devtools-mcp".into(),
         program: our_server(args)?,
@@ -192,7 +216,10 @@ async fn run(args: &Args) -> Result<(), String> {
              return { promise, resolve, reject }; }; }\n",
         )
         .map_err(|e| e.to_string())?;
-        let mut reference_args = vec![format!("--import={}", preload.display()), script.display().to_string()];
+        let mut reference_args = vec![
+            format!("--import={}", preload.display()),
+            script.display().to_string(),
+        ];
         reference_args.extend(browser_flags(&args.chromium));
         launches.push(Launch {
             name: "chrome-devtools-mcp 1.11.0".into(),
@@ -200,7 +227,9 @@ async fn run(args: &Args) -> Result<(), String> {
             args: reference_args,
         });
     } else {
-        eprintln!("chrome-devtools-mcp is not installed (`npm install --prefix bench`): measuring devtools-mcp alone");
+        eprintln!(
+            "chrome-devtools-mcp is not installed (`npm install --prefix bench`): measuring devtools-mcp alone"
+        );
     }
     let mut results = Vec::new();
     for launch in &launches {
@@ -221,7 +250,12 @@ async fn run(args: &Args) -> Result<(), String> {
             agains.push(again);
             peaks.push(peak);
         }
-        results.push((launch.name.clone(), median(&mut loads), median(&mut agains), median(&mut peaks)));
+        results.push((
+            launch.name.clone(),
+            median(&mut loads),
+            median(&mut agains),
+            median(&mut peaks),
+        ));
     }
     println!(
         "Heap snapshot: {:.1} MB ({} objects allocated by the page), {} runs per server, medians\n",
@@ -229,7 +263,9 @@ async fn run(args: &Args) -> Result<(), String> {
         args.objects,
         args.runs
     );
-    println!("| server | load + get_heapsnapshot_summary | cached summary | peak RSS (server process) |");
+    println!(
+        "| server | load + get_heapsnapshot_summary | cached summary | peak RSS (server process) |"
+    );
     println!("|---|---:|---:|---:|");
     for (name, load, again, peak) in &results {
         println!(

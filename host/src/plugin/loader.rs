@@ -13,8 +13,11 @@ use std::sync::Arc;
 use wasmtime::component::types::ComponentItem;
 
 /// The interfaces of ours a tool may import.
-pub const ALLOWED_IMPORTS: [&str; 2] =
-    ["devtools:tool/pages@0.2.0", "devtools:tool/response@0.2.0"];
+pub const ALLOWED_IMPORTS: [&str; 3] = [
+    "devtools:tool/pages@0.2.0",
+    "devtools:tool/response@0.2.0",
+    "devtools:tool/heap@0.2.0",
+];
 
 /// The interface every tool exports.
 const TOOL_EXPORT: &str = "devtools:tool/tool@0.2.0";

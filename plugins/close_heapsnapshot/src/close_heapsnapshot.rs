@@ -4,7 +4,7 @@
 mod heap_params;
 
 use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
-use heap_params::{respond};
+use heap_params::respond;
 use serde::Deserialize;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -25,8 +25,8 @@ impl GlobalTool for CloseHeapsnapshot {
             Category::Memory,
             "Closes a previously loaded and cached memory heapsnapshot, freeing its memory.",
         )
-            .condition("memoryDebugging")
-            .file_param("filePath")
+        .condition("memoryDebugging")
+        .file_param("filePath")
     }
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {

@@ -4,7 +4,7 @@
 mod heap_params;
 
 use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
-use heap_params::{respond, list_options};
+use heap_params::{list_options, respond};
 use serde::Deserialize;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -50,7 +50,15 @@ impl GlobalTool for CompareHeapsnapshots {
     }
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        respond(heap::heap_compare(&p.base_file_path, &p.current_file_path, p.class_index, list_options(p.page_idx, p.page_size, p.max_name_length)), response)
+        respond(
+            heap::heap_compare(
+                &p.base_file_path,
+                &p.current_file_path,
+                p.class_index,
+                list_options(p.page_idx, p.page_size, p.max_name_length),
+            ),
+            response,
+        )
     }
 }
 

@@ -4,7 +4,7 @@
 mod heap_params;
 
 use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
-use heap_params::{respond, node_filter, list_options};
+use heap_params::{list_options, node_filter, respond};
 use serde::Deserialize;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -54,7 +54,15 @@ impl GlobalTool for GetHeapsnapshotClassNodes {
     }
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        respond(heap::heap_class_nodes(&p.file_path, p.id, node_filter(p.filter_name, p.object_id).as_ref(), list_options(p.page_idx, p.page_size, p.max_name_length)), response)
+        respond(
+            heap::heap_class_nodes(
+                &p.file_path,
+                p.id,
+                node_filter(p.filter_name, p.object_id).as_ref(),
+                list_options(p.page_idx, p.page_size, p.max_name_length),
+            ),
+            response,
+        )
     }
 }
 

@@ -4,7 +4,7 @@
 mod heap_params;
 
 use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
-use heap_params::{respond, list_options};
+use heap_params::{list_options, respond};
 use serde::Deserialize;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -43,7 +43,13 @@ impl GlobalTool for GetHeapsnapshotDuplicateStrings {
     }
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        respond(heap::heap_duplicate_strings(&p.file_path, list_options(p.page_idx, p.page_size, p.max_name_length)), response)
+        respond(
+            heap::heap_duplicate_strings(
+                &p.file_path,
+                list_options(p.page_idx, p.page_size, p.max_name_length),
+            ),
+            response,
+        )
     }
 }
 

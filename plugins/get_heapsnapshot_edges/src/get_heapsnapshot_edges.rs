@@ -4,7 +4,7 @@
 mod heap_params;
 
 use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
-use heap_params::{respond, list_options};
+use heap_params::{list_options, respond};
 use serde::Deserialize;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -56,7 +56,17 @@ impl GlobalTool for GetHeapsnapshotEdges {
     }
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        respond(heap::heap_edges(&p.file_path, p.node_id, p.sort_by.as_deref(), p.retained_size.as_deref(), p.exclude_primitives, list_options(p.page_idx, p.page_size, p.max_name_length)), response)
+        respond(
+            heap::heap_edges(
+                &p.file_path,
+                p.node_id,
+                p.sort_by.as_deref(),
+                p.retained_size.as_deref(),
+                p.exclude_primitives,
+                list_options(p.page_idx, p.page_size, p.max_name_length),
+            ),
+            response,
+        )
     }
 }
 

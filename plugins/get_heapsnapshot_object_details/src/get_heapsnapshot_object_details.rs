@@ -4,7 +4,7 @@
 mod heap_params;
 
 use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
-use heap_params::{respond};
+use heap_params::respond;
 use serde::Deserialize;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -38,7 +38,10 @@ impl GlobalTool for GetHeapsnapshotObjectDetails {
     }
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        respond(heap::heap_object_details(&p.file_path, p.node_id, p.max_name_length), response)
+        respond(
+            heap::heap_object_details(&p.file_path, p.node_id, p.max_name_length),
+            response,
+        )
     }
 }
 

@@ -4,7 +4,7 @@
 mod heap_params;
 
 use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
-use heap_params::{respond, list_options};
+use heap_params::{list_options, respond};
 use serde::Deserialize;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -40,13 +40,20 @@ impl GlobalTool for GetHeapsnapshotRetainers {
             Category::Memory,
             "Loads and caches a memory heapsnapshot and returns retainers for a specific node ID.",
         )
-            .read_only()
-            .condition("memoryDebugging")
-            .file_param("filePath")
+        .read_only()
+        .condition("memoryDebugging")
+        .file_param("filePath")
     }
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        respond(heap::heap_retainers(&p.file_path, p.node_id, list_options(p.page_idx, p.page_size, p.max_name_length)), response)
+        respond(
+            heap::heap_retainers(
+                &p.file_path,
+                p.node_id,
+                list_options(p.page_idx, p.page_size, p.max_name_length),
+            ),
+            response,
+        )
     }
 }
 

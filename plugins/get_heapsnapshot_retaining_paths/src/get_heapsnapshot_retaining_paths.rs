@@ -4,7 +4,7 @@
 mod heap_params;
 
 use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
-use heap_params::{respond};
+use heap_params::respond;
 use serde::Deserialize;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -50,7 +50,17 @@ impl GlobalTool for GetHeapsnapshotRetainingPaths {
     }
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        respond(heap::heap_retaining_paths(&p.file_path, p.node_id, p.max_depth, p.max_nodes, p.max_siblings, p.max_name_length), response)
+        respond(
+            heap::heap_retaining_paths(
+                &p.file_path,
+                p.node_id,
+                p.max_depth,
+                p.max_nodes,
+                p.max_siblings,
+                p.max_name_length,
+            ),
+            response,
+        )
     }
 }
 

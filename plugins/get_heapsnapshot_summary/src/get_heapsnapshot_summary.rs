@@ -4,7 +4,7 @@
 mod heap_params;
 
 use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
-use heap_params::{respond};
+use heap_params::respond;
 use serde::Deserialize;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -35,7 +35,10 @@ impl GlobalTool for GetHeapsnapshotSummary {
     }
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        respond(heap::heap_summary(&p.file_path, p.max_name_length), response)
+        respond(
+            heap::heap_summary(&p.file_path, p.max_name_length),
+            response,
+        )
     }
 }
 

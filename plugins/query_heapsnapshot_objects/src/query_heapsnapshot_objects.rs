@@ -4,7 +4,7 @@
 mod heap_params;
 
 use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
-use heap_params::{respond, list_options};
+use heap_params::{list_options, respond};
 use serde::Deserialize;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -65,19 +65,22 @@ impl GlobalTool for QueryHeapsnapshotObjects {
     }
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        respond(heap::heap_query_objects(
-            &p.file_path,
-            &heap::ObjectQuery {
-                class_name: p.class_name,
-                property_name: p.property_name,
-                node_type: p.node_type,
-                retained_size: p.retained_size,
-                self_size: p.self_size,
-                is_detached: p.is_detached,
-                sort_by: p.sort_by,
-            },
-            list_options(p.page_idx, p.page_size, p.max_name_length),
-        ), response)
+        respond(
+            heap::heap_query_objects(
+                &p.file_path,
+                &heap::ObjectQuery {
+                    class_name: p.class_name,
+                    property_name: p.property_name,
+                    node_type: p.node_type,
+                    retained_size: p.retained_size,
+                    self_size: p.self_size,
+                    is_detached: p.is_detached,
+                    sort_by: p.sort_by,
+                },
+                list_options(p.page_idx, p.page_size, p.max_name_length),
+            ),
+            response,
+        )
     }
 }
 

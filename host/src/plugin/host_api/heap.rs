@@ -29,28 +29,40 @@ fn filter(
 ) -> Result<Option<devtools_heapsnapshot::NodeFilter>, HeapError> {
     match filter {
         None => Ok(None),
-        Some(filter) => {
-            devtools_heapsnapshot::NodeFilter::from_params(&snapshot.snapshot, Some(&filter.name), filter.object_id)
-        }
+        Some(filter) => devtools_heapsnapshot::NodeFilter::from_params(
+            &snapshot.snapshot,
+            Some(&filter.name),
+            filter.object_id,
+        ),
     }
 }
 
 /// Reads a file the sandbox resolved, with Node's wording for a missing file (the
 /// reference's), through the sandbox's root handles.
 fn open(sandbox: &crate::sandbox::Sandbox, path: &str) -> Result<std::fs::File, String> {
-    sandbox.open_read(Path::new(path)).map_err(|error| match error {
-        crate::sandbox::SandboxError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-            format!("ENOENT: no such file or directory, open '{path}'")
-        }
-        other => other.to_string(),
-    })
+    sandbox
+        .open_read(Path::new(path))
+        .map_err(|error| match error {
+            crate::sandbox::SandboxError::Io { source, .. }
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                format!("ENOENT: no such file or directory, open '{path}'")
+            }
+            other => other.to_string(),
+        })
 }
 
 impl CallState {
     /// The loaded snapshot for `path` (checked, loaded on first use) and any notes to add.
-    async fn heap_snapshot(&mut self, path: &str) -> Result<(Arc<LoadedSnapshot>, Vec<String>), String> {
+    async fn heap_snapshot(
+        &mut self,
+        path: &str,
+    ) -> Result<(Arc<LoadedSnapshot>, Vec<String>), String> {
         let session = self.session()?;
-        let resolved = session.sandbox.resolve(path).map_err(|error| error.to_string())?;
+        let resolved = session
+            .sandbox
+            .resolve(path)
+            .map_err(|error| error.to_string())?;
         check_extension(&resolved)?;
         if let Some(snapshot) = session.heap.get(&resolved) {
             return Ok((snapshot, Vec::new()));
@@ -94,11 +106,18 @@ impl CallState {
 
 impl heap::Host for CallState {
     async fn heap_summary(&mut self, file_path: String, max_name_length: Option<u64>) -> Lines {
-        self.heap_query("heap-summary", &file_path, move |s| tools::summary(s, max_name_length))
-            .await
+        self.heap_query("heap-summary", &file_path, move |s| {
+            tools::summary(s, max_name_length)
+        })
+        .await
     }
 
-    async fn heap_details(&mut self, file_path: String, node_filter: Option<NodeFilter>, list: ListOptions) -> Lines {
+    async fn heap_details(
+        &mut self,
+        file_path: String,
+        node_filter: Option<NodeFilter>,
+        list: ListOptions,
+    ) -> Lines {
         self.heap_query("heap-details", &file_path, move |s| {
             tools::details(s, filter(s, &node_filter)?.as_ref(), options(&list))
         })
@@ -113,14 +132,26 @@ impl heap::Host for CallState {
         list: ListOptions,
     ) -> Lines {
         self.heap_query("heap-class-nodes", &file_path, move |s| {
-            tools::class_nodes(s, class_id, filter(s, &node_filter)?.as_ref(), options(&list))
+            tools::class_nodes(
+                s,
+                class_id,
+                filter(s, &node_filter)?.as_ref(),
+                options(&list),
+            )
         })
         .await
     }
 
-    async fn heap_retainers(&mut self, file_path: String, node_id: f64, list: ListOptions) -> Lines {
-        self.heap_query("heap-retainers", &file_path, move |s| tools::retainers(s, node_id, options(&list)))
-            .await
+    async fn heap_retainers(
+        &mut self,
+        file_path: String,
+        node_id: f64,
+        list: ListOptions,
+    ) -> Lines {
+        self.heap_query("heap-retainers", &file_path, move |s| {
+            tools::retainers(s, node_id, options(&list))
+        })
+        .await
     }
 
     async fn heap_retaining_paths(
@@ -133,7 +164,14 @@ impl heap::Host for CallState {
         max_name_length: Option<u64>,
     ) -> Lines {
         self.heap_query("heap-retaining-paths", &file_path, move |s| {
-            tools::retaining_paths(s, node_id, max_depth, max_nodes, max_siblings, max_name_length)
+            tools::retaining_paths(
+                s,
+                node_id,
+                max_depth,
+                max_nodes,
+                max_siblings,
+                max_name_length,
+            )
         })
         .await
     }
@@ -155,24 +193,45 @@ impl heap::Host for CallState {
             Some(other) => return Ok(Err(format!("Invalid sortBy: {other}"))),
         };
         // The reference applies only the lower bound here.
-        let min = match retained_size.as_deref().map(parse_byte_size_range).transpose() {
+        let min = match retained_size
+            .as_deref()
+            .map(parse_byte_size_range)
+            .transpose()
+        {
             Ok(range) => range.map(|(min, _)| min),
             Err(error) => return Ok(Err(error)),
         };
         self.heap_query("heap-edges", &file_path, move |s| {
-            tools::edges(s, node_id, sort, min, exclude_primitives.unwrap_or(true), options(&list))
+            tools::edges(
+                s,
+                node_id,
+                sort,
+                min,
+                exclude_primitives.unwrap_or(true),
+                options(&list),
+            )
         })
         .await
     }
 
-    async fn heap_dominators(&mut self, file_path: String, node_id: f64, max_name_length: Option<u64>) -> Lines {
+    async fn heap_dominators(
+        &mut self,
+        file_path: String,
+        node_id: f64,
+        max_name_length: Option<u64>,
+    ) -> Lines {
         self.heap_query("heap-dominators", &file_path, move |s| {
             tools::dominators(s, node_id, max_name_length)
         })
         .await
     }
 
-    async fn heap_object_details(&mut self, file_path: String, node_id: f64, max_name_length: Option<u64>) -> Lines {
+    async fn heap_object_details(
+        &mut self,
+        file_path: String,
+        node_id: f64,
+        max_name_length: Option<u64>,
+    ) -> Lines {
         self.heap_query("heap-object-details", &file_path, move |s| {
             tools::object_details(s, node_id, max_name_length)
         })
@@ -206,7 +265,12 @@ impl heap::Host for CallState {
         .await
     }
 
-    async fn heap_query_objects(&mut self, file_path: String, query: ObjectQuery, list: ListOptions) -> Lines {
+    async fn heap_query_objects(
+        &mut self,
+        file_path: String,
+        query: ObjectQuery,
+        list: ListOptions,
+    ) -> Lines {
         self.require(Capability::Memory, "heap-query-objects")?;
         let range = |text: &Option<String>| text.as_deref().map(parse_byte_size_range).transpose();
         let (retained, self_size) = match (range(&query.retained_size), range(&query.self_size)) {
@@ -245,7 +309,11 @@ impl heap::Host for CallState {
         list: ListOptions,
     ) -> Lines {
         self.require(Capability::Memory, "heap-analyze-contexts")?;
-        let range = match retained_size.as_deref().map(parse_byte_size_range).transpose() {
+        let range = match retained_size
+            .as_deref()
+            .map(parse_byte_size_range)
+            .transpose()
+        {
             Ok(range) => range,
             Err(error) => return Ok(Err(error)),
         };
