@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod cli;
 pub mod heap_analysis;
 pub mod http;
+pub mod lighthouse;
 pub mod mcp;
 pub mod oneshot;
 pub mod pipeline;
