@@ -9,6 +9,7 @@ pub mod browser;
 pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod heap_analysis;
 pub mod http;
 pub mod lighthouse;
 pub mod mcp;

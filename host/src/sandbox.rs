@@ -237,6 +237,33 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    /// Opens an already-resolved path for reading through the root `Dir` that contains it,
+    /// so a symlink swapped in after validation cannot lead outside the roots.
+    pub fn open_read(&self, resolved: &Path) -> Result<fs::File, SandboxError> {
+        let denied = || SandboxError::AccessDenied {
+            path: resolved.display().to_string(),
+            canonical: resolved.display().to_string(),
+        };
+        let (root, rel) = self
+            .roots
+            .iter()
+            .filter_map(|r| resolved.strip_prefix(&r.path).ok().map(|rel| (r, rel)))
+            .max_by_key(|(r, _)| r.path.components().count())
+            .ok_or_else(denied)?;
+        if !rel.components().all(|c| matches!(c, Component::Normal(_)))
+            || rel.as_os_str().is_empty()
+        {
+            return Err(denied());
+        }
+        let file = root.dir.open(rel).map_err(|source| SandboxError::Io {
+            path: resolved.to_path_buf(),
+            source,
+        })?;
+        Ok(file.into_std())
+    }
+}
+
 /// Replaces the extension of `path` (as Node's `path.extname` sees it) with `extension`
 /// (`".json"`), like the reference's `ensureExtension`. The new final component was not what
 /// was validated: hand the result to [`Sandbox::write`] (which never follows a final symlink)

@@ -208,6 +208,8 @@ pub struct SessionState {
     /// Named isolated browser contexts: name -> browserContextId.
     contexts: HashMap<String, String>,
     pub sandbox: Sandbox,
+    /// Heap snapshots loaded by the heap analysis tools, until closed.
+    pub heap: crate::heap_analysis::HeapSnapshots,
     had_browser: bool,
     reconnected: bool,
     /// A tenant's egress proxy and URL policy; `None` for the single user of stdio.
@@ -234,6 +236,7 @@ impl SessionState {
             selected: None,
             contexts: HashMap::new(),
             sandbox,
+            heap: Default::default(),
             had_browser: false,
             reconnected: false,
             network,

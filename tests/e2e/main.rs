@@ -7,6 +7,7 @@ mod debugging;
 mod differential;
 mod fixtures;
 mod harness_selftest;
+mod heap;
 mod hostile_clients;
 mod hostile_tenants;
 mod hot_reload;

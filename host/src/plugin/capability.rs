@@ -104,6 +104,7 @@ impl Capability {
             "get-css-styles" => Capability::Styles,
             "start-screencast" | "stop-screencast" => Capability::Screencast,
             "run-lighthouse-audit" => Capability::Lighthouse,
+            heap if heap.starts_with("heap-") => Capability::Memory,
             _ => return None,
         })
     }

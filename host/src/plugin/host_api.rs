@@ -1,6 +1,7 @@
 //! The interfaces a tool imports, implemented over the session. These impls hold no logic
 //! of their own: they forward to the session and its pages, and record response intents.
 
+mod heap;
 mod lighthouse;
 mod pages;
 mod response;

@@ -14,12 +14,13 @@ use wasmtime::component::types::ComponentItem;
 
 /// The interfaces of ours a tool may import (the version is the `package` line of
 /// wit/tool.wit, read by host/build.rs).
-pub const ALLOWED_IMPORTS: [&str; 5] = [
+pub const ALLOWED_IMPORTS: [&str; 6] = [
     concat!("devtools:tool/pages@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
     concat!("devtools:tool/response@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
     concat!("devtools:tool/styles@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
     concat!("devtools:tool/screencast@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
     concat!("devtools:tool/lighthouse@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/heap@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
 ];
 
 /// The interface every tool exports.

@@ -95,6 +95,12 @@ pub mod lighthouse {
     pub use crate::__bindings::devtools::tool::lighthouse::{AuditOptions, run_lighthouse_audit};
 }
 
+/// Heap-snapshot analysis in the host (`memory` capability): each function takes a
+/// `.heapsnapshot` path and returns the response lines.
+pub mod heap {
+    pub use crate::__bindings::devtools::tool::heap::*;
+}
+
 /// A tool that acts on one page: the host resolves it (selected page, or `pageId` with
 /// page-id routing) and refuses the call while a dialog blocks it, if the definition says so.
 pub trait PageTool {
