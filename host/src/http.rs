@@ -8,6 +8,7 @@ mod auth;
 mod disconnect;
 mod handler;
 mod metrics;
+pub mod oauth;
 
 use crate::pipeline::Pipeline;
 use crate::tenants::registry::Registry;
@@ -53,6 +54,7 @@ struct App {
     tenants: Arc<Registry>,
     metrics: Arc<Metrics>,
     mcp: McpService,
+    oauth: Arc<oauth::ResourceServer>,
 }
 
 pub async fn serve(
@@ -87,6 +89,10 @@ pub async fn serve(
         }
     };
     let app = App {
+        oauth: Arc::new(oauth::ResourceServer::new(
+            pipeline.clone(),
+            options.max_body_bytes,
+        )),
         tenants: tenants.clone(),
         metrics,
         mcp: StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config),
@@ -181,6 +187,16 @@ impl App {
                 self.metrics.render(&self.tenants),
             ),
             "/mcp" => self.mcp(request).await,
+            path if path.starts_with(oauth::METADATA_PATH) => {
+                match self.oauth.metadata(&self.tenants, path) {
+                    Some(metadata) => metadata,
+                    None => text(
+                        StatusCode::NOT_FOUND,
+                        "text/plain; charset=utf-8",
+                        "No OAuth protected-resource metadata here.\n".into(),
+                    ),
+                }
+            }
             _ => text(
                 StatusCode::NOT_FOUND,
                 "text/plain; charset=utf-8",
@@ -189,33 +205,34 @@ impl App {
         }
     }
 
-    async fn mcp(&self, mut request: Request<Incoming>) -> Response<Body> {
+    async fn mcp(&self, request: Request<Incoming>) -> Response<Body> {
         match auth::authenticate(request.headers(), &self.tenants) {
-            Ok(tenant) => {
-                let (watch, disconnected) = disconnect::watch();
-                request.extensions_mut().insert(AuthenticatedTenant(tenant));
-                request.extensions_mut().insert(disconnected);
-                self.mcp.handle(request).await.map(|body| watch.wrap(body))
-            }
-            Err(error) => {
-                self.metrics.record_unauthorized();
-                let body = serde_json::json!({
-                    "jsonrpc": "2.0",
-                    "id": null,
-                    "error": { "code": -32001, "message": error.message() },
-                });
-                let mut response = text(
-                    StatusCode::UNAUTHORIZED,
-                    "application/json",
-                    body.to_string(),
-                );
-                response.headers_mut().insert(
-                    http::header::WWW_AUTHENTICATE,
-                    http::HeaderValue::from_static("Bearer realm=\"devtools-mcp\""),
-                );
-                response
-            }
+            Ok(tenant) => self.serve_tenant(request, tenant).await,
+            // Not a token of the tenants file: the second verifier (OAuth access tokens) has
+            // the last word, and answers the refusal when there is one.
+            Err(error) => match self.oauth.admit(request, &self.tenants, &error).await {
+                Ok((request, tenant)) => self.serve_tenant(request, tenant).await,
+                Err(refusal) => {
+                    self.metrics.record_unauthorized();
+                    refusal
+                }
+            },
         }
+    }
+
+    async fn serve_tenant<B>(
+        &self,
+        mut request: Request<B>,
+        tenant: Arc<crate::tenants::Tenant>,
+    ) -> Response<Body>
+    where
+        B: http_body::Body + Send + 'static,
+        B::Error: std::fmt::Display,
+    {
+        let (watch, disconnected) = disconnect::watch();
+        request.extensions_mut().insert(AuthenticatedTenant(tenant));
+        request.extensions_mut().insert(disconnected);
+        self.mcp.handle(request).await.map(|body| watch.wrap(body))
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod registry;
 
+use crate::http::oauth::config::{OAuthConfig, OAuthSection};
 use crate::plugin::limits::Limits;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -48,6 +49,12 @@ pub enum TenantsError {
     },
     #[error("tenant {name:?} in {path}: name must be 1-64 characters of a-z, 0-9, '-' or '_'")]
     BadName { path: String, name: String },
+    #[error(
+        "tenant {name:?} in {path} has no token_sha256; give it one, or add an [oauth] section so it can use access tokens"
+    )]
+    NoCredential { path: String, name: String },
+    #[error("the tenants file {path}: {reason}")]
+    OAuth { path: String, reason: String },
     #[error("tenant {name:?} in {path}: sandbox_root {root} cannot be created: {reason}")]
     Root {
         path: String,
@@ -73,7 +80,9 @@ pub enum BrowserMode {
 #[serde(deny_unknown_fields)]
 struct TenantEntry {
     name: String,
-    token_sha256: String,
+    /// Absent for a tenant that signs in with OAuth access tokens only.
+    #[serde(default)]
+    token_sha256: Option<String>,
     #[serde(default)]
     revoked: bool,
     sandbox_root: PathBuf,
@@ -105,6 +114,9 @@ struct TenantEntry {
 struct TenantsFile {
     #[serde(default, rename = "tenant")]
     tenants: Vec<TenantEntry>,
+    /// OAuth 2.1 resource server settings (`http::oauth`).
+    #[serde(default)]
+    oauth: Option<OAuthSection>,
 }
 
 /// Which tools a tenant may list and call: an allow-list by name and/or category (absent means
@@ -114,11 +126,18 @@ pub struct ToolPolicy {
     pub tools: Option<BTreeSet<String>>,
     pub categories: Option<BTreeSet<String>>,
     pub deny_tools: BTreeSet<String>,
+    /// A further policy every tool must pass too: the scopes of an OAuth access token.
+    pub within: Option<Box<ToolPolicy>>,
 }
 
 impl ToolPolicy {
     pub fn allows(&self, tool: &str, category: &str) -> bool {
-        if self.deny_tools.contains(tool) {
+        if self.deny_tools.contains(tool)
+            || self
+                .within
+                .as_ref()
+                .is_some_and(|within| !within.allows(tool, category))
+        {
             return false;
         }
         match (&self.tools, &self.categories) {
@@ -160,10 +179,10 @@ impl Quotas {
 }
 
 /// One tenant, validated.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Tenant {
     pub name: String,
-    token_hash: [u8; 32],
+    token_hash: Option<[u8; 32]>,
     pub revoked: bool,
     pub sandbox_root: PathBuf,
     pub policy: ToolPolicy,
@@ -178,6 +197,7 @@ pub struct Tenant {
 #[derive(Debug, Default)]
 pub struct TenantTable {
     tenants: Vec<Arc<Tenant>>,
+    oauth: Option<Arc<OAuthConfig>>,
 }
 
 impl TenantTable {
@@ -195,9 +215,24 @@ impl TenantTable {
             path: shown.clone(),
             reason: error.to_string(),
         })?;
+        let oauth = match file.oauth {
+            Some(section) => Some(Arc::new(section.validate().map_err(|reason| {
+                TenantsError::OAuth {
+                    path: shown.clone(),
+                    reason,
+                }
+            })?)),
+            None => None,
+        };
         let mut tenants: Vec<Arc<Tenant>> = Vec::new();
         for entry in file.tenants {
             let tenant = validate(entry, &shown)?;
+            if tenant.token_hash.is_none() && oauth.is_none() {
+                return Err(TenantsError::NoCredential {
+                    path: shown,
+                    name: tenant.name.clone(),
+                });
+            }
             if let Some(other) = tenants.iter().find(|other| other.name == tenant.name) {
                 return Err(TenantsError::DuplicateName {
                     path: shown,
@@ -206,7 +241,7 @@ impl TenantTable {
             }
             if let Some(other) = tenants
                 .iter()
-                .find(|other| other.token_hash == tenant.token_hash)
+                .find(|other| other.token_hash.is_some() && other.token_hash == tenant.token_hash)
             {
                 return Err(TenantsError::DuplicateToken {
                     path: shown,
@@ -216,7 +251,12 @@ impl TenantTable {
             }
             tenants.push(Arc::new(tenant));
         }
-        Ok(TenantTable { tenants })
+        Ok(TenantTable { tenants, oauth })
+    }
+
+    /// The `[oauth]` section, when the file has one.
+    pub fn oauth(&self) -> Option<Arc<OAuthConfig>> {
+        self.oauth.clone()
     }
 
     /// The tenant a bearer token belongs to; `None` for an unknown or revoked token. Every
@@ -225,7 +265,10 @@ impl TenantTable {
         let presented = hash_token(token);
         let mut found = None;
         for tenant in &self.tenants {
-            if constant_time_eq(&presented, &tenant.token_hash) && !tenant.revoked {
+            let matches = tenant
+                .token_hash
+                .is_some_and(|hash| constant_time_eq(&presented, &hash));
+            if matches && !tenant.revoked {
                 found = Some(tenant.clone());
             }
         }
@@ -261,10 +304,13 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
             name: entry.name,
         });
     }
-    let token_hash = parse_hash(&entry.token_sha256).ok_or_else(|| TenantsError::BadHash {
-        path: path.to_string(),
-        name: entry.name.clone(),
-    })?;
+    let token_hash = match &entry.token_sha256 {
+        Some(hash) => Some(parse_hash(hash).ok_or_else(|| TenantsError::BadHash {
+            path: path.to_string(),
+            name: entry.name.clone(),
+        })?),
+        None => None,
+    };
     std::fs::create_dir_all(&entry.sandbox_root).map_err(|error| TenantsError::Root {
         path: path.to_string(),
         name: entry.name.clone(),
@@ -287,6 +333,7 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
             tools: entry.tools.map(set),
             categories: entry.categories.map(set),
             deny_tools: set(entry.deny_tools),
+            within: None,
         },
         quotas: Quotas {
             max_pages: entry.max_pages.unwrap_or(DEFAULT_MAX_PAGES).max(1),

@@ -1,7 +1,9 @@
 //! End-to-end tests: the real `devtools-mcp` binary, spoken to over MCP stdio, driving real
 //! Chromium on fixture pages served by the tests on 127.0.0.1, with the real tool components.
 
+mod container;
 mod debugging;
+mod deploy;
 mod fixtures;
 mod harness_selftest;
 mod hot_reload;
@@ -9,6 +11,7 @@ mod http;
 mod input;
 mod integrity;
 mod lifecycle;
+mod oauth;
 mod parity;
 mod performance;
 mod pipeline;

@@ -107,6 +107,17 @@ impl Registry {
         self.table().authenticate(token)
     }
 
+    /// The tenant of this name, unless it is unknown or revoked (an OAuth token names its
+    /// tenant in a claim).
+    pub fn named(&self, name: &str) -> Option<Arc<Tenant>> {
+        self.table().get(name).filter(|tenant| !tenant.revoked)
+    }
+
+    /// The tenants file's `[oauth]` section, as last read.
+    pub fn oauth(&self) -> Option<Arc<crate::http::oauth::config::OAuthConfig>> {
+        self.table().oauth()
+    }
+
     /// Re-reads the tenants file. Tenants that are gone or revoked are closed at once; the
     /// old file stays in force when the new one is invalid.
     pub async fn reload(&self) -> Result<usize, TenantsError> {

@@ -33,6 +33,11 @@ impl TenantSpec {
         }
     }
 
+    /// A tenant without a static token: it signs in with OAuth access tokens only.
+    pub fn oauth_only(name: &str) -> TenantSpec {
+        TenantSpec::new(name, "")
+    }
+
     pub fn with(mut self, line: &str) -> TenantSpec {
         self.extra.push_str(line);
         self.extra.push('\n');
@@ -48,11 +53,22 @@ pub struct HttpServer {
     dir: tempfile::TempDir,
     stderr: PathBuf,
     exited: bool,
+    /// TOML put before the `[[tenant]]` entries (e.g. an `[oauth]` section).
+    head: String,
 }
 
 impl HttpServer {
     /// Starts the server for `tenants` with the test browser flags plus `extra_args`.
     pub async fn start(tenants: &[TenantSpec], extra_args: &[&str]) -> HttpServer {
+        HttpServer::start_with_head("", tenants, extra_args).await
+    }
+
+    /// Like [`HttpServer::start`], with `head` at the top of the tenants file.
+    pub async fn start_with_head(
+        head: &str,
+        tenants: &[TenantSpec],
+        extra_args: &[&str],
+    ) -> HttpServer {
         let dir = tempfile::Builder::new()
             .prefix("devtools-mcp-http-")
             .tempdir()
@@ -60,7 +76,8 @@ impl HttpServer {
         let stderr = dir.path().join("server.stderr.log");
         let stderr_file = std::fs::File::create(&stderr).expect("the stderr log file");
         let tenants_path = dir.path().join("tenants.toml");
-        std::fs::write(&tenants_path, tenants_toml(dir.path(), tenants)).expect("the tenants file");
+        let text = format!("{head}\n{}", tenants_toml(dir.path(), tenants));
+        std::fs::write(&tenants_path, text).expect("the tenants file");
         let mut args = vec![
             "serve".to_owned(),
             "--http".to_owned(),
@@ -88,6 +105,7 @@ impl HttpServer {
             dir,
             stderr,
             exited: false,
+            head: head.to_owned(),
         };
         let deadline = Instant::now() + timeout();
         loop {
@@ -126,7 +144,7 @@ impl HttpServer {
     pub fn write_tenants(&self, tenants: &[TenantSpec]) {
         std::fs::write(
             self.dir.path().join("tenants.toml"),
-            tenants_toml(self.dir.path(), tenants),
+            format!("{}\n{}", self.head, tenants_toml(self.dir.path(), tenants)),
         )
         .expect("rewrite the tenants file");
     }
@@ -159,15 +177,7 @@ impl HttpServer {
 
     /// An MCP client of the tenant with this token (initialized over HTTP).
     pub async fn client(&self, token: &str) -> Result<HttpClient, String> {
-        let config = StreamableHttpClientTransportConfig::with_uri(self.mcp_url())
-            .auth_header(token)
-            .max_concurrent_requests(64);
-        let transport = StreamableHttpClientTransport::from_config(config);
-        match tokio::time::timeout(timeout(), ().serve(transport)).await {
-            Ok(Ok(client)) => Ok(HttpClient { client }),
-            Ok(Err(error)) => Err(format!("MCP initialization over HTTP failed: {error}")),
-            Err(_) => Err("MCP initialization over HTTP timed out".to_owned()),
-        }
+        HttpClient::connect(&self.mcp_url(), token).await
     }
 
     /// Like [`HttpServer::client`], panicking with the server's log on failure.
@@ -199,9 +209,14 @@ fn root_of(dir: &Path, tenant: &str) -> PathBuf {
 fn tenants_toml(dir: &Path, tenants: &[TenantSpec]) -> String {
     let mut text = String::new();
     for tenant in tenants {
-        let hash = hex::encode(Sha256::digest(tenant.token.as_bytes()));
+        let token = if tenant.token.is_empty() {
+            String::new()
+        } else {
+            let hash = hex::encode(Sha256::digest(tenant.token.as_bytes()));
+            format!("token_sha256 = {hash:?}\n")
+        };
         text.push_str(&format!(
-            "[[tenant]]\nname = {:?}\ntoken_sha256 = {hash:?}\nsandbox_root = {:?}\n{}\n",
+            "[[tenant]]\nname = {:?}\n{token}sandbox_root = {:?}\n{}\n",
             tenant.name,
             root_of(dir, &tenant.name).display().to_string(),
             tenant.extra
@@ -216,6 +231,19 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
+    /// An MCP client of the server at `mcp_url` with this bearer token (initialized over HTTP).
+    pub async fn connect(mcp_url: &str, token: &str) -> Result<HttpClient, String> {
+        let config = StreamableHttpClientTransportConfig::with_uri(mcp_url.to_owned())
+            .auth_header(token)
+            .max_concurrent_requests(64);
+        let transport = StreamableHttpClientTransport::from_config(config);
+        match tokio::time::timeout(timeout(), ().serve(transport)).await {
+            Ok(Ok(client)) => Ok(HttpClient { client }),
+            Ok(Err(error)) => Err(format!("MCP initialization over HTTP failed: {error}")),
+            Err(_) => Err("MCP initialization over HTTP timed out".to_owned()),
+        }
+    }
+
     /// Calls a tool; a JSON-RPC error or a transport failure is `Err` with its text.
     pub async fn call_raw(
         &self,
