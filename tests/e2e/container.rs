@@ -37,10 +37,7 @@ impl Podman {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        self.command()
-            .args(args)
-            .output()
-            .expect("run podman")
+        self.command().args(args).output().expect("run podman")
     }
 
     /// podman, if it is installed. Besides its defaults it may use our fallback
@@ -96,10 +93,18 @@ impl Podman {
                 return Ok(image.into());
             }
         }
-        if self.run(&["pull", "--quiet", UPSTREAM_BASE]).status.success() {
+        if self
+            .run(&["pull", "--quiet", UPSTREAM_BASE])
+            .status
+            .success()
+        {
             return Ok(UPSTREAM_BASE.into());
         }
-        if Command::new("mmdebstrap").arg("--version").output().is_err() {
+        if Command::new("mmdebstrap")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
             return Err(format!(
                 "{UPSTREAM_BASE} cannot be pulled and mmdebstrap (to make a Debian base from packages) is not installed"
             ));
@@ -165,7 +170,9 @@ impl Drop for Container<'_> {
         if std::thread::panicking() {
             eprintln!("--- container log ---\n{}", self.logs());
         }
-        let _ = self.podman.run(&["rm", "--force", "--time", "0", &self.name]);
+        let _ = self
+            .podman
+            .run(&["rm", "--force", "--time", "0", &self.name]);
     }
 }
 
@@ -294,7 +301,10 @@ async fn the_image_builds_and_serves_mcp_as_a_non_root_user() {
         Err(error) => panic!("{error}\n--- container log ---\n{}", container.logs()),
     };
     let tools = client.tool_names().await;
-    assert!(tools.iter().any(|tool| tool == "take_snapshot"), "{tools:?}");
+    assert!(
+        tools.iter().any(|tool| tool == "take_snapshot"),
+        "{tools:?}"
+    );
     let opened = client
         .call("new_page", json!({ "url": pages.url("/boxed") }))
         .await;

@@ -29,7 +29,9 @@ fn every_kubernetes_manifest_validates_against_its_schema() {
         "SecurityPolicy",
     ] {
         assert!(
-            stdout.lines().any(|line| line.starts_with("valid ") && line.contains(&format!(" {kind}/"))),
+            stdout
+                .lines()
+                .any(|line| line.starts_with("valid ") && line.contains(&format!(" {kind}/"))),
             "{kind} was not checked:\n{stdout}"
         );
     }

@@ -39,7 +39,9 @@ impl Idp {
             .output()
             .is_err()
         {
-            eprintln!("SKIPPED: node is not installed; the OAuth tests need it for the identity provider");
+            eprintln!(
+                "SKIPPED: node is not installed; the OAuth tests need it for the identity provider"
+            );
             return None;
         }
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/idp");
@@ -225,7 +227,10 @@ async fn an_access_token_from_the_identity_provider_drives_take_snapshot_end_to_
     // No token: 401 pointing at the metadata.
     let (status, challenge, _) = post(&server, None, INITIALIZE).await;
     assert_eq!(status, 401);
-    assert_eq!(challenge, format!("Bearer resource_metadata=\"{METADATA_URL}\""));
+    assert_eq!(
+        challenge,
+        format!("Bearer resource_metadata=\"{METADATA_URL}\"")
+    );
 
     // A token for navigation and snapshots only: the tools it may use, and no others.
     let token = idp
@@ -234,7 +239,10 @@ async fn an_access_token_from_the_identity_provider_drives_take_snapshot_end_to_
     let alice = server.connect(&token).await;
     let tools = alice.tool_names().await;
     for expected in ["take_snapshot", "new_page", "navigate_page", "list_pages"] {
-        assert!(tools.iter().any(|tool| tool == expected), "{expected} in {tools:?}");
+        assert!(
+            tools.iter().any(|tool| tool == expected),
+            "{expected} in {tools:?}"
+        );
     }
     assert!(
         !tools.iter().any(|tool| tool == "evaluate_script"),
@@ -274,13 +282,30 @@ async fn an_access_token_from_the_identity_provider_drives_take_snapshot_end_to_
         !server.stderr().contains(&token),
         "the token never appears in the server's log"
     );
+    // The autoscaling signal (deploy/kubernetes/horizontalpodautoscaler.yaml).
+    let metrics = reqwest::get(format!("{}/metrics", server.base))
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("metrics text");
+    assert!(
+        metrics.contains("\ndevtools_mcp_calls_in_flight 0")
+            && metrics.contains("\ndevtools_mcp_active_tenants 1"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_tokens_get_the_right_status_and_challenge() {
     let Some(idp) = Idp::start(json!([
-        client("alice-agent", "alice", "devtools:pages devtools:snapshot", 300),
-        client("short-agent", "alice", "devtools:pages", 1),
+        client(
+            "alice-agent",
+            "alice",
+            "devtools:pages devtools:snapshot",
+            300
+        ),
+        client("short-agent", "alice", "devtools:pages", 3),
         client("mallory-agent", "mallory", "devtools:all", 300),
         client("stranger-agent", "alice", "profile:read", 300),
     ]))
@@ -334,9 +359,7 @@ async fn refused_tokens_get_the_right_status_and_challenge() {
     invalid(&challenge, "names no tenant");
 
     // A valid token holding none of this server's scopes: 403 listing them.
-    let stranger = idp
-        .token("stranger-agent", RESOURCE, "profile:read")
-        .await;
+    let stranger = idp.token("stranger-agent", RESOURCE, "profile:read").await;
     let (status, challenge, _) = post(&server, Some(&stranger), INITIALIZE).await;
     assert_eq!(status, 403);
     assert!(
@@ -348,7 +371,10 @@ async fn refused_tokens_get_the_right_status_and_challenge() {
     // A scope that does not grant the tool called: 403.
     let (status, challenge, _) = post(&server, Some(&good), &call("take_screenshot")).await;
     assert_eq!(status, 403);
-    assert!(challenge.contains("error=\"insufficient_scope\""), "{challenge}");
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
 
     // Static tokens keep working beside OAuth; an unknown one is an invalid token.
     let (status, _, body) = post(&server, Some("static-token-of-bob"), INITIALIZE).await;
@@ -357,7 +383,7 @@ async fn refused_tokens_get_the_right_status_and_challenge() {
     assert_eq!(status, 401);
     invalid(&challenge, "Unknown or revoked");
 
-    // Expired: a 1 s token, past its expiry and the 1 s leeway.
+    // Expired: a 3 s token, past its expiry and the 1 s leeway.
     let short = idp.token("short-agent", RESOURCE, "devtools:pages").await;
     let expires = claims_of(&short)["exp"].as_u64().expect("exp");
     let (status, _, body) = post(&server, Some(&short), INITIALIZE).await;

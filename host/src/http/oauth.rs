@@ -142,7 +142,11 @@ impl ResourceServer {
         };
         if !config.knows_any(&verified.scopes) {
             let all: Vec<&str> = config.scopes.iter().map(|s| s.name.as_str()).collect();
-            return Err(insufficient_scope(&config, &all, "The token holds none of this server's scopes."));
+            return Err(insufficient_scope(
+                &config,
+                &all,
+                "The token holds none of this server's scopes.",
+            ));
         }
         let granted = config.policy_for(&verified.scopes);
         // The token itself goes no further than here.
@@ -167,14 +171,12 @@ impl ResourceServer {
                 &format!("The token's scopes do not grant tool {tool}."),
             ));
         }
-        let narrowed = Tenant {
-            policy: ToolPolicy {
-                within: Some(Box::new(granted)),
-                ..tenant.policy.clone()
-            },
-            ..(*tenant).clone()
-        };
-        Ok((Request::from_parts(parts, Full::new(body)), Arc::new(narrowed)))
+        let mut narrowed: Tenant = (*tenant).clone();
+        narrowed.policy.within = Some(Box::new(granted));
+        Ok((
+            Request::from_parts(parts, Full::new(body)),
+            Arc::new(narrowed),
+        ))
     }
 
     /// The tool of a `tools/call` in the body that the granted scopes do not cover.
@@ -207,7 +209,11 @@ impl ResourceServer {
 
 /// The bearer token of a request, if it has one.
 fn bearer<B>(request: &Request<B>) -> Option<String> {
-    let value = request.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let value = request
+        .headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
     let (scheme, token) = value.trim().split_once(' ')?;
     scheme
         .eq_ignore_ascii_case("bearer")
@@ -233,7 +239,10 @@ fn invalid_token(config: &OAuthConfig, description: &str) -> Refusal {
         StatusCode::UNAUTHORIZED,
         challenge(
             config,
-            &[("error", "invalid_token"), ("error_description", description)],
+            &[
+                ("error", "invalid_token"),
+                ("error_description", description),
+            ],
         ),
         description,
     )

@@ -299,10 +299,9 @@ fn algorithm(name: &str) -> Result<Algorithm, String> {
 fn scope(entry: ScopeEntry) -> Result<Scope, String> {
     // RFC 6749 §3.3: printable ASCII except space, `"` and `\`.
     let valid_name = !entry.name.is_empty()
-        && entry
-            .name
-            .bytes()
-            .all(|byte| byte == 0x21 || (0x23..=0x5b).contains(&byte) || (0x5d..=0x7e).contains(&byte));
+        && entry.name.bytes().all(|byte| {
+            byte == 0x21 || (0x23..=0x5b).contains(&byte) || (0x5d..=0x7e).contains(&byte)
+        });
     if !valid_name {
         return Err(format!(
             "[oauth] scope name {:?} is not a valid OAuth scope token",
@@ -380,11 +379,17 @@ mod tests {
                 .expect_err("typo")
                 .contains("unknown category")
         );
-        let not_canonical = BASE.replace("https://mcp.example.com/mcp", "HTTPS://MCP.example.com/mcp");
-        assert!(parse(&not_canonical).expect_err("case").contains("canonical"));
+        let not_canonical =
+            BASE.replace("https://mcp.example.com/mcp", "HTTPS://MCP.example.com/mcp");
+        assert!(
+            parse(&not_canonical)
+                .expect_err("case")
+                .contains("canonical")
+        );
         let fragment = BASE.replace("/mcp\"", "/mcp#x\"");
         assert!(parse(&fragment).is_err());
-        let no_scopes = "resource = \"https://mcp.example.com/mcp\"\nissuer = \"https://idp.example.com\"\n";
+        let no_scopes =
+            "resource = \"https://mcp.example.com/mcp\"\nissuer = \"https://idp.example.com\"\n";
         assert!(parse(no_scopes).is_err());
     }
 

@@ -73,7 +73,10 @@ impl KeyCache {
     pub async fn key(&self, config: &OAuthConfig, kid: Option<&str>) -> Result<Jwk, KeyError> {
         let source = (config.issuer.clone(), config.jwks_uri.clone());
         let mut state = self.state.lock().await;
-        if state.as_ref().is_none_or(|fetched| fetched.source != source) {
+        if state
+            .as_ref()
+            .is_none_or(|fetched| fetched.source != source)
+        {
             *state = Some(Fetched {
                 source,
                 keys: Vec::new(),
@@ -177,7 +180,9 @@ impl KeyCache {
             .map_err(|error| format!("{url}: {error}"))?
         {
             if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
-                return Err(format!("{url} answered more than {MAX_DOCUMENT_BYTES} bytes"));
+                return Err(format!(
+                    "{url} answered more than {MAX_DOCUMENT_BYTES} bytes"
+                ));
             }
             body.extend_from_slice(&chunk);
         }

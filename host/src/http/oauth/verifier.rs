@@ -109,8 +109,10 @@ impl TokenVerifier {
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         validation.validate_nbf = true;
         validation.leeway = config.leeway.as_secs();
-        let data = decode::<Map<String, Value>>(token, &key, &validation).map_err(|error| {
-            match error.kind() {
+        let data =
+            decode::<Map<String, Value>>(token, &key, &validation).map_err(|error| match error
+                .kind()
+            {
                 ErrorKind::InvalidSignature => VerifyError::Signature,
                 ErrorKind::ExpiredSignature => VerifyError::Expired,
                 ErrorKind::ImmatureSignature => VerifyError::NotYetValid,
@@ -126,8 +128,7 @@ impl TokenVerifier {
                 | ErrorKind::InvalidRsaKey(_)
                 | ErrorKind::InvalidKeyFormat => VerifyError::Signature,
                 _ => VerifyError::Malformed,
-            }
-        })?;
+            })?;
         let claims = data.claims;
         let tenant = match claims.get(&config.tenant_claim) {
             Some(Value::String(tenant)) if !tenant.is_empty() => tenant.clone(),
@@ -207,7 +208,10 @@ mod tests {
                 let mut request = [0u8; 4096];
                 let _ = stream.read(&mut request).await;
                 counted.fetch_add(1, Ordering::SeqCst);
-                let body = served.lock().map(|keys| keys.to_string()).unwrap_or_default();
+                let body = served
+                    .lock()
+                    .map(|keys| keys.to_string())
+                    .unwrap_or_default();
                 let response = format!(
                     "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                     body.len()
@@ -279,39 +283,69 @@ mod tests {
                 VerifyError::Signature,
             ),
             (
-                sign(KEY_1, Some("k1"), "at+jwt", &claims(|c| {
-                    c.insert("aud".into(), json!("https://other.example.com/mcp"));
-                })),
+                sign(
+                    KEY_1,
+                    Some("k1"),
+                    "at+jwt",
+                    &claims(|c| {
+                        c.insert("aud".into(), json!("https://other.example.com/mcp"));
+                    }),
+                ),
                 VerifyError::Audience,
             ),
             (
-                sign(KEY_1, Some("k1"), "at+jwt", &claims(|c| {
-                    c.insert("iss".into(), json!("http://127.0.0.1:2"));
-                })),
+                sign(
+                    KEY_1,
+                    Some("k1"),
+                    "at+jwt",
+                    &claims(|c| {
+                        c.insert("iss".into(), json!("http://127.0.0.1:2"));
+                    }),
+                ),
                 VerifyError::Issuer,
             ),
             (
-                sign(KEY_1, Some("k1"), "at+jwt", &claims(|c| {
-                    c.insert("exp".into(), json!(now() - 60));
-                })),
+                sign(
+                    KEY_1,
+                    Some("k1"),
+                    "at+jwt",
+                    &claims(|c| {
+                        c.insert("exp".into(), json!(now() - 60));
+                    }),
+                ),
                 VerifyError::Expired,
             ),
             (
-                sign(KEY_1, Some("k1"), "at+jwt", &claims(|c| {
-                    c.insert("nbf".into(), json!(now() + 60));
-                })),
+                sign(
+                    KEY_1,
+                    Some("k1"),
+                    "at+jwt",
+                    &claims(|c| {
+                        c.insert("nbf".into(), json!(now() + 60));
+                    }),
+                ),
                 VerifyError::NotYetValid,
             ),
             (
-                sign(KEY_1, Some("k1"), "at+jwt", &claims(|c| {
-                    c.remove("exp");
-                })),
+                sign(
+                    KEY_1,
+                    Some("k1"),
+                    "at+jwt",
+                    &claims(|c| {
+                        c.remove("exp");
+                    }),
+                ),
                 VerifyError::MissingClaim("exp".into()),
             ),
             (
-                sign(KEY_1, Some("k1"), "at+jwt", &claims(|c| {
-                    c.remove("tenant");
-                })),
+                sign(
+                    KEY_1,
+                    Some("k1"),
+                    "at+jwt",
+                    &claims(|c| {
+                        c.remove("tenant");
+                    }),
+                ),
                 VerifyError::MissingClaim("tenant".into()),
             ),
             (
@@ -325,9 +359,14 @@ mod tests {
             assert_eq!(verifier.verify(&config, &token).await, Err(expected));
         }
         // Within the leeway, an expired token still passes.
-        let just_expired = sign(KEY_1, Some("k1"), "at+jwt", &claims(|c| {
-            c.insert("exp".into(), json!(now() - 2));
-        }));
+        let just_expired = sign(
+            KEY_1,
+            Some("k1"),
+            "at+jwt",
+            &claims(|c| {
+                c.insert("exp".into(), json!(now() - 2));
+            }),
+        );
         assert!(verifier.verify(&config, &just_expired).await.is_ok());
     }
 
@@ -341,7 +380,7 @@ mod tests {
         let forged = encode(
             &header,
             &claims(|_| {}),
-            &EncodingKey::from_secret(X_1.as_bytes()),
+            &EncodingKey::from_secret(X_1.as_bytes()).expect("a key"),
         )
         .expect("sign");
         assert_eq!(
@@ -362,7 +401,12 @@ mod tests {
 
         // Made-up key ids: one fetch per refresh interval at most.
         for attempt in 0..5 {
-            let unknown = sign(KEY_2, Some(&format!("made-up-{attempt}")), "at+jwt", &claims(|_| {}));
+            let unknown = sign(
+                KEY_2,
+                Some(&format!("made-up-{attempt}")),
+                "at+jwt",
+                &claims(|_| {}),
+            );
             assert!(matches!(
                 verifier.verify(&config, &unknown).await,
                 Err(VerifyError::Key(KeyError::UnknownKey(_)))
@@ -394,9 +438,15 @@ mod tests {
 
     #[test]
     fn scopes_come_from_scope_or_scp() {
-        let scope = json!({ "scope": "a b" }).as_object().cloned().expect("object");
+        let scope = json!({ "scope": "a b" })
+            .as_object()
+            .cloned()
+            .expect("object");
         assert_eq!(scopes(&scope), Ok(vec!["a".into(), "b".into()]));
-        let scp = json!({ "scp": ["a", "b"] }).as_object().cloned().expect("object");
+        let scp = json!({ "scp": ["a", "b"] })
+            .as_object()
+            .cloned()
+            .expect("object");
         assert_eq!(scopes(&scp), Ok(vec!["a".into(), "b".into()]));
         let bad = json!({ "scp": [1] }).as_object().cloned().expect("object");
         assert!(scopes(&bad).is_err());
