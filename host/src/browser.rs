@@ -3,6 +3,7 @@
 
 mod cdp;
 pub mod collectors;
+mod css;
 mod emulation;
 mod heap;
 mod input;
@@ -10,6 +11,7 @@ mod page;
 mod page_actions;
 mod page_snapshot;
 mod page_trace;
+mod screencast;
 mod screenshot;
 mod settle;
 mod shared;
@@ -18,6 +20,7 @@ mod trace;
 pub use cdp::cdp;
 pub use emulation::EmulateRequest;
 pub use page::{McpPage, Target};
+pub use screencast::ScreencastOptions;
 pub use screenshot::ScreenshotFlags;
 pub use shared::SharedBrowser;
 
@@ -45,6 +48,10 @@ pub struct BrowserOptions {
     pub screenshot: ScreenshotFlags,
     /// `--redactNetworkHeaders`.
     pub redact_network_headers: bool,
+    /// `--experimentalScreencast`, `--experimentalFfmpegPath`, `--screencastFps`.
+    pub screencast: ScreencastOptions,
+    /// `--nodePath`, `--lighthousePath`.
+    pub lighthouse: crate::lighthouse::LighthouseOptions,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -64,9 +64,15 @@ pub struct Args {
     /// Enable coordinate-based tools.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_vision: Option<bool>,
-    /// Enable the screencast tools.
+    /// Record screencasts with ffmpeg (the reference's legacy recorder) instead of Chrome's own.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_screencast: Option<bool>,
+    /// The ffmpeg binary of the legacy screencast recorder (needs --experimentalScreencast).
+    #[arg(long, requires = "experimental_screencast")]
+    pub experimental_ffmpeg_path: Option<PathBuf>,
+    /// Frames per second of screencast recordings (a positive integer).
+    #[arg(long, alias = "experimental-screencast-fps", value_parser = parse_fps)]
+    pub screencast_fps: Option<u32>,
     /// Enable interop tools such as get_tab_id.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, hide = true)]
     pub experimental_interop_tools: Option<bool>,
@@ -163,6 +169,15 @@ pub struct Args {
     /// Write the server's log to this file instead of stderr.
     #[arg(long)]
     pub log_file: Option<PathBuf>,
+    /// The Node.js binary lighthouse_audit runs Lighthouse with (default: `node` on PATH).
+    #[arg(long)]
+    #[serde(skip)]
+    pub node_path: Option<PathBuf>,
+    /// The folder of Lighthouse's npm package (or one holding `node_modules/lighthouse`) for
+    /// lighthouse_audit (default: `~/.cache/devtools-mcp/lighthouse`, then global npm folders).
+    #[arg(long)]
+    #[serde(skip)]
+    pub lighthouse_path: Option<PathBuf>,
 
     /// `serve`: the address to serve MCP over streamable HTTP at (default 127.0.0.1:8808).
     #[arg(long)]
@@ -394,6 +409,15 @@ fn parse_seconds(value: &str) -> Result<std::time::Duration, String> {
         }
         _ => Err(format!(
             "Invalid duration \"{value}\": expected a positive number of seconds, e.g. 30."
+        )),
+    }
+}
+
+fn parse_fps(value: &str) -> Result<u32, String> {
+    match value.parse::<u32>() {
+        Ok(fps) if fps > 0 => Ok(fps),
+        _ => Err(format!(
+            "Invalid screencastFps {value}. Expected a positive integer."
         )),
     }
 }

@@ -9,6 +9,7 @@ pub mod browser;
 pub mod catalog;
 pub mod cli;
 pub mod http;
+pub mod lighthouse;
 pub mod mcp;
 pub mod oneshot;
 pub mod pipeline;

@@ -3,9 +3,10 @@
 //! with `serve`, over streamable HTTP to several tenants), and closes the browser on the way
 //! out.
 
-use devtools_mcp::browser::{BrowserOptions, ScreenshotFlags};
+use devtools_mcp::browser::{BrowserOptions, ScreencastOptions, ScreenshotFlags};
 use devtools_mcp::catalog::Catalog;
 use devtools_mcp::cli::Args;
+use devtools_mcp::lighthouse::LighthouseOptions;
 use devtools_mcp::pipeline::{Pipeline, ToolRegistry};
 use devtools_mcp::plugin::policy::{Origin, Policy};
 use devtools_mcp::plugin::{Loader, Runtime};
@@ -205,6 +206,15 @@ fn browser_options(args: &Args) -> BrowserOptions {
         proxy_server: args.proxy_server.clone(),
         accept_insecure_certs: Args::enabled(args.accept_insecure_certs),
         redact_network_headers: Args::enabled(args.redact_network_headers),
+        screencast: ScreencastOptions {
+            legacy: Args::enabled(args.experimental_screencast),
+            ffmpeg_path: args.experimental_ffmpeg_path.clone(),
+            fps: args.screencast_fps,
+        },
+        lighthouse: LighthouseOptions {
+            node_path: args.node_path.clone(),
+            lighthouse_path: args.lighthouse_path.clone(),
+        },
         screenshot: ScreenshotFlags {
             format: args.screenshot_format.clone(),
             quality: args.screenshot_quality,

@@ -196,6 +196,19 @@ impl SessionState {
         Ok(())
     }
 
+    /// The browser and tool options this session was made with.
+    pub fn browser_options(&self) -> &BrowserOptions {
+        &self.options
+    }
+
+    /// The browser's DevTools WebSocket address, for tools that drive it from another
+    /// process (Lighthouse).
+    pub fn browser_ws_endpoint(&self) -> Option<String> {
+        self.browser
+            .as_ref()
+            .map(|browser| browser.connection().browser.websocket_address().clone())
+    }
+
     pub fn screenshot_flags(&self) -> crate::browser::ScreenshotFlags {
         self.options.screenshot.clone()
     }

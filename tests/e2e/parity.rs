@@ -5,7 +5,7 @@ use crate::support::McpServer;
 use serde_json::Value;
 
 /// Tools of the reference's default set we do not offer, with the reason given in README.
-const NOT_OFFERED: [&str; 1] = ["lighthouse_audit"];
+const NOT_OFFERED: [&str; 0] = [];
 /// Parameters we add on purpose (the issue asks every input tool to take includeSnapshot).
 const EXTRA_PARAMETERS: [(&str, &str); 1] = [("type_text", "includeSnapshot")];
 

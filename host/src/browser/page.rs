@@ -49,6 +49,8 @@ pub struct McpPage {
     /// The running performance trace, and the summary of the last one.
     pub(super) trace: Option<Recording>,
     pub(super) last_trace: Option<TraceSummary>,
+    /// The running screencast recording.
+    pub(super) screencast: Option<super::screencast::Recording>,
     listener: tokio::task::JoinHandle<()>,
 }
 
@@ -89,6 +91,7 @@ impl McpPage {
             collectors,
             trace: None,
             last_trace: None,
+            screencast: None,
             listener,
         })
     }

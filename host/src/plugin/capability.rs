@@ -29,10 +29,16 @@ pub enum Capability {
     Performance,
     /// Heap snapshots.
     Memory,
+    /// Read an element's CSS cascade (`get-css-styles`).
+    Styles,
+    /// Record videos of a page.
+    Screencast,
+    /// Run Lighthouse (a Node.js process the host starts) against a page.
+    Lighthouse,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 10] = [
+    pub const ALL: [Capability; 13] = [
         Capability::PagesRead,
         Capability::PagesManage,
         Capability::Navigate,
@@ -43,6 +49,9 @@ impl Capability {
         Capability::FilesRead,
         Capability::Performance,
         Capability::Memory,
+        Capability::Styles,
+        Capability::Screencast,
+        Capability::Lighthouse,
     ];
 
     /// The name used in policy files.
@@ -58,6 +67,9 @@ impl Capability {
             Capability::FilesRead => "files.read",
             Capability::Performance => "performance",
             Capability::Memory => "memory",
+            Capability::Styles => "styles",
+            Capability::Screencast => "screencast",
+            Capability::Lighthouse => "lighthouse",
         }
     }
 
@@ -89,6 +101,9 @@ impl Capability {
             "upload-files" => Capability::FilesRead,
             "start-trace" | "stop-trace" | "analyze-insight" => Capability::Performance,
             "take-heap-snapshot" => Capability::Memory,
+            "get-css-styles" => Capability::Styles,
+            "start-screencast" | "stop-screencast" => Capability::Screencast,
+            "run-lighthouse-audit" => Capability::Lighthouse,
             _ => return None,
         })
     }

@@ -1,8 +1,11 @@
-//! The two interfaces a tool imports, implemented over the session. These impls hold no logic
+//! The interfaces a tool imports, implemented over the session. These impls hold no logic
 //! of their own: they forward to the session and its pages, and record response intents.
 
+mod lighthouse;
 mod pages;
 mod response;
+mod screencast;
+mod styles;
 
 use super::capability::{Capability, Grants};
 use super::limits::{LimitExceeded, Limits, MemoryLimiter, OutputMeter};

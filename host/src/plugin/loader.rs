@@ -13,8 +13,13 @@ use std::sync::Arc;
 use wasmtime::component::types::ComponentItem;
 
 /// The interfaces of ours a tool may import.
-pub const ALLOWED_IMPORTS: [&str; 2] =
-    ["devtools:tool/pages@0.2.0", "devtools:tool/response@0.2.0"];
+pub const ALLOWED_IMPORTS: [&str; 5] = [
+    "devtools:tool/pages@0.2.0",
+    "devtools:tool/response@0.2.0",
+    "devtools:tool/styles@0.2.0",
+    "devtools:tool/screencast@0.2.0",
+    "devtools:tool/lighthouse@0.2.0",
+];
 
 /// The interface every tool exports.
 const TOOL_EXPORT: &str = "devtools:tool/tool@0.2.0";
@@ -51,7 +56,7 @@ pub enum LoadError {
         allowed: String,
     },
     #[error(
-        "Plugin {file} cannot be linked: {reason}. Tools may import only devtools:tool/pages, devtools:tool/response and the WASI 0.2 interfaces."
+        "Plugin {file} cannot be linked: {reason}. Tools may import only devtools:tool/pages, devtools:tool/response, devtools:tool/styles, devtools:tool/screencast, devtools:tool/lighthouse and the WASI 0.2 interfaces."
     )]
     Link { file: PathBuf, reason: String },
     #[error("Plugin {file} was refused: {reason}.")]

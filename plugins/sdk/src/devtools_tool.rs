@@ -78,6 +78,21 @@ pub mod pages {
     pub use crate::__bindings::devtools::tool::pages::{close, get, new_page, select, selected};
 }
 
+/// An element's CSS cascade, read by the host (`get_css_styles`).
+pub mod styles {
+    pub use crate::__bindings::devtools::tool::styles::get_css_styles;
+}
+
+/// Page recordings; the host picks the recorder and frame rate from its flags.
+pub mod screencast {
+    pub use crate::__bindings::devtools::tool::screencast::{start_screencast, stop_screencast};
+}
+
+/// Lighthouse audits, run by the host with Node.js.
+pub mod lighthouse {
+    pub use crate::__bindings::devtools::tool::lighthouse::{AuditOptions, run_lighthouse_audit};
+}
+
 /// A tool that acts on one page: the host resolves it (selected page, or `pageId` with
 /// page-id routing) and refuses the call while a dialog blocks it, if the definition says so.
 pub trait PageTool {

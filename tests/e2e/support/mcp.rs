@@ -198,6 +198,25 @@ impl McpServer {
         }
     }
 
+    /// Like [`McpServer::call`] with its own time limit, for tools slower than [`timeout`]
+    /// allows (a Lighthouse audit).
+    pub async fn call_within(
+        &self,
+        tool: &str,
+        arguments: serde_json::Value,
+        limit: Duration,
+    ) -> ToolOutput {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let serde_json::Value::Object(map) = arguments {
+            params = params.with_arguments(map);
+        }
+        match tokio::time::timeout(limit.max(timeout()), self.client.call_tool(params)).await {
+            Ok(Ok(result)) => ToolOutput::from_result(result),
+            Ok(Err(e)) => self.fail(&format!("tools/call {tool} failed: {e}")).await,
+            Err(_) => self.fail(&format!("tools/call {tool} timed out")).await,
+        }
+    }
+
     /// Calls a tool; a JSON-RPC error answer (unknown tool, invalid params...) is `Err` with
     /// `"<code>: <message>"`. A timeout or a dead server still panics, so a test expecting an
     /// error cannot pass because the server crashed.
