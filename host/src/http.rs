@@ -13,6 +13,7 @@ mod disconnect;
 mod handler;
 mod metrics;
 mod sessions;
+pub mod oauth;
 
 use crate::pipeline::Pipeline;
 use crate::tenants::registry::Registry;
@@ -22,7 +23,7 @@ use connections::{ConnectionLimits, RateLimitedLog, accept_backoff};
 pub use connections::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP};
 use handler::TenantServer;
 use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use http_body_util::{BodyExt, Either, Full, combinators::BoxBody};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use metrics::Metrics;
@@ -78,6 +79,7 @@ struct App {
     manager: Arc<LocalSessionManager>,
     sessions: SessionOwners,
     body_read_timeout: Duration,
+    oauth: Arc<oauth::ResourceServer>,
 }
 
 pub async fn serve(
@@ -115,6 +117,10 @@ pub async fn serve(
     };
     let manager = Arc::new(LocalSessionManager::default());
     let app = App {
+        oauth: Arc::new(oauth::ResourceServer::new(
+            pipeline.clone(),
+            options.max_body_bytes,
+        )),
         tenants: tenants.clone(),
         metrics,
         mcp: StreamableHttpService::new(factory, manager.clone(), config),
@@ -279,6 +285,16 @@ impl App {
             "/healthz" => text(StatusCode::OK, "text/plain; charset=utf-8", "ok\n".into()),
             "/metrics" => self.metrics(&request),
             "/mcp" => self.mcp(request).await,
+            path if path.starts_with(oauth::METADATA_PATH) => {
+                match self.oauth.metadata(&self.tenants, path) {
+                    Some(metadata) => metadata,
+                    None => text(
+                        StatusCode::NOT_FOUND,
+                        "text/plain; charset=utf-8",
+                        "No OAuth protected-resource metadata here.\n".into(),
+                    ),
+                }
+            }
             _ => text(
                 StatusCode::NOT_FOUND,
                 "text/plain; charset=utf-8",
@@ -287,50 +303,22 @@ impl App {
         }
     }
 
-    /// `/metrics` names every tenant: only for the metrics token of the tenants file.
-    fn metrics(&self, request: &Request<Incoming>) -> Response<Body> {
-        let token = auth::bearer(request.headers()).unwrap_or_default();
-        match self.tenants.authenticate_metrics(token) {
-            Some(true) => text(
-                StatusCode::OK,
-                "text/plain; version=0.0.4; charset=utf-8",
-                self.metrics.render(&self.tenants),
-            ),
-            Some(false) => {
-                self.metrics.record_unauthorized();
-                let mut response = text(
-                    StatusCode::UNAUTHORIZED,
-                    "text/plain; charset=utf-8",
-                    "/metrics needs `Authorization: Bearer <the metrics token>`.\n".into(),
-                );
-                response.headers_mut().insert(
-                    http::header::WWW_AUTHENTICATE,
-                    http::HeaderValue::from_static("Bearer realm=\"devtools-mcp metrics\""),
-                );
-                response
-            }
-            None => text(
-                StatusCode::NOT_FOUND,
-                "text/plain; charset=utf-8",
-                "/metrics is off: set metrics_token_sha256 in the tenants file to turn it on.\n"
-                    .into(),
-            ),
-        }
-    }
-
-    async fn mcp(&self, mut request: Request<Incoming>) -> Response<Body> {
+    async fn mcp(&self, request: Request<Incoming>) -> Response<Body> {
+        // A client that sends its headers and then withholds the body is cut off, whichever
+        // verifier reads the body.
+        let request = request.map(|body| body::Deadline::new(body, self.body_read_timeout));
         let verifiers: [&dyn TokenVerifier; 1] = [self.tenants.as_ref()];
-        let tenant = match auth::authenticate(request.headers(), &verifiers) {
-            Ok(tenant) => tenant,
-            Err(error) => {
-                self.metrics.record_unauthorized();
-                let mut response = json_error(StatusCode::UNAUTHORIZED, -32001, error.message());
-                response.headers_mut().insert(
-                    http::header::WWW_AUTHENTICATE,
-                    http::HeaderValue::from_static("Bearer realm=\"devtools-mcp\""),
-                );
-                return response;
-            }
+        let (mut request, tenant) = match auth::authenticate(request.headers(), &verifiers) {
+            Ok(tenant) => (request.map(Either::Left), tenant),
+            // Not a token of the tenants file: the second verifier (OAuth access tokens) has
+            // the last word, and answers the refusal when there is one.
+            Err(error) => match self.oauth.admit(request, &self.tenants, &error).await {
+                Ok((request, tenant)) => (request.map(Either::Right), tenant),
+                Err(refusal) => {
+                    self.metrics.record_unauthorized();
+                    return refusal;
+                }
+            },
         };
         // Every request counts, with or without a session.
         if let Err(message) = self.tenants.admit(&tenant) {
@@ -364,7 +352,6 @@ impl App {
             .extensions_mut()
             .insert(AuthenticatedTenant(tenant.clone()));
         request.extensions_mut().insert(disconnected);
-        let request = request.map(|body| body::Deadline::new(body, self.body_read_timeout));
         let response = self.mcp.handle(request).await;
         match &session {
             None => {

@@ -6,6 +6,7 @@ mod limits;
 pub mod registry;
 
 use crate::net::{EgressPolicy, UrlPolicy};
+use crate::http::oauth::config::{OAuthConfig, OAuthSection};
 use crate::plugin::limits::Limits;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -56,6 +57,12 @@ pub enum TenantsError {
         name: String,
         reason: String,
     },
+    #[error(
+        "tenant {name:?} in {path} has no token_sha256; give it one, or add an [oauth] section so it can use access tokens"
+    )]
+    NoCredential { path: String, name: String },
+    #[error("the tenants file {path}: {reason}")]
+    OAuth { path: String, reason: String },
     #[error("tenant {name:?} in {path}: sandbox_root {root} cannot be created: {reason}")]
     Root {
         path: String,
@@ -81,7 +88,9 @@ pub enum BrowserMode {
 #[serde(deny_unknown_fields)]
 struct TenantEntry {
     name: String,
-    token_sha256: String,
+    /// Absent for a tenant that signs in with OAuth access tokens only.
+    #[serde(default)]
+    token_sha256: Option<String>,
     #[serde(default)]
     revoked: bool,
     sandbox_root: PathBuf,
@@ -142,6 +151,9 @@ struct TenantsFile {
     metrics_token_sha256: Option<String>,
     #[serde(default, rename = "tenant")]
     tenants: Vec<TenantEntry>,
+    /// OAuth 2.1 resource server settings (`http::oauth`).
+    #[serde(default)]
+    oauth: Option<OAuthSection>,
 }
 
 /// Which tools a tenant may list and call: an allow-list by name and/or category (absent means
@@ -151,11 +163,18 @@ pub struct ToolPolicy {
     pub tools: Option<BTreeSet<String>>,
     pub categories: Option<BTreeSet<String>>,
     pub deny_tools: BTreeSet<String>,
+    /// A further policy every tool must pass too: the scopes of an OAuth access token.
+    pub within: Option<Box<ToolPolicy>>,
 }
 
 impl ToolPolicy {
     pub fn allows(&self, tool: &str, category: &str) -> bool {
-        if self.deny_tools.contains(tool) {
+        if self.deny_tools.contains(tool)
+            || self
+                .within
+                .as_ref()
+                .is_some_and(|within| !within.allows(tool, category))
+        {
             return false;
         }
         match (&self.tools, &self.categories) {
@@ -202,10 +221,10 @@ impl Quotas {
 }
 
 /// One tenant, validated.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Tenant {
     pub name: String,
-    token_hash: [u8; 32],
+    token_hash: Option<[u8; 32]>,
     pub revoked: bool,
     pub sandbox_root: PathBuf,
     pub policy: ToolPolicy,
@@ -225,6 +244,7 @@ pub struct Tenant {
 pub struct TenantTable {
     tenants: Vec<Arc<Tenant>>,
     metrics_token: Option<[u8; 32]>,
+    oauth: Option<Arc<OAuthConfig>>,
 }
 
 impl TenantTable {
@@ -242,6 +262,15 @@ impl TenantTable {
             path: shown.clone(),
             reason: error.to_string(),
         })?;
+        let oauth = match file.oauth {
+            Some(section) => Some(Arc::new(section.validate().map_err(|reason| {
+                TenantsError::OAuth {
+                    path: shown.clone(),
+                    reason,
+                }
+            })?)),
+            None => None,
+        };
         let metrics_token = match &file.metrics_token_sha256 {
             Some(text) => Some(parse_hash(text).ok_or_else(|| TenantsError::BadHash {
                 path: shown.clone(),
@@ -252,6 +281,12 @@ impl TenantTable {
         let mut tenants: Vec<Arc<Tenant>> = Vec::new();
         for entry in file.tenants {
             let tenant = validate(entry, &shown)?;
+            if tenant.token_hash.is_none() && oauth.is_none() {
+                return Err(TenantsError::NoCredential {
+                    path: shown,
+                    name: tenant.name.clone(),
+                });
+            }
             if let Some(other) = tenants.iter().find(|other| other.name == tenant.name) {
                 return Err(TenantsError::DuplicateName {
                     path: shown,
@@ -260,7 +295,7 @@ impl TenantTable {
             }
             if let Some(other) = tenants
                 .iter()
-                .find(|other| other.token_hash == tenant.token_hash)
+                .find(|other| other.token_hash.is_some() && other.token_hash == tenant.token_hash)
             {
                 return Err(TenantsError::DuplicateToken {
                     path: shown,
@@ -271,7 +306,7 @@ impl TenantTable {
             tenants.push(Arc::new(tenant));
         }
         if let Some(metrics) = &metrics_token
-            && let Some(tenant) = tenants.iter().find(|tenant| tenant.token_hash == *metrics)
+            && let Some(tenant) = tenants.iter().find(|tenant| tenant.token_hash == Some(*metrics))
         {
             return Err(TenantsError::DuplicateToken {
                 path: shown,
@@ -282,6 +317,7 @@ impl TenantTable {
         Ok(TenantTable {
             tenants,
             metrics_token,
+            oauth,
         })
     }
 
@@ -291,13 +327,21 @@ impl TenantTable {
         Some(constant_time_eq(&hash_token(token), expected))
     }
 
+    /// The `[oauth]` section, when the file has one.
+    pub fn oauth(&self) -> Option<Arc<OAuthConfig>> {
+        self.oauth.clone()
+    }
+
     /// The tenant a bearer token belongs to; `None` for an unknown or revoked token. Every
     /// entry is compared (in constant time) so the answer's timing says nothing about which.
     pub fn authenticate(&self, token: &str) -> Option<Arc<Tenant>> {
         let presented = hash_token(token);
         let mut found = None;
         for tenant in &self.tenants {
-            if constant_time_eq(&presented, &tenant.token_hash) && !tenant.revoked {
+            let matches = tenant
+                .token_hash
+                .is_some_and(|hash| constant_time_eq(&presented, &hash));
+            if matches && !tenant.revoked {
                 found = Some(tenant.clone());
             }
         }
@@ -341,10 +385,13 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
             name: entry.name,
         });
     }
-    let token_hash = parse_hash(&entry.token_sha256).ok_or_else(|| TenantsError::BadHash {
-        path: path.to_string(),
-        name: entry.name.clone(),
-    })?;
+    let token_hash = match &entry.token_sha256 {
+        Some(hash) => Some(parse_hash(hash).ok_or_else(|| TenantsError::BadHash {
+            path: path.to_string(),
+            name: entry.name.clone(),
+        })?),
+        None => None,
+    };
     std::fs::create_dir_all(&entry.sandbox_root).map_err(|error| TenantsError::Root {
         path: path.to_string(),
         name: entry.name.clone(),
@@ -372,6 +419,7 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
         tools: entry.tools.map(set),
         categories: entry.categories.map(set),
         deny_tools: set(entry.deny_tools),
+        within: None,
     };
     let urls = UrlPolicy {
         script: entry

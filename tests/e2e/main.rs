@@ -2,8 +2,10 @@
 //! Chromium on fixture pages served by the tests on 127.0.0.1, with the real tool components.
 
 mod attach;
+mod container;
 mod contract;
 mod debugging;
+mod deploy;
 mod differential;
 mod fixtures;
 mod harness_selftest;
@@ -17,6 +19,7 @@ mod install;
 mod integrity;
 mod lifecycle;
 mod lighthouse;
+mod oauth;
 mod parity;
 mod performance;
 mod pipeline;

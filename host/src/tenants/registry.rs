@@ -159,6 +159,11 @@ impl Registry {
         self.table().get(name).filter(|tenant| !tenant.revoked)
     }
 
+    /// The tenants file's `[oauth]` section, as last read.
+    pub fn oauth(&self) -> Option<Arc<crate::http::oauth::config::OAuthConfig>> {
+        self.table().oauth()
+    }
+
     /// Counts one request against the tenant's requests per minute; `Err` past it.
     pub fn admit(&self, tenant: &Tenant) -> Result<(), String> {
         let capacity = f64::from(tenant.quotas.requests_per_minute);

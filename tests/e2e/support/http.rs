@@ -33,6 +33,11 @@ impl TenantSpec {
         }
     }
 
+    /// A tenant without a static token: it signs in with OAuth access tokens only.
+    pub fn oauth_only(name: &str) -> TenantSpec {
+        TenantSpec::new(name, "")
+    }
+
     pub fn with(mut self, line: &str) -> TenantSpec {
         self.extra.push_str(line);
         self.extra.push('\n');
@@ -75,6 +80,23 @@ impl HttpServer {
         let setup = ServerSetup {
             preamble: format!(
                 "metrics_token_sha256 = {:?}",
+                hex::encode(Sha256::digest(METRICS_TOKEN.as_bytes()))
+            ),
+            ..ServerSetup::default()
+        };
+        HttpServer::start_with(setup, tenants, extra_args).await
+    }
+
+    /// Like [`HttpServer::start`], with `head` at the top of the tenants file (e.g. an
+    /// `[oauth]` section).
+    pub async fn start_with_head(
+        head: &str,
+        tenants: &[TenantSpec],
+        extra_args: &[&str],
+    ) -> HttpServer {
+        let setup = ServerSetup {
+            preamble: format!(
+                "metrics_token_sha256 = {:?}\n{head}",
                 hex::encode(Sha256::digest(METRICS_TOKEN.as_bytes()))
             ),
             ..ServerSetup::default()
@@ -232,15 +254,7 @@ impl HttpServer {
 
     /// An MCP client of the tenant with this token (initialized over HTTP).
     pub async fn client(&self, token: &str) -> Result<HttpClient, String> {
-        let config = StreamableHttpClientTransportConfig::with_uri(self.mcp_url())
-            .auth_header(token)
-            .max_concurrent_requests(64);
-        let transport = StreamableHttpClientTransport::from_config(config);
-        match tokio::time::timeout(timeout(), ().serve(transport)).await {
-            Ok(Ok(client)) => Ok(HttpClient { client }),
-            Ok(Err(error)) => Err(format!("MCP initialization over HTTP failed: {error}")),
-            Err(_) => Err("MCP initialization over HTTP timed out".to_owned()),
-        }
+        HttpClient::connect(&self.mcp_url(), token).await
     }
 
     /// Like [`HttpServer::client`], panicking with the server's log on failure.
@@ -272,9 +286,14 @@ fn root_of(dir: &Path, tenant: &str) -> PathBuf {
 fn tenants_toml(dir: &Path, tenants: &[TenantSpec]) -> String {
     let mut text = String::new();
     for tenant in tenants {
-        let hash = hex::encode(Sha256::digest(tenant.token.as_bytes()));
+        let token = if tenant.token.is_empty() {
+            String::new()
+        } else {
+            let hash = hex::encode(Sha256::digest(tenant.token.as_bytes()));
+            format!("token_sha256 = {hash:?}\n")
+        };
         text.push_str(&format!(
-            "[[tenant]]\nname = {:?}\ntoken_sha256 = {hash:?}\nsandbox_root = {:?}\n{}\n",
+            "[[tenant]]\nname = {:?}\n{token}sandbox_root = {:?}\n{}\n",
             tenant.name,
             root_of(dir, &tenant.name).display().to_string(),
             tenant.extra
@@ -289,6 +308,19 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
+    /// An MCP client of the server at `mcp_url` with this bearer token (initialized over HTTP).
+    pub async fn connect(mcp_url: &str, token: &str) -> Result<HttpClient, String> {
+        let config = StreamableHttpClientTransportConfig::with_uri(mcp_url.to_owned())
+            .auth_header(token)
+            .max_concurrent_requests(64);
+        let transport = StreamableHttpClientTransport::from_config(config);
+        match tokio::time::timeout(timeout(), ().serve(transport)).await {
+            Ok(Ok(client)) => Ok(HttpClient { client }),
+            Ok(Err(error)) => Err(format!("MCP initialization over HTTP failed: {error}")),
+            Err(_) => Err("MCP initialization over HTTP timed out".to_owned()),
+        }
+    }
+
     /// Calls a tool; a JSON-RPC error or a transport failure is `Err` with its text.
     pub async fn call_raw(
         &self,
