@@ -27,11 +27,10 @@ fn main() {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or(manifest_dir.clone());
+    // Relative to this package, so a target dir shared by several checkouts (CI reusing a
+    // developer's build, worktrees) watches the files of the checkout being built.
     for watched in ["plugins", "wit", "tests/fixtures/plugins", "Cargo.lock"] {
-        println!(
-            "cargo:rerun-if-changed={}",
-            workspace.join(watched).display()
-        );
+        println!("cargo:rerun-if-changed=../{watched}");
     }
     println!("cargo:rerun-if-env-changed=DEVTOOLS_MCP_SKIP_PLUGIN_BUILD");
     let contract = workspace.join("wit");
