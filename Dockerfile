@@ -1,8 +1,7 @@
 # devtools-mcp serving MCP over HTTP (`serve`) with Debian's Chromium, as a non-root user.
 #
-# The build context is a folder holding the built server: `devtools-mcp` and, beside it, the
-# `plugins/` folder of its built-in tools (until the binary embeds them). `deploy/build-image`
-# makes that folder from a release build and runs the build:
+# The build context is a folder holding the built server, `devtools-mcp`, which carries its
+# built-in tools. `deploy/build-image` makes that folder from a release build and runs the build:
 #
 #   deploy/build-image                       # podman, or docker when podman is absent
 #   podman run -p 8808:8808 -v ./tenants.toml:/etc/devtools-mcp/tenants.toml:ro devtools-mcp
@@ -23,7 +22,6 @@ RUN groupadd --system --gid 10001 devtools \
     && mkdir -p /etc/devtools-mcp
 
 COPY --chown=root:root --chmod=0755 devtools-mcp /opt/devtools-mcp/devtools-mcp
-COPY --chown=root:root plugins/ /opt/devtools-mcp/plugins/
 
 USER 10001:10001
 WORKDIR /var/lib/devtools-mcp

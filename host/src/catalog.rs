@@ -89,11 +89,12 @@ impl Catalog {
         }
         let loader = &self.loader;
         let flags_json = self.flags_json.as_str();
-        let loads = futures::stream::iter(files.iter().map(|(file, origin)| async move {
-            loader.load_file(file, *origin, flags_json).await
-        }))
-        .buffered(PARALLEL_LOADS)
-        .collect::<Vec<_>>();
+        // Owned items (not `files.iter()`): a stream of futures borrowing from a borrowed
+        // iterator is not `Send` for every lifetime, which `tokio::spawn` (the watcher) needs.
+        let loads = futures::stream::iter(files.clone())
+            .map(|(file, origin)| async move { loader.load_file(&file, origin, flags_json).await })
+            .buffered(PARALLEL_LOADS)
+            .collect::<Vec<_>>();
         let results = tokio::time::timeout(STARTUP_BUDGET, loads)
             .await
             .map_err(|_| {
@@ -300,9 +301,10 @@ pub fn watch(
             }
             // A panic while reloading (a bug the loader's own guards missed) is logged and
             // the watcher keeps going with the tools it had.
-            let reloaded = std::panic::AssertUnwindSafe(async { catalog.lock().await.reload().await })
-                .catch_unwind()
-                .await;
+            let reloaded =
+                std::panic::AssertUnwindSafe(async { catalog.lock().await.reload().await })
+                    .catch_unwind()
+                    .await;
             let reloaded = reloaded.unwrap_or_else(|_| {
                 tracing::error!("reloading the plugin folders failed; keeping the loaded tools");
                 None

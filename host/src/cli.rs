@@ -561,15 +561,6 @@ fn parse_ws_headers(value: &str) -> Result<WsHeaders, String> {
         .map(WsHeaders)
 }
 
-fn parse_fps(value: &str) -> Result<u32, String> {
-    match value.parse::<u32>() {
-        Ok(fps) if fps > 0 => Ok(fps),
-        _ => Err(format!(
-            "Invalid screencastFps {value}. Expected a positive integer."
-        )),
-    }
-}
-
 fn parse_viewport(value: &str) -> Result<(u32, u32), String> {
     let invalid = || format!("Invalid viewport \"{value}\": expected WIDTHxHEIGHT, e.g. 1280x720.");
     let (width, height) = value.split_once('x').ok_or_else(invalid)?;

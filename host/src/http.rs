@@ -12,8 +12,8 @@ mod connections;
 mod disconnect;
 mod handler;
 mod metrics;
-mod sessions;
 pub mod oauth;
+mod sessions;
 
 use crate::pipeline::Pipeline;
 use crate::tenants::registry::Registry;
@@ -283,7 +283,7 @@ impl App {
     async fn route(&self, request: Request<Incoming>) -> Response<Body> {
         match request.uri().path() {
             "/healthz" => text(StatusCode::OK, "text/plain; charset=utf-8", "ok\n".into()),
-            "/metrics" => self.metrics(&request),
+            "/metrics" => self.serve_metrics(&request),
             "/mcp" => self.mcp(request).await,
             path if path.starts_with(oauth::METADATA_PATH) => {
                 match self.oauth.metadata(&self.tenants, path) {
@@ -299,6 +299,37 @@ impl App {
                 StatusCode::NOT_FOUND,
                 "text/plain; charset=utf-8",
                 "Not found. MCP is served at /mcp.\n".into(),
+            ),
+        }
+    }
+
+    /// `/metrics` names every tenant: only for the metrics token of the tenants file.
+    fn serve_metrics(&self, request: &Request<Incoming>) -> Response<Body> {
+        let token = auth::bearer(request.headers()).unwrap_or_default();
+        match self.tenants.authenticate_metrics(token) {
+            Some(true) => text(
+                StatusCode::OK,
+                "text/plain; version=0.0.4; charset=utf-8",
+                self.metrics.render(&self.tenants),
+            ),
+            Some(false) => {
+                self.metrics.record_unauthorized();
+                let mut response = text(
+                    StatusCode::UNAUTHORIZED,
+                    "text/plain; charset=utf-8",
+                    "/metrics needs `Authorization: Bearer <the metrics token>`.\n".into(),
+                );
+                response.headers_mut().insert(
+                    http::header::WWW_AUTHENTICATE,
+                    http::HeaderValue::from_static("Bearer realm=\"devtools-mcp metrics\""),
+                );
+                response
+            }
+            None => text(
+                StatusCode::NOT_FOUND,
+                "text/plain; charset=utf-8",
+                "/metrics is off: set metrics_token_sha256 in the tenants file to turn it on.\n"
+                    .into(),
             ),
         }
     }

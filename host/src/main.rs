@@ -67,7 +67,7 @@ async fn run(args: Args) -> Result<(), String> {
         _ => {}
     }
     let mut writable: Vec<Named> = args
-        .workspace
+        .filesystem_roots()
         .iter()
         .map(|root| Named::new("the --workspace", root))
         .collect();

@@ -169,6 +169,8 @@ impl Runtime {
         // Whatever ended the call (a return, a trap, the budget), nothing it set up in the
         // browser outlives it.
         state.clean_up().await;
+        let limit = state.limits.output_bytes;
+        let outcome = outcome.map_err(|error| copy_limit_as_output_limit(error, limit));
         // The handler's error text is output too.
         let outcome = match outcome {
             Ok(Err(message)) => match state.charge_text(message.len()) {
@@ -205,6 +207,20 @@ impl Runtime {
             }
         };
         (store.into_data(), outcome)
+    }
+}
+
+/// wasmtime stops a guest that hands the host more bytes in one call than the store's
+/// hostcall fuel (set from the output budget): for the guest's returned error text or a
+/// declared line, that is the output budget being exceeded, and is reported as such.
+fn copy_limit_as_output_limit(error: wasmtime::Error, limit: usize) -> wasmtime::Error {
+    let copy_limit = error
+        .chain()
+        .any(|cause| cause.to_string().contains("fuel allocated for hostcalls"));
+    if copy_limit {
+        wasmtime::Error::new(LimitExceeded::OutputBytes { limit })
+    } else {
+        error
     }
 }
 

@@ -102,7 +102,10 @@ impl Sandbox {
         if self.roots.iter().any(|r| r.path == path) {
             return Ok(());
         }
-        if let Some(folder) = protected_overlap(&path) {
+        // `/` (--workspace=/, --allowUnrestrictedPaths) is asked for on purpose and holds every
+        // folder: the protected ones stay excluded path by path, as in every root.
+        let unrestricted = path == Path::new("/");
+        if let Some(folder) = protected_overlap(&path).filter(|_| !unrestricted) {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 format!(
@@ -683,6 +686,16 @@ mod tests {
         assert!(other.add_root(&code).is_err(), "inside");
         assert!(other.add_root(&f.tmp.join("a")).is_err(), "containing");
         assert!(other.add_root(&f.outside).is_ok(), "elsewhere");
+        // The unrestricted root holds the protected folder but never reaches into it.
+        let mut unrestricted = Sandbox::new([PathBuf::from("/")]).expect("the / root");
+        let inside = code.join("y.wasm");
+        assert!(matches!(
+            unrestricted.resolve(&inside.display().to_string()),
+            Err(SandboxError::AccessDenied { .. })
+        ));
+        assert!(unrestricted.write(&inside, b"x").is_err());
+        assert!(!inside.exists());
+        assert!(unrestricted.add_root(&f.outside).is_ok());
     }
 
     #[test]

@@ -584,6 +584,12 @@ impl SessionState {
             .ok_or_else(|| "No page found".to_string())
     }
 
+    /// Whether this session is one browser context of a browser other tenants use too: then
+    /// nothing may act on the whole browser (a trace records every renderer of it).
+    pub fn shares_browser(&self) -> bool {
+        self.scope.is_some()
+    }
+
     pub fn page_mut(&mut self, id: u32) -> Result<&mut McpPage, String> {
         self.pages
             .get_mut(&id)
@@ -767,7 +773,10 @@ mod tests {
     use std::sync::Mutex as StdMutex;
 
     fn session() -> Session {
-        let sandbox = match Sandbox::new([std::env::temp_dir()]) {
+        // A folder of its own, not the temp dir: other tests protect folders inside the temp
+        // dir (process-wide), and a root may not hold a protected folder.
+        let root = tempfile::tempdir().expect("temp dir").keep();
+        let sandbox = match Sandbox::new([root]) {
             Ok(sandbox) => sandbox,
             Err(error) => panic!("sandbox: {error}"),
         };

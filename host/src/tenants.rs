@@ -5,8 +5,8 @@
 mod limits;
 pub mod registry;
 
-use crate::net::{EgressPolicy, UrlPolicy};
 use crate::http::oauth::config::{OAuthConfig, OAuthSection};
+use crate::net::{EgressPolicy, UrlPolicy};
 use crate::plugin::limits::Limits;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -306,7 +306,9 @@ impl TenantTable {
             tenants.push(Arc::new(tenant));
         }
         if let Some(metrics) = &metrics_token
-            && let Some(tenant) = tenants.iter().find(|tenant| tenant.token_hash == Some(*metrics))
+            && let Some(tenant) = tenants
+                .iter()
+                .find(|tenant| tenant.token_hash == Some(*metrics))
         {
             return Err(TenantsError::DuplicateToken {
                 path: shown,

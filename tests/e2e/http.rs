@@ -675,3 +675,42 @@ async fn tenant_flags_switch_tool_categories_on_and_off_per_tenant() {
         network.text
     );
 }
+
+/// The shared-browser refusal of tracing is decided where the trace starts, not on the tool's
+/// name: a community plugin granted `performance` under any name is refused the same way in a
+/// shared browser.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_under_another_name_cannot_trace_a_shared_browser() {
+    let pages = FixtureServer::start(vec![Route::html("/shared", "<title>Shared</title>")]);
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let policy = scratch.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[plugins.hostile]\ncapabilities = [\"pages.read\", \"performance\"]\n",
+    )
+    .expect("write policy");
+    let plugins = crate::support::binary_dir().join("test-plugins");
+    let server = HttpServer::start(
+        &[TenantSpec::new("small", "token-small").on_loopback()],
+        &[
+            "--plugin-dir",
+            &plugins.to_string_lossy(),
+            "--policy",
+            &policy.to_string_lossy(),
+        ],
+    )
+    .await;
+    let small = server.connect("token-small").await;
+    let opened = small
+        .call("new_page", json!({ "url": pages.url("/shared") }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let traced = small.call("hostile", json!({ "mode": "trace" })).await;
+    assert!(
+        traced.is_error
+            && traced.text.contains("trace refused")
+            && traced.text.contains("dedicated"),
+        "{}",
+        traced.text
+    );
+}

@@ -200,7 +200,7 @@ async fn an_access_token_from_the_identity_provider_drives_take_snapshot_end_to_
     )]);
     let server = HttpServer::start_with_head(
         &oauth_section(&idp.issuer),
-        &[TenantSpec::oauth_only("alice")],
+        &[TenantSpec::oauth_only("alice").on_loopback()],
         &[],
     )
     .await;
@@ -283,12 +283,8 @@ async fn an_access_token_from_the_identity_provider_drives_take_snapshot_end_to_
         "the token never appears in the server's log"
     );
     // The autoscaling signal (deploy/kubernetes/horizontalpodautoscaler.yaml).
-    let metrics = reqwest::get(format!("{}/metrics", server.base))
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("metrics text");
+    let (status, metrics) = server.metrics().await;
+    assert_eq!(status, 200, "{metrics}");
     assert!(
         metrics.contains("\ndevtools_mcp_calls_in_flight 0")
             && metrics.contains("\ndevtools_mcp_active_tenants 1"),
@@ -316,7 +312,7 @@ async fn refused_tokens_get_the_right_status_and_challenge() {
     let server = HttpServer::start_with_head(
         &oauth_section(&idp.issuer),
         &[
-            TenantSpec::oauth_only("alice"),
+            TenantSpec::oauth_only("alice").on_loopback(),
             TenantSpec::new("bob", "static-token-of-bob"),
         ],
         &[],

@@ -3,7 +3,7 @@
 //! annotations, except the differences the differential test lists. And the flags that change
 //! the list do it as 1.11.0's do.
 
-use crate::differential::{DIFFERENCES_ON_PURPOSE, PENDING_OTHER_BRANCHES};
+use crate::differential::DIFFERENCES_ON_PURPOSE;
 use crate::support::McpServer;
 use serde_json::{Value, json};
 
@@ -11,7 +11,6 @@ fn listed_as_difference(tool: &str) -> bool {
     let label = format!("tools/list {tool}");
     DIFFERENCES_ON_PURPOSE
         .iter()
-        .chain(PENDING_OTHER_BRANCHES)
         .any(|(listed, _)| *listed == label)
 }
 

@@ -81,7 +81,10 @@ async fn a_trace_is_recorded_summarised_and_saved() {
         unknown.text
     );
     let nothing = server.call("performance_stop_trace", json!({})).await;
-    assert_eq!(nothing.text, "", "stopping without a trace says nothing");
+    assert_eq!(
+        nothing.text, "Error: no active performance trace recording to stop.",
+        "stopping without a trace says so, as 1.11.0 does"
+    );
     server.shutdown().await;
 }
 

@@ -18,7 +18,8 @@ fn test_plugins() -> String {
 
 #[tokio::test]
 async fn bad_arguments_are_refused_before_the_browser_starts() {
-    let server = McpServer::start(&[]).await;
+    // Without the background start, so that only a call could launch the browser.
+    let server = McpServer::start(&["--background-launch=false"]).await;
     let unknown = server
         .call("click", json!({ "uid": "1_1", "bogus": true }))
         .await;
@@ -309,7 +310,8 @@ async fn page_id_routing_targets_pages_and_structured_content_mirrors_the_text()
     let unknown_page = server
         .call("take_snapshot", json!({ "pageId": 4242 }))
         .await;
-    assert_eq!(unknown_page.text, "No page found");
+    assert!(unknown_page.is_error);
+    assert_eq!(unknown_page.text, "Error: No page found");
     server.shutdown().await;
 }
 

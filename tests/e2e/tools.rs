@@ -297,7 +297,7 @@ async fn a_dialog_blocks_calls_until_handled() {
     assert!(!clicked.is_error, "{}", clicked.text);
     assert_eq!(
         clicked.text,
-        "Successfully clicked on the element\n# Open dialog\nalert: test dialog.\nCall handle_dialog to handle it before continuing."
+        "The element was clicked and it opened a dialog.\n# Open dialog\nalert: test dialog.\nCall handle_dialog to handle it before continuing."
     );
     let blocked = server.call("take_snapshot", json!({})).await;
     assert!(blocked.is_error);

@@ -243,38 +243,33 @@ impl McpPage {
         let wrapper = format!(
             "async function(...args) {{ return JSON.stringify(await ({function})(...args)); }}"
         );
-        let params = match object_ids.first() {
-            Some(first) => json!({
-                "functionDeclaration": wrapper,
-                "objectId": first,
-                "arguments": object_ids.iter().map(|id| json!({ "objectId": id })).collect::<Vec<_>>(),
-                "awaitPromise": true,
-                "returnByValue": true,
-            }),
-            None => {
-                let global = send(
-                    &self.page,
-                    cdp("Runtime.evaluate", json!({ "expression": "globalThis" })),
-                    COMMAND_TIMEOUT,
-                )
-                .await
-                .map_err(|error| error.to_string())?;
+        // Without element arguments, one `Runtime.evaluate` in the page's current context:
+        // a remote reference to `globalThis` taken first would die with the document if the
+        // page navigated in between ("Cannot find context with specified id").
+        let (method, params) = match object_ids.first() {
+            Some(first) => (
+                "Runtime.callFunctionOn",
                 json!({
                     "functionDeclaration": wrapper,
-                    "objectId": global["result"]["objectId"],
+                    "objectId": first,
+                    "arguments": object_ids.iter().map(|id| json!({ "objectId": id })).collect::<Vec<_>>(),
                     "awaitPromise": true,
                     "returnByValue": true,
-                })
-            }
+                }),
+            ),
+            None => (
+                "Runtime.evaluate",
+                json!({
+                    "expression": format!("({wrapper})()"),
+                    "awaitPromise": true,
+                    "returnByValue": true,
+                }),
+            ),
         };
         let evaluation = async {
-            send(
-                &self.page,
-                cdp("Runtime.callFunctionOn", params),
-                Duration::from_secs(60),
-            )
-            .await
-            .map_err(|error| error.to_string())
+            send(&self.page, cdp(method, params), Duration::from_secs(60))
+                .await
+                .map_err(|error| error.to_string())
         };
         let evaluation = settle::handling_dialogs(self, dialog_action, evaluation);
         let (result, navigated) = if wait_for_stable_dom {

@@ -45,6 +45,15 @@ pub fn is_embedded(source: &Path) -> bool {
     source.parent() == Some(Path::new(SOURCE_DIR))
 }
 
+/// Whether `wasm` is exactly the code of a tool embedded in this binary: authentic by
+/// construction, so no signature file (looked up beside a path that names no real folder) is
+/// read for it.
+pub fn carries(wasm: &[u8]) -> bool {
+    TOOLS
+        .iter()
+        .any(|tool| tool.wasm.len() == wasm.len() && tool.wasm == wasm)
+}
+
 /// The embedded precompiled code for exactly these module bytes, if the binary carries it and
 /// `engine` can run it; `None` means "compile the bytes" (the loader's usual path).
 pub fn precompiled(engine: &Engine, wasm: &[u8]) -> Option<Component> {

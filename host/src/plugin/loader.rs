@@ -18,8 +18,14 @@ pub const ALLOWED_IMPORTS: [&str; 6] = [
     concat!("devtools:tool/pages@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
     concat!("devtools:tool/response@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
     concat!("devtools:tool/styles@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
-    concat!("devtools:tool/screencast@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
-    concat!("devtools:tool/lighthouse@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!(
+        "devtools:tool/screencast@",
+        env!("DEVTOOLS_TOOL_WIT_VERSION")
+    ),
+    concat!(
+        "devtools:tool/lighthouse@",
+        env!("DEVTOOLS_TOOL_WIT_VERSION")
+    ),
     concat!("devtools:tool/heap@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
 ];
 
@@ -193,10 +199,11 @@ impl Loader {
     ) -> Result<Inspection, LoadError> {
         let sha256 = hex::encode(Sha256::digest(bytes));
         // Built-in tools carry their code, compiled when the binary was built.
-        let (component, from_cache) = match super::embedded::precompiled(self.runtime.engine(), bytes) {
-            Some(component) => (component, true),
-            None => self.compile(file, bytes).await?,
-        };
+        let (component, from_cache) =
+            match super::embedded::precompiled(self.runtime.engine(), bytes) {
+                Some(component) => (component, true),
+                None => self.compile(file, bytes).await?,
+            };
         tracing::debug!(file = %file.display(), from_cache, "loaded plugin");
         let imports: Vec<String> = component
             .component_type()
@@ -258,11 +265,11 @@ impl Loader {
         let owned_file = file.to_path_buf();
         let owned_bytes = bytes.to_vec();
         let work = move || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            caught_quietly(|| {
                 cache.load_or_compile(&engine, &owned_bytes, |bytes| {
                     componentize(&owned_file, bytes).map_err(wasmtime::Error::from)
                 })
-            }))
+            })
         };
         let compile_error = |reason: String| LoadError::Compile {
             file: file.to_path_buf(),
@@ -291,6 +298,15 @@ impl Loader {
             file: file.to_path_buf(),
             reason,
         };
+        if origin == Origin::Builtin && super::embedded::is_embedded(file) {
+            return if super::embedded::carries(bytes) {
+                Ok(())
+            } else {
+                Err(refuse(
+                    "it names an embedded tool but is not its code".into(),
+                ))
+            };
+        }
         let required = self.policy.require_signed && origin == Origin::Community;
         match signature::verify(file, bytes, &self.policy.trusted_keys) {
             Verdict::Invalid { reason } => Err(refuse(reason)),
@@ -334,6 +350,29 @@ fn definition_failure(error: &wasmtime::Error) -> String {
             _ => format!("{error:#}"),
         },
     }
+}
+
+thread_local! {
+    /// Set while this thread parses untrusted bytes under [`caught_quietly`].
+    static PARSING_UNTRUSTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs a parser over a stranger's bytes, catching a panic (reported against the file by the
+/// caller) without the panic hook printing it as if the server had crashed.
+fn caught_quietly<R>(work: impl FnOnce() -> R) -> std::thread::Result<R> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !PARSING_UNTRUSTED.with(std::cell::Cell::get) {
+                default(info);
+            }
+        }));
+    });
+    PARSING_UNTRUSTED.with(|flag| flag.set(true));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+    PARSING_UNTRUSTED.with(|flag| flag.set(false));
+    outcome
 }
 
 fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {

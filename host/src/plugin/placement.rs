@@ -51,7 +51,10 @@ impl Placement {
         code.extend(self.plugin_dirs.iter().cloned());
         for code_dir in &code {
             for writable in &self.writable {
-                if overlaps(&code_dir.path, &writable.path) {
+                // `/` is the unrestricted root asked for on purpose: it holds every folder, so
+                // code folders are excluded from it (see `sandbox::protect`) instead.
+                let unrestricted = writable.path == Path::new("/");
+                if !unrestricted && overlaps(&code_dir.path, &writable.path) {
                     return Err(overlap_message(code_dir, writable));
                 }
             }

@@ -124,6 +124,11 @@ pub fn inspector(command: &[String], method: &[&str]) -> Result<String, String> 
 /// throwaway profile, no sandbox, no GPU, nothing sent anywhere.
 pub async fn start_reference(extra_args: &[&str]) -> McpServer {
     let mut args = vec![
+        "--require".into(),
+        reference_dir()
+            .join("node20-polyfills.cjs")
+            .to_string_lossy()
+            .into_owned(),
         reference_script().to_string_lossy().into_owned(),
         "--headless".into(),
         "--isolated".into(),

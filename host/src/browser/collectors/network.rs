@@ -91,17 +91,10 @@ impl Network {
         let cdp_id = params["requestId"].as_str().unwrap_or_default().to_string();
         match method {
             "Network.requestWillBeSent" => self.will_be_sent(cdp_id, params),
-            "Network.requestWillBeSentExtraInfo" => match self.live_mut(&cdp_id) {
-                Some(request) if !request.extra_applied => {
-                    request.extra_applied = true;
-                    merge_headers(&mut request.headers, &params["headers"]);
-                }
-                _ => self
-                    .request_extra
-                    .entry(cdp_id)
-                    .or_default()
-                    .push_back(params["headers"].clone()),
-            },
+            "Network.requestWillBeSentExtraInfo" => {
+                let finished = !self.live.contains_key(&cdp_id);
+                self.request_extra_info(cdp_id, finished, params);
+            }
             "Network.requestServedFromCache" => {
                 if let Some(request) = self.live_mut(&cdp_id) {
                     request.memory_cache = true;
@@ -152,6 +145,32 @@ impl Network {
                 self.response_extra.remove(&cdp_id);
             }
             _ => {}
+        }
+    }
+
+    /// The raw request headers: merged into the live request, or queued for the hop that is
+    /// yet to be announced. The network service may also report them after the request
+    /// finished (`loadingFinished` comes from the renderer's side): then the first finished
+    /// hop of that id still without them gets them.
+    fn request_extra_info(&mut self, cdp_id: String, finished: bool, params: &Value) {
+        let target = if finished {
+            self.buckets
+                .find_mut(|request| request.cdp_id == cdp_id && !request.extra_applied)
+        } else {
+            self.live_mut(&cdp_id)
+                .filter(|request| !request.extra_applied)
+        };
+        match target {
+            Some(request) => {
+                request.extra_applied = true;
+                merge_headers(&mut request.headers, &params["headers"]);
+            }
+            // Not announced yet (the usual order when it comes first): queued for its hop.
+            None => self
+                .request_extra
+                .entry(cdp_id)
+                .or_default()
+                .push_back(params["headers"].clone()),
         }
     }
 
@@ -341,6 +360,33 @@ pub(super) mod tests {
 
     fn listed(network: &Network) -> Vec<String> {
         network.list(Page::default(), None, false).0
+    }
+
+    #[test]
+    fn raw_request_headers_reported_after_the_request_finished_still_count() {
+        let mut network = Network::default();
+        request(&mut network, "1", "http://h/data", "Fetch", "F");
+        respond(&mut network, "1", 200);
+        network.event(
+            "Network.requestWillBeSentExtraInfo",
+            &json!({"requestId": "1", "headers": {"Accept": "*/*", "Host": "h"}}),
+        );
+        // Raw headers of a request not announced yet wait for it.
+        network.event(
+            "Network.requestWillBeSentExtraInfo",
+            &json!({"requestId": "2", "headers": {"Accept": "text/css"}}),
+        );
+        request(&mut network, "2", "http://h/style.css", "Stylesheet", "F");
+        let early = network.snapshot(2).expect("request 2");
+        let (lines, _) = early.render(None, None, (None, None), false);
+        assert!(lines.join("\n").contains("- accept:text/css"), "{lines:?}");
+        let snapshot = network.snapshot(1).expect("request 1");
+        let (lines, _) = snapshot.render(None, None, (None, None), false);
+        let text = lines.join("\n");
+        assert!(
+            text.contains("- user-agent:test\n- accept:*/*\n- host:h"),
+            "{text}"
+        );
     }
 
     #[test]

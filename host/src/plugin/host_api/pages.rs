@@ -31,6 +31,9 @@ macro_rules! page_and_sandbox_or_return {
     }};
 }
 
+/// Why a session in a shared browser cannot trace.
+const SHARED_BROWSER_TRACE: &str = "A performance trace records every tab of the browser, and this session shares its browser with other tenants; the tenants file must give it browser = \"dedicated\".";
+
 impl pages::Host for CallState {
     async fn selected(&mut self) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
         self.require(Capability::PagesRead, "selected")?;
@@ -146,18 +149,13 @@ impl pages::HostPage for CallState {
             }
         };
         let page_id = self.page_id(&handle)?;
-        // An init script is JavaScript in the page: it needs `script`, and it is removed when
-        // the navigation ends (or, if the call is stopped first, when the call ends).
-        if let Some(source) = options.init_script.as_deref()
-            && let Err(error) = self.add_init_script(page_id, source, FUNCTION).await?
-        {
-            return Ok(Err(error));
-        }
+        // The server's navigation policy (--blockedUrlPatterns, JavaScript evaluation) is
+        // checked before anything is installed in the page.
         let policy = match self.session() {
             Ok(session) => session.navigation_policy(),
             Err(error) => return Ok(Err(error)),
         };
-        if let pages::Navigation::Url(url) = &target
+        if let Target::Url(url) = &target
             && let Err(refused) = policy.check(url)
         {
             return Ok(Err(refused));
@@ -166,6 +164,13 @@ impl pages::HostPage for CallState {
             return Ok(Err(
                 "initScript is not allowed when JavaScript evaluation is disabled.".into(),
             ));
+        }
+        // An init script is JavaScript in the page: it needs `script`, and it is removed when
+        // the navigation ends (or, if the call is stopped first, when the call ends).
+        if let Some(source) = options.init_script.as_deref()
+            && let Err(error) = self.add_init_script(page_id, source, FUNCTION).await?
+        {
+            return Ok(Err(error));
         }
         let page = page_or_return!(self, handle);
         let outcome = page
@@ -372,6 +377,10 @@ impl pages::HostPage for CallState {
     ) -> wasmtime::Result<Result<Vec<String>, String>> {
         self.require(Capability::Performance, "[method]page.start-trace")?;
         self.require_file(options.file_path.as_deref(), "[method]page.start-trace")?;
+        // Decided on the effect, whatever tool asks: a trace records every tab of the browser.
+        if self.session().is_ok_and(|session| session.shares_browser()) {
+            return Ok(Err(SHARED_BROWSER_TRACE.to_string()));
+        }
         let (page, sandbox) = page_and_sandbox_or_return!(self, handle);
         Ok(page
             .start_trace(
