@@ -215,6 +215,9 @@ fn browser_options(args: &Args) -> BrowserOptions {
             node_path: args.node_path.clone(),
             lighthouse_path: args.lighthouse_path.clone(),
         },
+        webmcp: Args::enabled(args.category_experimental_webmcp)
+            || Args::enabled(args.category_experimental_third_party),
+        extensions: Args::enabled(args.category_extensions),
         screenshot: ScreenshotFlags {
             format: args.screenshot_format.clone(),
             quality: args.screenshot_quality,

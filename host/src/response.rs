@@ -24,6 +24,8 @@ pub struct ResponseDraft {
     pub network_request: Option<NetworkRequestDetail>,
     /// Failures of declarations (e.g. a file that could not be written): the call fails.
     pub errors: Vec<String>,
+    /// `get_tab_id`: the tab id, for `structuredContent.tabId`.
+    pub tab_id: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -92,6 +94,9 @@ impl Assembly<'_> {
             out.data
                 .insert("message".into(), Value::from(draft.lines.join("\n")));
             out.text.append(&mut draft.lines);
+        }
+        if let Some(tab_id) = &draft.tab_id {
+            out.data.insert("tabId".into(), Value::from(tab_id.as_str()));
         }
         if let Some(url) = &draft.navigated_to {
             out.text.push(format!("Page navigated to {url}."));

@@ -31,7 +31,7 @@ const UPLOAD_FAILED: &str = "Failed to upload file. The element could not accept
 const NOT_CLICKABLE: &str = "Node is either not clickable or not an Element";
 
 /// A viewport position in CSS pixels.
-type Point = (f64, f64);
+pub type Point = (f64, f64);
 
 /// Moves the mouse to the element's centre, scrolling it into view first (Puppeteer's `hover`).
 pub async fn hover(page: &Page, object_id: &str) -> Result<(), String> {
@@ -201,6 +201,11 @@ async fn click(page: &Page, object_id: &str) -> Result<(), String> {
 /// carries clickCount 2, as Puppeteer's `count` option does).
 pub async fn click_times(page: &Page, object_id: &str, count: u32) -> Result<(), String> {
     let point = clickable_point(page, object_id).await?;
+    click_point(page, point, count).await
+}
+
+/// Puppeteer's `mouse.click(x, y, {count})`: move there, then press and release `count` times.
+pub async fn click_point(page: &Page, point: Point, count: u32) -> Result<(), String> {
     mouse(page, "mouseMoved", point, 0).await?;
     for click_count in 1..=count.max(1) {
         for (kind, buttons) in [("mousePressed", 1), ("mouseReleased", 0)] {

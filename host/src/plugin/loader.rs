@@ -13,12 +13,16 @@ use std::sync::Arc;
 use wasmtime::component::types::ComponentItem;
 
 /// The interfaces of ours a tool may import.
-pub const ALLOWED_IMPORTS: [&str; 5] = [
+pub const ALLOWED_IMPORTS: [&str; 9] = [
     "devtools:tool/pages@0.2.0",
     "devtools:tool/response@0.2.0",
     "devtools:tool/styles@0.2.0",
     "devtools:tool/screencast@0.2.0",
     "devtools:tool/lighthouse@0.2.0",
+    "devtools:tool/vision@0.2.0",
+    "devtools:tool/interop@0.2.0",
+    "devtools:tool/page-tools@0.2.0",
+    "devtools:tool/extensions@0.2.0",
 ];
 
 /// The interface every tool exports.
@@ -56,7 +60,7 @@ pub enum LoadError {
         allowed: String,
     },
     #[error(
-        "Plugin {file} cannot be linked: {reason}. Tools may import only devtools:tool/pages, devtools:tool/response, devtools:tool/styles, devtools:tool/screencast, devtools:tool/lighthouse and the WASI 0.2 interfaces."
+        "Plugin {file} cannot be linked: {reason}. Tools may import only devtools:tool/pages, devtools:tool/response, devtools:tool/styles, devtools:tool/screencast, devtools:tool/lighthouse, devtools:tool/vision, devtools:tool/interop, devtools:tool/page-tools, devtools:tool/extensions and the WASI 0.2 interfaces."
     )]
     Link { file: PathBuf, reason: String },
     #[error("Plugin {file} was refused: {reason}.")]
