@@ -12,26 +12,27 @@ pub fn quoted(text: &str) -> String {
     if cut.len() < text.len() {
         cut.push('…');
     }
-    escape_invisible(&serde_json::Value::String(cut).to_string())
+    escape_invisible(&serde_json::Value::String(cut).to_string(), false)
 }
 
 /// JSON text (already valid) with the characters JSON leaves raw but a reader should see escaped:
 /// bidi controls, zero-width characters, line and paragraph separators. Inside JSON strings
 /// `\uXXXX` means the same character, so the value does not change.
 pub fn json(value: &serde_json::Value) -> String {
-    escape_invisible(&value.to_string())
+    escape_invisible(&value.to_string(), false)
 }
 
-/// Pretty JSON (two-space indent, as `JSON.stringify(value, null, 2)`), escaped like `json`.
+/// Pretty JSON (two-space indent, as `JSON.stringify(value, null, 2)`), escaped like `json`;
+/// its own line breaks stay (newlines inside strings are escaped by JSON itself).
 pub fn json_pretty(value: &serde_json::Value) -> String {
     let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
-    escape_invisible(&text)
+    escape_invisible(&text, true)
 }
 
-fn escape_invisible(text: &str) -> String {
+fn escape_invisible(text: &str, keep_newlines: bool) -> String {
     let mut out = String::with_capacity(text.len());
     for character in text.chars() {
-        if is_invisible(character) {
+        if is_invisible(character) && !(keep_newlines && character == '\n') {
             out.push_str(&format!("\\u{:04x}", u32::from(character)));
         } else {
             out.push(character);
@@ -72,6 +73,12 @@ mod tests {
         assert!(printed.contains(r"x\u202ey"));
         let parsed: serde_json::Value = serde_json::from_str(&printed).expect("still JSON");
         assert_eq!(parsed, value);
+    }
+
+    #[test]
+    fn pretty_json_keeps_its_layout_only() {
+        let value = serde_json::json!({ "text": "a\nb\u{202E}" });
+        assert_eq!(json_pretty(&value), "{\n  \"text\": \"a\\nb\\u202e\"\n}");
     }
 
     #[test]
