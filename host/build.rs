@@ -2,9 +2,19 @@
 //! and places them next to the binary, in `plugins/` and `test-plugins/`, so that
 //! `cargo build`, `cargo run` and `cargo test` need nothing else.
 //!
+//! The built-in tools are also embedded in the binary (`src/plugin/embedded.rs`), each with its
+//! code compiled ahead of time by the same wasmtime, configured by the same
+//! `src/plugin/compile_settings.rs` as the runtime's engine: an installed binary is
+//! self-contained and its first start compiles nothing. Cross builds embed the wasm only (the
+//! code would be for the wrong machine); the binary then compiles it once, into its cache.
+//!
 //! The nested cargo uses its own target directory (beside ours), so it never waits on the
 //! lock of the build that runs this script.
 
+#[path = "src/plugin/compile_settings.rs"]
+mod compile_settings;
+
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -17,17 +27,26 @@ fn main() {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or(manifest_dir.clone());
+    // Relative to this package, so a target dir shared by several checkouts (CI reusing a
+    // developer's build, worktrees) watches the files of the checkout being built.
     for watched in ["plugins", "wit", "tests/fixtures/plugins", "Cargo.lock"] {
-        println!(
-            "cargo:rerun-if-changed={}",
-            workspace.join(watched).display()
-        );
+        println!("cargo:rerun-if-changed=../{watched}");
     }
+    println!("cargo:rerun-if-env-changed=DEVTOOLS_MCP_SKIP_PLUGIN_BUILD");
+    let contract = workspace.join("wit");
+    // The contract's version, for the loader's import and export names: it lives in one place,
+    // the `package` line of wit/tool.wit.
+    println!(
+        "cargo:rustc-env=DEVTOOLS_TOOL_WIT_VERSION={}",
+        wit_version(&contract.join("tool.wit"))
+    );
+    sync_sdk_wit(&contract, &workspace.join("plugins/sdk/wit"));
+    let out_dir = PathBuf::from(env("OUT_DIR"));
     if std::env::var_os("DEVTOOLS_MCP_SKIP_PLUGIN_BUILD").is_some() {
+        embed(&out_dir, Path::new(""), &[]);
         return;
     }
     // OUT_DIR is <target>/<profile>/build/<pkg>-<hash>/out: the binary lives in <target>/<profile>.
-    let out_dir = PathBuf::from(env("OUT_DIR"));
     let Some(profile_dir) = out_dir.ancestors().nth(3).map(Path::to_path_buf) else {
         panic!("unexpected OUT_DIR layout: {}", out_dir.display());
     };
@@ -55,6 +74,7 @@ fn main() {
     build(&workspace, &wasm_target_dir, WASM_TARGET, &all);
     build(&workspace, &wasm_target_dir, WASI_TARGET, &wasi_fixtures);
     let built = wasm_target_dir.join(WASM_TARGET).join("plugin");
+    embed(&out_dir, &built, &builtin);
     copy_modules(&built, &builtin, &profile_dir.join("plugins"));
     copy_modules(&built, &fixtures, &profile_dir.join("test-plugins"));
     copy_modules(&built, &refused, &profile_dir.join("test-plugins-refused"));
@@ -157,5 +177,143 @@ fn copy_modules(built: &Path, names: &[String], destination: &Path) {
         if let Err(error) = std::fs::copy(&from, destination.join(&file_name)) {
             panic!("cannot copy {}: {error}", from.display());
         }
+    }
+}
+
+/// Writes `embedded_tools.rs` into OUT_DIR: for each built-in tool its file name, its module
+/// bytes and (for native builds) its code compiled ahead of time, all `include_bytes!`-ed from
+/// copies in OUT_DIR; and the fingerprint of the engine that compiled the code.
+fn embed(out_dir: &Path, built: &Path, names: &[String]) {
+    let embedded_dir = out_dir.join("embedded");
+    if let Err(error) = std::fs::create_dir_all(&embedded_dir) {
+        panic!("cannot create {}: {error}", embedded_dir.display());
+    }
+    let engine = precompiling_engine();
+    let fingerprint = engine
+        .as_ref()
+        .map(compile_settings::engine_fingerprint)
+        .unwrap_or_default();
+    let mut table = String::new();
+    for name in names {
+        let file_name = format!("{}.wasm", name.replace('-', "_"));
+        let module = read(&built.join(&file_name));
+        let wasm_copy = embedded_dir.join(&file_name);
+        write(&wasm_copy, &module);
+        let precompiled = match &engine {
+            Some(engine) => {
+                let compiled = precompile(engine, &file_name, &module);
+                let path = embedded_dir.join(format!("{file_name}.cwasm"));
+                write(&path, &compiled);
+                format!("Some(include_bytes!({:?}))", path.display().to_string())
+            }
+            None => "None".to_string(),
+        };
+        let _ = writeln!(
+            table,
+            "    EmbeddedTool {{ file_name: {file_name:?}, wasm: include_bytes!({:?}), precompiled: {precompiled} }},",
+            wasm_copy.display().to_string()
+        );
+    }
+    let generated = format!(
+        "/// Fingerprint of the engine the embedded code was compiled with (empty: none was).\n\
+         pub(crate) const BUILD_ENGINE_FINGERPRINT: &str = {fingerprint:?};\n\
+         /// The built-in tools, in file-name order.\n\
+         pub static TOOLS: &[EmbeddedTool] = &[\n{table}];\n"
+    );
+    write(&out_dir.join("embedded_tools.rs"), generated.as_bytes());
+}
+
+/// The engine the runtime will use, for a native build; `None` when cross-compiling (code
+/// compiled here would be for this machine, not the target).
+fn precompiling_engine() -> Option<wasmtime::Engine> {
+    if env("TARGET") != env("HOST") {
+        println!(
+            "cargo:warning=cross build: the built-in tools are embedded as wasm and compiled at first start"
+        );
+        return None;
+    }
+    let mut config = wasmtime::Config::new();
+    compile_settings::apply(&mut config);
+    match wasmtime::Engine::new(&config) {
+        Ok(engine) => Some(engine),
+        Err(error) => panic!("cannot create the wasmtime engine to precompile the tools: {error}"),
+    }
+}
+
+/// A core module (as the wasm target emits it) made a component, then compiled: the same
+/// steps the loader takes at run time.
+fn precompile(engine: &wasmtime::Engine, file_name: &str, module: &[u8]) -> Vec<u8> {
+    let component = if wasmparser::Parser::is_component(module) {
+        module.to_vec()
+    } else {
+        wit_component::ComponentEncoder::default()
+            .module(module)
+            .and_then(|encoder| encoder.validate(true).encode())
+            .unwrap_or_else(|error| panic!("cannot make {file_name} a component: {error:#}"))
+    };
+    engine
+        .precompile_component(&component)
+        .unwrap_or_else(|error| panic!("cannot compile {file_name}: {error:#}"))
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
+}
+
+/// Writes only when the content changed, so an unchanged tool does not relink the binary.
+fn write(path: &Path, bytes: &[u8]) {
+    if std::fs::read(path).is_ok_and(|existing| existing == bytes) {
+        return;
+    }
+    if let Err(error) = std::fs::write(path, bytes) {
+        panic!("cannot write {}: {error}", path.display());
+    }
+}
+
+/// `X.Y.Z` of `package devtools:tool@X.Y.Z;`.
+fn wit_version(tool_wit: &Path) -> String {
+    let text = String::from_utf8(read(tool_wit)).unwrap_or_default();
+    text.lines()
+        .find_map(|line| {
+            let rest = line.trim().strip_prefix("package devtools:tool@")?;
+            Some(rest.trim_end_matches(';').trim().to_string())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "{} has no `package devtools:tool@VERSION;` line",
+                tool_wit.display()
+            )
+        })
+}
+
+/// The SDK crate carries its own copy of the contract (a published crate cannot reach
+/// `../../wit`): make `plugins/sdk/wit` equal to `wit/` (only `.wit` files; unchanged files are
+/// not rewritten). Commit the copy with the change to `wit/`.
+fn sync_sdk_wit(contract: &Path, copy: &Path) {
+    let wit_files = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                    .filter(|name| name.ends_with(".wit"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let wanted = wit_files(contract);
+    if wanted.is_empty() {
+        panic!("no .wit files in {}", contract.display());
+    }
+    if let Err(error) = std::fs::create_dir_all(copy) {
+        panic!("cannot create {}: {error}", copy.display());
+    }
+    for stale in wit_files(copy).iter().filter(|name| !wanted.contains(name)) {
+        let _removed = std::fs::remove_file(copy.join(stale));
+    }
+    for name in &wanted {
+        write(&copy.join(name), &read(&contract.join(name)));
     }
 }

@@ -36,6 +36,24 @@ const SMALL_PAGE: &str = r#"<!doctype html>
 <p id="out">Not clicked</p>
 </body></html>"#;
 
+/// The page of the fetch-then-wait_for step: on load it fetches `/slow` (answered after
+/// [`SLOW_RESPONSE`]) and then writes the answer into the document.
+const FETCH_PAGE: &str = r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Fetch</title></head>
+<body>
+<h1>Loading data</h1>
+<script>
+fetch('/slow').then(r => r.text()).then(t => {
+  const p = document.createElement('p');
+  p.textContent = 'Data loaded: ' + t;
+  document.body.append(p);
+});
+</script>
+</body></html>"#;
+
+/// How long `/slow` takes to answer: a typical API call.
+pub const SLOW_RESPONSE: Duration = Duration::from_millis(300);
+
 /// `/big.html`: a 1000-row, three-column table (4,000 elements) written out in the HTML, so
 /// both servers snapshot exactly the same static document.
 pub fn big_page() -> String {
@@ -54,7 +72,8 @@ pub fn big_page() -> String {
     html
 }
 
-/// Serves `/start.html`, `/small.html` and `/big.html` until dropped.
+/// Serves `/start.html`, `/small.html`, `/fetch.html` (+ `/slow`) and `/big.html` until
+/// dropped.
 pub struct FixtureServer {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
@@ -70,6 +89,8 @@ impl FixtureServer {
             ("/start.html", START_PAGE.to_owned()),
             ("/small.html", SMALL_PAGE.to_owned()),
             ("/big.html", big_page()),
+            ("/fetch.html", FETCH_PAGE.to_owned()),
+            ("/slow", "42".to_owned()),
         ]);
         let accept_stop = Arc::clone(&stop);
         let accept_thread = std::thread::Builder::new()
@@ -129,6 +150,9 @@ fn serve(mut stream: TcpStream, pages: &[(&'static str, String)]) {
     };
     let target = head.split_whitespace().nth(1).unwrap_or_default();
     let path = target.split(['?', '#']).next().unwrap_or_default();
+    if path == "/slow" {
+        std::thread::sleep(SLOW_RESPONSE);
+    }
     let (status, content_type, body) = match pages.iter().find(|(p, _)| *p == path) {
         Some((_, body)) => ("200 OK", "text/html; charset=utf-8", body.as_str()),
         None => ("404 Not Found", "text/plain; charset=utf-8", "not found\n"),

@@ -65,6 +65,11 @@ struct Args {
     /// against one tenant (`--runs` batches each).
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=64))]
     tenants: Option<u32>,
+    /// Pause between tools/list and the first tool call (`new_page`), in milliseconds: the
+    /// model's first turn. Both servers get it; a server that starts its browser when the
+    /// client initializes uses it.
+    #[arg(long, default_value_t = 1000)]
+    think_ms: u64,
     /// Calls each tenant fires at once in the multi-tenant scenario.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
     calls_per_tenant: u32,
@@ -129,7 +134,8 @@ async fn bench(args: &Args) -> Result<String, String> {
         }
         for which in order {
             let launch = &launches[which];
-            let run = scenario::run(launch, &fixtures, timeout, index as usize)
+            let think = Duration::from_millis(args.think_ms);
+            let run = scenario::run(launch, &fixtures, timeout, index as usize, think)
                 .await
                 .map_err(|e| format!("{} run {}: {e}", launch.name, index + 1))?;
             let kind = if warmup { "warm-up" } else { "run" };
@@ -151,11 +157,19 @@ async fn bench(args: &Args) -> Result<String, String> {
     let mut out = format!(
         "Machine: {}. Server: `{}`.\n\
          Scenario: {} measured runs per server after {} warm-up, each a fresh server process; \
-         times are MCP round trips seen by the client.\n\n",
+         times are MCP round trips seen by the client; {} ms between tools/list and the first \
+         call. Load average at the end: {}.\n\n",
         machine(),
         launches[0].program.display(),
         args.runs,
-        args.warmup
+        args.warmup,
+        args.think_ms,
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     let reference = launches
         .get(1)

@@ -114,7 +114,7 @@ pub fn table(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>) -> String 
         |n| format!("{n:.0}"),
         Box::new(|run: &Run| Some(run.tool_count as f64)),
     ));
-    grid(ours, reference, &rows)
+    grid_with_goals(ours, reference, &rows, true)
 }
 
 /// CPU time the server process itself used during each step (all its threads, the browser
@@ -135,15 +135,49 @@ pub fn cpu_table(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>) -> Str
     grid(ours, reference, &rows)
 }
 
+/// The issue-14 goal of a row, as devtools-mcp's median over the reference's.
+fn goal(label: &str) -> Option<f64> {
+    Some(match label {
+        "spawn -> initialize" => 0.05,
+        "tools/list" => 0.2,
+        "first new_page (browser launch)" => 0.5,
+        "navigate_page" => 0.4,
+        "take_snapshot (small page)" => 0.5,
+        "take_snapshot (4,000 nodes)" => 0.6,
+        "click" | "fill" => 0.4,
+        "evaluate_script" => 0.3,
+        "take_screenshot" => 0.7,
+        "page fetch, then wait_for" => 0.8,
+        "peak RSS, server process only (VmHWM)" => 0.3,
+        _ => return None,
+    })
+}
+
 fn grid(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>, rows: &[Row]) -> String {
+    grid_with_goals(ours, reference, rows, false)
+}
+
+/// A table with a row per `rows`; with a reference, the ratio ours / reference (below 1 is
+/// faster) and, when `goals`, the issue's goal for it.
+fn grid_with_goals(
+    ours: (&str, &[Run]),
+    reference: Option<(&str, &[Run])>,
+    rows: &[Row],
+    goals: bool,
+) -> String {
     let mut out = String::new();
     match reference {
         Some((name, _)) => {
+            let (goal_head, goal_rule) = if goals {
+                (" goal | met? |", "---:|:---:|")
+            } else {
+                ("", "")
+            };
             out.push_str(&format!(
-                "| step | {} median (min–max) | {name} median (min–max) | {name} / {} |\n",
+                "| step | {} median (min–max) | {name} median (min–max) | {} / {name} |{goal_head}\n",
                 ours.0, ours.0
             ));
-            out.push_str("|---|---:|---:|---:|\n");
+            out.push_str(&format!("|---|---:|---:|---:|{goal_rule}\n"));
         }
         None => {
             out.push_str(&format!("| step | {} median (min–max) |\n", ours.0));
@@ -157,10 +191,20 @@ fn grid(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>, rows: &[Row]) -
         if let Some((_, runs)) = reference {
             let theirs = column(runs, pick);
             let ratio = match (mine, theirs) {
-                (Some(m), Some(t)) if m.median > 0.0 => format!("{:.1}×", t.median / m.median),
-                _ => "n/a".to_owned(),
+                (Some(m), Some(t)) if t.median > 0.0 => Some(m.median / t.median),
+                _ => None,
             };
-            out.push_str(&format!(" {} | {ratio} |", cell(theirs)));
+            let shown = ratio.map_or("n/a".to_owned(), |r| format!("{r:.2}"));
+            out.push_str(&format!(" {} | {shown} |", cell(theirs)));
+            if goals {
+                match (goal(label), ratio) {
+                    (Some(g), Some(r)) => {
+                        let met = if r <= g { "yes" } else { "**no**" };
+                        out.push_str(&format!(" ≤ {g} | {met} |"));
+                    }
+                    _ => out.push_str(" | |"),
+                }
+            }
         }
         out.push('\n');
     }

@@ -12,7 +12,7 @@ use crate::fixtures::FixtureServer;
 use crate::server::{Launch, Output, Server};
 
 /// The timed steps, in the order they run and are printed.
-pub const STEPS: [&str; 11] = [
+pub const STEPS: [&str; 12] = [
     "spawn -> initialize",
     "tools/list",
     "first new_page (browser launch)",
@@ -23,6 +23,7 @@ pub const STEPS: [&str; 11] = [
     "fill",
     "evaluate_script",
     "take_screenshot",
+    "page fetch, then wait_for",
     "unknown-argument reject",
 ];
 const INITIALIZE: usize = 0;
@@ -35,7 +36,8 @@ const CLICK: usize = 6;
 const FILL: usize = 7;
 const EVALUATE: usize = 8;
 const SCREENSHOT: usize = 9;
-const UNKNOWN_ARGUMENT: usize = 10;
+const FETCH_WAIT: usize = 10;
+const UNKNOWN_ARGUMENT: usize = 11;
 
 /// What evaluate_script returns once click and fill have both taken effect.
 const EXPECTED_EVALUATION: &str = "Clicked / Ada Lovelace";
@@ -66,6 +68,7 @@ pub async fn run(
     fixtures: &FixtureServer,
     timeout: Duration,
     index: usize,
+    think: Duration,
 ) -> Result<Run, String> {
     let (mut server, init) = Server::start(launch, timeout, index).await?;
     let mut run = Run {
@@ -80,13 +83,18 @@ pub async fn run(
     };
     run.times[INITIALIZE] = init;
     run.cpu[INITIALIZE] = server.cpu_time();
-    let outcome = steps(&mut server, fixtures, &mut run).await;
+    let outcome = steps(&mut server, fixtures, &mut run, think).await;
     run.peak_rss = server.peak_rss();
     server.shutdown().await;
     outcome.map(|()| run)
 }
 
-async fn steps(server: &mut Server, fixtures: &FixtureServer, run: &mut Run) -> Result<(), String> {
+async fn steps(
+    server: &mut Server,
+    fixtures: &FixtureServer,
+    run: &mut Run,
+    think: Duration,
+) -> Result<(), String> {
     let cpu_before = server.cpu_time();
     let (tools, took) = server.list_tools().await?;
     run.times[TOOLS_LIST] = took;
@@ -105,6 +113,8 @@ async fn steps(server: &mut Server, fixtures: &FixtureServer, run: &mut Run) -> 
         port: fixtures.port(),
     };
     let url = |path: &str| fixtures.url(path);
+    // The agent's first model turn: the first tool call comes this long after the tool list.
+    tokio::time::sleep(think).await;
     s.expect_ok(NEW_PAGE, "new_page", json!({ "url": url("/start.html") }))
         .await?;
     let args = json!({ "type": "url", "url": url("/small.html") });
@@ -136,6 +146,22 @@ async fn steps(server: &mut Server, fixtures: &FixtureServer, run: &mut Run) -> 
         .await?;
     if out.images != 1 {
         s.surprise(format!("take_screenshot returned {} images", out.images));
+    }
+
+    // A page that fetches data on load, and an agent waiting for it: timed from the
+    // navigation to the wait's answer, so it does not matter which of the two waits.
+    let args = json!({ "type": "url", "url": url("/fetch.html") });
+    let navigated = s.step(FETCH_WAIT, "navigate_page", args).await?;
+    let (took, cpu) = (s.run.times[FETCH_WAIT], s.run.cpu[FETCH_WAIT]);
+    let args = json!({ "text": ["Data loaded"] });
+    let out = s.expect_ok(FETCH_WAIT, "wait_for", args).await?;
+    s.run.times[FETCH_WAIT] += took;
+    s.run.cpu[FETCH_WAIT] += cpu;
+    if navigated.is_error || !out.text.contains("Data loaded: 42") {
+        s.surprise(format!(
+            "wait_for did not see the fetched data: {}",
+            first_line(&out.text)
+        ));
     }
 
     s.run.peak_rss_small_pages = s.server.peak_rss();

@@ -41,7 +41,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         // A client's arguments, against every real tool.
         Value::Object(arguments) => {
             for (name, schema, validator) in tools() {
-                let _ = arguments::unknown_arguments_message(name, &arguments, schema);
+                let _ = arguments::input_validation_message(name, &arguments, schema);
                 let _ = arguments::validation_message(name, validator, &arguments);
             }
         }
@@ -56,7 +56,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             let Ok(validator) = jsonschema::validator_for(&Value::Object(schema.clone())) else {
                 return;
             };
-            let _ = arguments::unknown_arguments_message("fuzzed", &arguments, &schema);
+            let _ = arguments::input_validation_message("fuzzed", &arguments, &schema);
             let _ = arguments::validation_message("fuzzed", &validator, &arguments);
         }
         _ => {}

@@ -5,12 +5,12 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use devtools_mcp::browser::BrowserOptions;
-use devtools_mcp::pipeline::arguments::{unknown_arguments_message, validation_message};
+use devtools_mcp::pipeline::arguments::{input_validation_message, validation_message};
 use devtools_mcp::pipeline::{Pipeline, ToolRegistry, ToolSet};
 use devtools_mcp::plugin::capability::Grants;
 use devtools_mcp::plugin::limits::Limits;
 use devtools_mcp::plugin::policy::{Origin, Policy};
-use devtools_mcp::plugin::{CallState, LoadedTool, Loader, Runtime};
+use devtools_mcp::plugin::{CallState, CompiledCache, LoadedTool, Loader, Runtime};
 use devtools_mcp::sandbox::Sandbox;
 use devtools_mcp::session::Session;
 use serde_json::{Map, Value, json};
@@ -43,11 +43,9 @@ fn benches(criterion: &mut Criterion) {
         .unwrap_or_else(|error| panic!("tokio: {error}"));
     let wasm = Runtime::new().unwrap_or_else(|error| panic!("wasmtime: {error}"));
     let cache = tempfile::tempdir().unwrap_or_else(|error| panic!("cache dir: {error}"));
-    let loader = Loader::new(
-        wasm.clone(),
-        Some(cache.path().to_path_buf()),
-        Arc::new(Policy::default()),
-    );
+    let compiled = CompiledCache::open(wasm.engine(), &cache.path().join("compiled"))
+        .unwrap_or_else(|error| panic!("cache: {error}"));
+    let loader = Loader::new(wasm.clone(), compiled, Arc::new(Policy::default()));
     let noop = load(&tokio, &loader, "noop");
 
     // Compiled code from the on-disk cache, linked, and its definition evaluated.
@@ -86,7 +84,7 @@ fn benches(criterion: &mut Criterion) {
             .unwrap_or_default();
     criterion.bench_function("argument_checks", |bench| {
         bench.iter(|| {
-            assert!(unknown_arguments_message("take_screenshot", &arguments, &schema).is_none());
+            assert!(input_validation_message("take_screenshot", &arguments, &schema).is_none());
             assert!(validation_message("take_screenshot", &validator, &arguments).is_none());
         })
     });

@@ -7,6 +7,7 @@ mod css;
 mod emulation;
 mod heap;
 mod input;
+mod navigation_policy;
 mod page;
 mod page_actions;
 mod page_snapshot;
@@ -21,9 +22,12 @@ pub mod extensions;
 pub mod tab;
 mod trace;
 mod vision;
+mod ws_headers;
 
 pub use cdp::cdp;
+pub use cdp::raw::RawLink;
 pub use emulation::EmulateRequest;
+pub use navigation_policy::NavigationPolicy;
 pub use page::{McpPage, Target};
 pub use screencast::ScreencastOptions;
 pub use screenshot::ScreenshotFlags;
@@ -63,6 +67,13 @@ pub struct BrowserOptions {
     /// `--categoryExtensions`: the launched browser allows extensions and installing them over
     /// CDP (`Extensions.loadUnpacked`), as Puppeteer's `enableExtensions` does.
     pub extensions: bool,
+    /// Keep Chromium's popup blocker on (chromiumoxide turns it off): a tenant's page must
+    /// not open windows without a user gesture, beyond every quota.
+    pub block_popups: bool,
+    /// Where tools may navigate (`--javascriptEvaluation`, `--fileNavigations`).
+    pub navigation: NavigationPolicy,
+    /// `--wsHeaders`: sent with the WebSocket handshake of `--wsEndpoint`.
+    pub ws_headers: Vec<(String, String)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +99,8 @@ pub enum BrowserError {
 /// A live connection. Dropping it kills a browser we launched.
 pub struct BrowserConn {
     pub browser: Browser,
+    /// Our own thin connection to the same browser, for large replies (see `cdp::raw`).
+    pub raw: Arc<cdp::raw::RawLink>,
     alive: Arc<AtomicBool>,
     pub launched: bool,
     /// Deleted (with the profile) when the browser is closed: `--isolated`.
@@ -96,6 +109,17 @@ pub struct BrowserConn {
 
 impl BrowserConn {
     pub async fn open(options: &BrowserOptions) -> Result<BrowserConn, BrowserError> {
+        if let Some(endpoint) = &options.ws_endpoint
+            && !options.ws_headers.is_empty()
+        {
+            let relayed = ws_headers::relay(endpoint, &options.ws_headers)
+                .await
+                .map_err(|reason| BrowserError::Connect {
+                    url: endpoint.clone(),
+                    reason,
+                })?;
+            return Self::connect(&relayed).await;
+        }
         if let Some(url) = options
             .ws_endpoint
             .as_ref()
@@ -106,7 +130,18 @@ impl BrowserConn {
         Self::launch(options).await
     }
 
+    /// The background start of a browser of our own (the first call then opens its first
+    /// page, as after a lazy launch).
+    pub async fn prelaunch(options: BrowserOptions) -> Result<BrowserConn, BrowserError> {
+        let mut connection = Self::launch(&options).await?;
+        // Learn the browser's targets now, as a lazy launch does right away; the first call
+        // then finds the same pages it would have found.
+        let _fetched = connection.browser.fetch_targets().await;
+        Ok(connection)
+    }
+
     async fn connect(url: &str) -> Result<BrowserConn, BrowserError> {
+        protect_debugging_endpoint(url);
         let (browser, handler) =
             Browser::connect(url.to_string())
                 .await
@@ -158,6 +193,13 @@ impl BrowserConn {
                     .iter()
                     .map(|arg| arg.trim_start_matches("--").to_string()),
             );
+        if options.block_popups {
+            builder = builder.disable_default_args().args(
+                AUTOMATION_ARGS_WITH_POPUP_BLOCKING
+                    .iter()
+                    .map(|arg| arg.trim_start_matches("--").to_string()),
+            );
+        }
         builder = if options.headless {
             builder.new_headless_mode()
         } else {
@@ -187,6 +229,7 @@ impl BrowserConn {
                     executable: executable.display().to_string(),
                     reason: error.to_string(),
                 })?;
+        protect_debugging_endpoint(browser.websocket_address());
         Ok(Self::with_handler(browser, handler, true, temporary))
     }
 
@@ -214,8 +257,10 @@ impl BrowserConn {
             flag.store(false, Ordering::SeqCst);
             tracing::info!("browser connection closed");
         });
+        let raw = cdp::raw::RawLink::new(browser.websocket_address().clone());
         BrowserConn {
             browser,
+            raw,
             alive,
             launched,
             _temporary_profile: temporary_profile,
@@ -240,6 +285,64 @@ impl BrowserConn {
             let _killed = self.browser.kill().await;
             let _exited = self.browser.wait().await;
         }
+    }
+}
+
+/// chromiumoxide's default flags (Puppeteer's) without `--disable-popup-blocking`.
+const AUTOMATION_ARGS_WITH_POPUP_BLOCKING: [&str; 23] = [
+    "--disable-background-networking",
+    "--enable-features=NetworkService,NetworkServiceInProcess",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-breakpad",
+    "--disable-client-side-phishing-detection",
+    "--disable-component-extensions-with-background-pages",
+    "--disable-default-apps",
+    "--disable-dev-shm-usage",
+    "--disable-features=TranslateUI",
+    "--disable-hang-monitor",
+    "--disable-ipc-flooding-protection",
+    "--disable-prompt-on-repost",
+    "--disable-renderer-backgrounding",
+    "--disable-sync",
+    "--force-color-profile=srgb",
+    "--metrics-recording-only",
+    "--no-first-run",
+    "--enable-automation",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--enable-blink-features=IdleDetection",
+    "--lang=en_US",
+];
+
+/// No tenant may reach the browser's remote-debugging endpoint through its egress proxy, even
+/// one allowed on loopback: from there a page could drive every tenant's pages.
+fn protect_debugging_endpoint(url: &str) {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return;
+    };
+    let Some(port) = parsed.port_or_known_default() else {
+        return;
+    };
+    let hosts: Vec<std::net::IpAddr> = match parsed.host() {
+        Some(url::Host::Ipv4(address)) => vec![address.into()],
+        Some(url::Host::Ipv6(address)) => vec![address.into()],
+        // A name: every address it has now, and loopback (`localhost`).
+        Some(url::Host::Domain(name)) => {
+            let mut found: Vec<std::net::IpAddr> =
+                std::net::ToSocketAddrs::to_socket_addrs(&(name, port))
+                    .map(|addresses| addresses.map(|address| address.ip()).collect())
+                    .unwrap_or_default();
+            found.push(std::net::Ipv4Addr::LOCALHOST.into());
+            found
+        }
+        None => return,
+    };
+    for host in hosts {
+        crate::net::egress::protect(
+            std::net::SocketAddr::new(host, port),
+            "the browser's remote-debugging port",
+        );
     }
 }
 

@@ -3,8 +3,10 @@
 //! working one: the reload keeps what was loaded and logs why.
 
 use crate::pipeline::{Pipeline, ToolSet};
+use crate::plugin::embedded;
 use crate::plugin::policy::Origin;
 use crate::plugin::{LoadError, LoadedTool, Loader, wasm_files};
+use futures::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
@@ -12,10 +14,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The three tools of `--slim`.
-const SLIM_TOOLS: [&str; 3] = ["evaluate", "navigate", "screenshot"];
 /// Events closer together than this are one change (an editor or a copy writes in steps).
 const SETTLE: Duration = Duration::from_millis(300);
+/// Components compiled and described at once during a load.
+const PARALLEL_LOADS: usize = 8;
+/// The whole start-up load (every plugin's compile and definition) must end within this.
+pub const STARTUP_BUDGET: Duration = Duration::from_secs(60);
 
 pub struct Catalog {
     loader: Loader,
@@ -24,6 +28,9 @@ pub struct Catalog {
     flags_json: String,
     slim: bool,
     page_id_routing: bool,
+    /// Load the built-in tools embedded in the binary first (unless `--builtinPlugins` names
+    /// a folder instead).
+    embedded_builtins: bool,
     /// What is loaded, file by file, in folder order.
     loaded: Vec<LoadedTool>,
 }
@@ -44,33 +51,63 @@ impl Catalog {
             flags_json,
             slim,
             page_id_routing,
+            embedded_builtins: false,
             loaded: Vec::new(),
         }
     }
 
-    /// The start-up load: any bad component stops the server, naming the file.
+    /// Loads the built-in tools embedded in the binary before the folders.
+    pub fn with_embedded_builtins(mut self) -> Catalog {
+        self.embedded_builtins = true;
+        self
+    }
+
+    /// The start-up load: any bad component stops the server, naming the file. Components
+    /// load together (compiling on the blocking pool, definitions concurrently), so start-up
+    /// costs about the slowest plugin's budget, not the sum; the whole load is bounded by
+    /// [`STARTUP_BUDGET`].
     pub async fn load(&mut self) -> Result<ToolSet, String> {
         let mut loaded: Vec<LoadedTool> = Vec::new();
-        for (dir, origin) in &self.dirs {
-            for file in wasm_files(dir).map_err(|error| error.to_string())? {
+        if self.embedded_builtins {
+            if embedded::tools().is_empty() {
+                return Err("this binary was built without its built-in tools (DEVTOOLS_MCP_SKIP_PLUGIN_BUILD); pass --builtin-plugins DIR".into());
+            }
+            for tool in embedded::tools() {
                 let tool = self
                     .loader
-                    .load_file(&file, *origin, &self.flags_json)
+                    .load_bytes(&tool.source(), tool.wasm, Origin::Builtin, &self.flags_json)
                     .await
                     .map_err(|error| error.to_string())?;
-                if let Some(existing) = loaded
-                    .iter()
-                    .find(|other| other.definition.name == tool.definition.name)
-                {
-                    return Err(LoadError::Duplicate {
-                        name: tool.definition.name.clone(),
-                        first: existing.source.clone(),
-                        second: file,
-                    }
-                    .to_string());
-                }
                 loaded.push(tool);
             }
+        }
+        let mut files = Vec::new();
+        for (dir, origin) in &self.dirs {
+            for file in wasm_files(dir).map_err(|error| error.to_string())? {
+                files.push((file, *origin));
+            }
+        }
+        let loader = &self.loader;
+        let flags_json = self.flags_json.as_str();
+        let loads = futures::stream::iter(files.iter().map(|(file, origin)| async move {
+            loader.load_file(file, *origin, flags_json).await
+        }))
+        .buffered(PARALLEL_LOADS)
+        .collect::<Vec<_>>();
+        let results = tokio::time::timeout(STARTUP_BUDGET, loads)
+            .await
+            .map_err(|_| {
+                format!(
+                    "Loading the plugins took longer than {} s; a plugin's definition() is too slow (see --plugin-timeout).",
+                    STARTUP_BUDGET.as_secs()
+                )
+            })?;
+        for (result, (file, _)) in results.into_iter().zip(files) {
+            let tool = result.map_err(|error| error.to_string())?;
+            if let Some(error) = clash(&loaded, &tool, &file) {
+                return Err(error.to_string());
+            }
+            loaded.push(tool);
         }
         self.loaded = loaded;
         self.tool_set()
@@ -79,7 +116,13 @@ impl Catalog {
     /// Loads the folders again, keeping every unchanged component and the working version of
     /// every component whose new version fails. `None` when the tool set did not change.
     pub async fn reload(&mut self) -> Option<ToolSet> {
-        let mut next: Vec<LoadedTool> = Vec::new();
+        // Embedded tools never change while the binary runs.
+        let mut next: Vec<LoadedTool> = self
+            .loaded
+            .iter()
+            .filter(|tool| embedded::is_embedded(&tool.source))
+            .cloned()
+            .collect();
         for (dir, origin) in &self.dirs {
             let files = match wasm_files(dir) {
                 Ok(files) => files,
@@ -108,18 +151,8 @@ impl Catalog {
                     },
                 };
                 let Some(candidate) = candidate else { continue };
-                if let Some(existing) = next
-                    .iter()
-                    .find(|tool| tool.definition.name == candidate.definition.name)
-                {
-                    tracing::error!(
-                        "{}",
-                        LoadError::Duplicate {
-                            name: candidate.definition.name.clone(),
-                            first: existing.source.clone(),
-                            second: file,
-                        }
-                    );
+                if let Some(error) = clash(&next, &candidate, &file) {
+                    tracing::error!("{error}");
                     continue;
                 }
                 next.push(candidate);
@@ -139,6 +172,32 @@ impl Catalog {
         }
     }
 
+    /// New flags (a changed `--config` file): every definition is computed again for them,
+    /// since descriptions and parameters depend on flags. On failure the previous flags and
+    /// tools stay.
+    pub async fn set_flags(
+        &mut self,
+        flags: Map<String, Value>,
+        page_id_routing: bool,
+    ) -> Result<ToolSet, String> {
+        let previous = (
+            std::mem::replace(&mut self.flags, flags),
+            self.flags_json.clone(),
+            self.page_id_routing,
+        );
+        self.flags_json = Value::Object(self.flags.clone()).to_string();
+        self.page_id_routing = page_id_routing;
+        let loaded = self.loaded.clone();
+        match self.load().await {
+            Ok(tools) => Ok(tools),
+            Err(error) => {
+                (self.flags, self.flags_json, self.page_id_routing) = previous;
+                self.loaded = loaded;
+                Err(error)
+            }
+        }
+    }
+
     fn in_dir<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = LoadedTool> + 'a {
         self.loaded
             .iter()
@@ -148,15 +207,46 @@ impl Catalog {
 
     fn tool_set(&self) -> Result<ToolSet, String> {
         let mut tools = self.loaded.clone();
-        if self.slim {
-            tools.retain(|tool| SLIM_TOOLS.contains(&tool.definition.name.as_str()));
-        }
+        // As in the reference 1.11.0, the slim tools (condition `slim`) and the others never
+        // share a server: only the current mode's tools exist, even with CLI semantics.
+        tools.retain(|tool| {
+            let slim_tool = tool
+                .definition
+                .annotations
+                .conditions
+                .iter()
+                .any(|c| c == "slim");
+            slim_tool == self.slim
+        });
         ToolSet::new(tools, &self.flags, self.page_id_routing)
     }
 
     fn watched_dirs(&self) -> Vec<PathBuf> {
         self.dirs.iter().map(|(dir, _)| dir.clone()).collect()
     }
+}
+
+/// A tool whose name another loaded tool has, or differs from one only in letter case (which
+/// reads as the same tool to a person or a model).
+fn clash(loaded: &[LoadedTool], tool: &LoadedTool, file: &Path) -> Option<LoadError> {
+    let name = &tool.definition.name;
+    let existing = loaded
+        .iter()
+        .find(|other| other.definition.name.eq_ignore_ascii_case(name))?;
+    Some(if existing.definition.name == *name {
+        LoadError::Duplicate {
+            name: name.clone(),
+            first: existing.source.clone(),
+            second: file.to_path_buf(),
+        }
+    } else {
+        LoadError::Confusable {
+            name: name.clone(),
+            existing: existing.definition.name.clone(),
+            file: file.to_path_buf(),
+            first: existing.source.clone(),
+        }
+    })
 }
 
 /// Which file holds which content: equal identities mean an equal tool set.
@@ -175,7 +265,10 @@ fn file_sha256(file: &Path) -> Option<String> {
 
 /// Watches the plugin folders and swaps the pipeline's tool set when they change; clients are
 /// told through the registry's change channel. Runs until the process ends.
-pub fn watch(mut catalog: Catalog, pipeline: Arc<Pipeline>) -> Result<(), String> {
+pub fn watch(
+    catalog: Arc<tokio::sync::Mutex<Catalog>>,
+    pipeline: Arc<Pipeline>,
+) -> Result<(), String> {
     use notify::Watcher;
     let (events, mut changed) = tokio::sync::mpsc::unbounded_channel::<()>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -184,7 +277,11 @@ pub fn watch(mut catalog: Catalog, pipeline: Arc<Pipeline>) -> Result<(), String
         }
     })
     .map_err(|error| format!("cannot watch the plugin folders: {error}"))?;
-    for dir in catalog.watched_dirs() {
+    let dirs = catalog
+        .try_lock()
+        .map(|catalog| catalog.watched_dirs())
+        .map_err(|_| "the tool catalog is busy".to_string())?;
+    for dir in dirs {
         watcher
             .watch(&dir, notify::RecursiveMode::NonRecursive)
             .map_err(|error| format!("cannot watch {}: {error}", dir.display()))?;
@@ -201,7 +298,16 @@ pub fn watch(mut catalog: Catalog, pipeline: Arc<Pipeline>) -> Result<(), String
                     Err(_quiet) => break,
                 }
             }
-            if let Some(tools) = catalog.reload().await {
+            // A panic while reloading (a bug the loader's own guards missed) is logged and
+            // the watcher keeps going with the tools it had.
+            let reloaded = std::panic::AssertUnwindSafe(async { catalog.lock().await.reload().await })
+                .catch_unwind()
+                .await;
+            let reloaded = reloaded.unwrap_or_else(|_| {
+                tracing::error!("reloading the plugin folders failed; keeping the loaded tools");
+                None
+            });
+            if let Some(tools) = reloaded {
                 let names: Vec<String> = tools
                     .iter()
                     .map(|tool| tool.definition().name.clone())

@@ -1,7 +1,7 @@
 //! Command-line flags: the reference's names (camelCase or kebab-case, `--no-X` for false),
 //! plus ours (plugin folders, workspace roots, local telemetry).
 
-use clap::{ArgAction, Parser};
+use clap::{ArgAction, CommandFactory, Parser};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -20,6 +20,11 @@ pub struct Args {
     /// Connect to the browser's WebSocket endpoint (ws:// or wss://).
     #[arg(long, short = 'w')]
     pub ws_endpoint: Option<String>,
+    /// Headers for the WebSocket connection, a JSON object, e.g. '{"Authorization":"Bearer
+    /// token"}' (needs --wsEndpoint).
+    #[arg(long, requires = "ws_endpoint", value_parser = parse_ws_headers)]
+    #[serde(skip)]
+    pub ws_headers: Option<WsHeaders>,
     /// Run the launched browser headless.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub headless: Option<bool>,
@@ -55,9 +60,11 @@ pub struct Args {
     /// CLI semantics: disabled tools stay listed and answer with how to enable them.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub via_cli: Option<bool>,
-    /// Add a required `pageId` to page-scoped tools and route calls by it.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub experimental_page_id_routing: Option<bool>,
+    /// Require `pageId` on page-scoped tools and route calls by it (on by default, as in the
+    /// reference 1.11.0; `--no-page-id-routing` turns it off). The old
+    /// `--experimentalPageIdRouting` is accepted as an alias.
+    #[arg(long, alias = "experimental-page-id-routing", num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub page_id_routing: Option<bool>,
     /// Add `structuredContent` to tool results.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_structured_content: Option<bool>,
@@ -82,6 +89,18 @@ pub struct Args {
     /// Enable the heap-snapshot analysis tools.
     #[arg(long, alias = "experimental-memory", num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub memory_debugging: Option<bool>,
+    /// Input tools (on by default).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub category_input: Option<bool>,
+    /// Navigation tools (on by default).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub category_navigation: Option<bool>,
+    /// Debugging tools (on by default).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub category_debugging: Option<bool>,
+    /// Memory tools (on by default; most heap tools also need --memoryDebugging).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub category_memory: Option<bool>,
     /// Emulation tools (on by default).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub category_emulation: Option<bool>,
@@ -121,14 +140,35 @@ pub struct Args {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub redact_network_headers: Option<bool>,
 
-    /// A directory file parameters may point into (repeatable). The server's temp dir and the
-    /// client's MCP roots are always allowed too.
+    /// Evaluating caller-provided JavaScript (on by default). `--no-javascript-evaluation`
+    /// disables evaluate_script and the slim evaluate, navigate_page's initScript, and
+    /// navigations to javascript:, data: and vbscript: URLs. Page scripts still run.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub javascript_evaluation: Option<bool>,
+    /// Navigations to file: URLs, view-source:file: included (on by default).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub file_navigations: Option<bool>,
+    /// Resolve source maps (on by default; accepted for compatibility: console stack traces
+    /// are reported as the browser gives them).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub source_maps: Option<bool>,
+    /// A directory file parameters may point into (repeatable; `--workspace` is the same
+    /// flag). The server's temp dir and the client's MCP roots are always allowed too.
+    #[arg(long, alias = "workspace", conflicts_with = "allow_unrestricted_paths")]
+    #[serde(skip)]
+    pub filesystem_root: Vec<PathBuf>,
+    /// Deprecated: use --workspace=/ instead. Lets file parameters point anywhere.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub allow_unrestricted_paths: Option<bool>,
+    /// A JSON file of options (the flags' camelCase names); command-line flags win over it.
+    /// Reloadable options are applied again when the file changes.
     #[arg(long)]
-    pub workspace: Vec<PathBuf>,
+    #[serde(skip)]
+    pub config: Option<PathBuf>,
     /// Load every tool component in this folder too (repeatable).
     #[arg(long)]
     pub plugin_dir: Vec<PathBuf>,
-    /// Folder of the built-in tools (default: `plugins/` next to the binary).
+    /// Load the built-in tools from this folder instead of the ones embedded in the binary.
     #[arg(long)]
     pub builtin_plugins: Option<PathBuf>,
     /// Capability policy (TOML) for plugins: capabilities, URL patterns, categories, limits,
@@ -142,6 +182,11 @@ pub struct Args {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     #[serde(skip)]
     pub require_signed: Option<bool>,
+    /// Start the browser in the background as soon as a client initializes, so the first
+    /// page does not wait for it (default true; never when attaching to a running browser).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    #[serde(skip)]
+    pub background_launch: Option<bool>,
     /// Reload plugin folders when components are added, changed or removed.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     #[serde(skip)]
@@ -200,20 +245,37 @@ pub struct Args {
     #[arg(long)]
     #[serde(skip)]
     pub allowed_origin: Vec<String>,
-    /// `serve`: the largest request body accepted, in bytes (default 1 MiB).
-    #[arg(long)]
+    /// `serve`: the largest request body accepted, in bytes (default 1 MiB, at most 1 GiB).
+    #[arg(long, value_parser = parse_body_bytes)]
     #[serde(skip)]
     pub max_body_bytes: Option<usize>,
     /// `serve`: close a tenant's browser context after this many seconds without calls
-    /// (default 600).
-    #[arg(long)]
+    /// (default 600, at most 31536000: a year).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
     #[serde(skip)]
     pub idle_timeout_secs: Option<u64>,
     /// `serve`: on SIGTERM, let in-flight calls finish for this many seconds before
-    /// cancelling them (default 10).
-    #[arg(long)]
+    /// cancelling them (default 10, at most 3600).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=3600))]
     #[serde(skip)]
     pub shutdown_grace_secs: Option<u64>,
+    /// `serve`: connections open at once (default 1024; keep it below `ulimit -n`).
+    #[arg(long)]
+    #[serde(skip)]
+    pub max_connections: Option<usize>,
+    /// `serve`: connections open at once from one client address (default 256).
+    #[arg(long)]
+    #[serde(skip)]
+    pub max_connections_per_ip: Option<usize>,
+    /// `serve`: seconds a client has to send a request's headers; also how long an idle
+    /// connection is kept (default 10).
+    #[arg(long)]
+    #[serde(skip)]
+    pub header_read_timeout_secs: Option<u64>,
+    /// `serve`: seconds a client has to send a request's body (default 30).
+    #[arg(long)]
+    #[serde(skip)]
+    pub body_read_timeout_secs: Option<u64>,
 }
 
 /// One-shot commands; without one the server speaks MCP over stdio.
@@ -259,9 +321,58 @@ impl Args {
     pub fn try_parse_compatible<I: IntoIterator<Item = String>>(
         argv: I,
     ) -> Result<Args, clap::Error> {
-        let mut args = Args::try_parse_from(normalize(argv))?;
+        let argv: Vec<String> = argv.into_iter().collect();
+        let mut args = Args::try_parse_from(normalize(argv.clone()))?;
+        if let Some(config) = args.config.clone() {
+            let options = crate::config::read(&config).map_err(|message| {
+                Args::command().error(clap::error::ErrorKind::InvalidValue, message)
+            })?;
+            args = Args::try_parse_from(normalize(crate::config::with_options(argv, &options)))
+                .map_err(|error| {
+                    Args::command().error(
+                        clap::error::ErrorKind::InvalidValue,
+                        format!(
+                            "Invalid JSON config file {}: {}",
+                            config.display(),
+                            crate::config::first_line(&error.to_string())
+                        ),
+                    )
+                })?;
+        }
+        args.apply_defaults();
         args.apply_cli_defaults();
         Ok(args)
+    }
+
+    /// The reference 1.11.0's defaults for flags that are on unless turned off.
+    fn apply_defaults(&mut self) {
+        for flag in [
+            &mut self.page_id_routing,
+            &mut self.javascript_evaluation,
+            &mut self.file_navigations,
+            &mut self.source_maps,
+        ] {
+            flag.get_or_insert(true);
+        }
+        if self.allow_unrestricted_paths == Some(true) {
+            eprintln!(
+                "--allowUnrestrictedPaths is deprecated: use --workspace=/ instead (file parameters may point anywhere)."
+            );
+        }
+    }
+
+    /// Whether `pageId` routes page-scoped calls (never for the slim tools).
+    pub fn page_id_routing(&self) -> bool {
+        self.page_id_routing != Some(false) && !Args::enabled(self.slim)
+    }
+
+    /// The roots file parameters may point into besides the temp dir and the client's roots.
+    pub fn filesystem_roots(&self) -> Vec<PathBuf> {
+        let mut roots = self.filesystem_root.clone();
+        if Args::enabled(self.allow_unrestricted_paths) {
+            roots.push(PathBuf::from("/"));
+        }
+        roots
     }
 
     /// With `--viaCli` the reference turns on headless, memory debugging, extensions and
@@ -337,7 +448,7 @@ fn normalize<I: IntoIterator<Item = String>>(argv: I) -> Vec<String> {
             Some((name, value)) => (name.to_string(), Some(value.to_string())),
             None => (arg[2..].to_string(), None),
         };
-        let kebab = to_kebab(&name);
+        let kebab = kebab(&name);
         match (kebab.strip_prefix("no-"), value) {
             (Some(positive), None) => {
                 out.push(format!("--{positive}=false"));
@@ -380,8 +491,7 @@ fn is_bare_long_flag(arg: &str) -> bool {
 
 /// Whether `--flag` (any spelling) is a boolean flag whose value is optional.
 fn is_optional_value_flag(arg: &str) -> bool {
-    use clap::CommandFactory;
-    let name = to_kebab(arg.trim_start_matches('-'));
+    let name = kebab(arg.trim_start_matches('-'));
     if name.starts_with("no-") {
         return false;
     }
@@ -392,7 +502,7 @@ fn is_optional_value_flag(arg: &str) -> bool {
         .is_some_and(|range| range.min_values() == 0)
 }
 
-fn to_kebab(name: &str) -> String {
+pub(crate) fn kebab(name: &str) -> String {
     let mut kebab = String::with_capacity(name.len() + 4);
     for character in name.chars() {
         if character.is_ascii_uppercase() {
@@ -405,15 +515,53 @@ fn to_kebab(name: &str) -> String {
     kebab
 }
 
+/// A plugin budget in seconds: above 0, at most a day (larger values overflow deadlines).
 fn parse_seconds(value: &str) -> Result<std::time::Duration, String> {
-    match value.parse::<f64>() {
-        Ok(seconds) if seconds.is_finite() && seconds > 0.0 => {
-            Ok(std::time::Duration::from_secs_f64(seconds))
-        }
+    let invalid = |why: String| format!("Invalid duration \"{value}\": {why}, e.g. 30.");
+    let seconds = value
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| invalid("expected a number of seconds".into()))?;
+    crate::plugin::limits::wall_clock_from_secs(seconds).map_err(invalid)
+}
+
+fn parse_body_bytes(value: &str) -> Result<usize, String> {
+    match value.trim().parse::<usize>() {
+        Ok(bytes) if (1..=1 << 30).contains(&bytes) => Ok(bytes),
         _ => Err(format!(
-            "Invalid duration \"{value}\": expected a positive number of seconds, e.g. 30."
+            "Invalid size \"{value}\": expected a number of bytes from 1 to 1073741824 (1 GiB)."
         )),
     }
+}
+
+fn parse_fps(value: &str) -> Result<u32, String> {
+    match value.parse::<u32>() {
+        Ok(fps) if fps > 0 => Ok(fps),
+        _ => Err(format!(
+            "Invalid screencastFps {value}. Expected a positive integer."
+        )),
+    }
+}
+
+/// `--wsHeaders`: the JSON object of headers sent with the WebSocket handshake.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WsHeaders(pub Vec<(String, String)>);
+
+fn parse_ws_headers(value: &str) -> Result<WsHeaders, String> {
+    let parsed: serde_json::Value = serde_json::from_str(value)
+        .map_err(|error| format!("Invalid JSON for wsHeaders: {error}"))?;
+    let serde_json::Value::Object(map) = parsed else {
+        return Err("Invalid JSON for wsHeaders: Headers must be a JSON object".into());
+    };
+    map.into_iter()
+        .map(|(name, value)| match value {
+            serde_json::Value::String(text) => Ok((name, text)),
+            other => Err(format!(
+                "Invalid JSON for wsHeaders: the value of header \"{name}\" must be a string, not {other}"
+            )),
+        })
+        .collect::<Result<_, _>>()
+        .map(WsHeaders)
 }
 
 fn parse_fps(value: &str) -> Result<u32, String> {
@@ -574,16 +722,52 @@ mod tests {
 
     #[test]
     fn flags_json_is_camel_case_without_unset_flags() {
-        let flags = parse(&["--categoryExtensions", "--experimentalPageIdRouting"]).flags_json();
+        let flags =
+            parse(&["--categoryExtensions", "--experimentalPageIdRouting=false"]).flags_json();
         assert_eq!(
             flags.get("categoryExtensions"),
             Some(&serde_json::Value::Bool(true))
         );
         assert_eq!(
-            flags.get("experimentalPageIdRouting"),
-            Some(&serde_json::Value::Bool(true))
+            flags.get("pageIdRouting"),
+            Some(&serde_json::Value::Bool(false))
         );
         assert!(!flags.contains_key("headless"));
+    }
+
+    #[test]
+    fn numeric_flags_are_range_checked_with_clear_errors() {
+        for (flag, value) in [
+            ("--pluginTimeout", "1e300"),
+            ("--pluginTimeout", "1e19"),
+            ("--pluginTimeout", "0"),
+            ("--pluginTimeout", "-1"),
+            ("--pluginTimeout", "NaN"),
+            ("--pluginTimeout", "inf"),
+            ("--pluginFuel", "0"),
+            ("--pluginMemory", "4096"),
+            ("--maxBodyBytes", "0"),
+            ("--maxBodyBytes", "99999999999999999999"),
+            ("--idleTimeoutSecs", "18446744073709551615"),
+            ("--shutdownGraceSecs", "99999999"),
+            ("--screenshotQuality", "101"),
+        ] {
+            let parsed =
+                Args::try_parse_compatible(["devtools-mcp", flag, value].map(String::from));
+            let error = parsed.err().map(|error| error.to_string());
+            assert!(
+                error.as_deref().is_some_and(|text| text.contains(value)),
+                "{flag} {value}: {error:?}"
+            );
+        }
+        assert_eq!(
+            parse(&["--pluginTimeout", "86400"]).plugin_timeout,
+            Some(std::time::Duration::from_secs(86_400))
+        );
+        assert_eq!(
+            parse(&["--pluginTimeout", "0.5"]).plugin_timeout,
+            Some(std::time::Duration::from_millis(500))
+        );
     }
 
     #[test]

@@ -8,9 +8,12 @@
 pub mod browser;
 pub mod catalog;
 pub mod cli;
+pub mod config;
+pub mod heap_analysis;
 pub mod http;
 pub mod lighthouse;
 pub mod mcp;
+pub mod net;
 pub mod oneshot;
 pub mod pipeline;
 pub mod plugin;

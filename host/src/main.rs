@@ -8,8 +8,9 @@ use devtools_mcp::catalog::Catalog;
 use devtools_mcp::cli::Args;
 use devtools_mcp::lighthouse::LighthouseOptions;
 use devtools_mcp::pipeline::{Pipeline, ToolRegistry};
+use devtools_mcp::plugin::placement::{Named, Placement};
 use devtools_mcp::plugin::policy::{Origin, Policy};
-use devtools_mcp::plugin::{Loader, Runtime};
+use devtools_mcp::plugin::{CompiledCache, Loader, Runtime};
 use devtools_mcp::sandbox::Sandbox;
 use devtools_mcp::session::Session;
 use devtools_mcp::{catalog, cli, http, mcp, oneshot, plugin_cli, telemetry, tenants};
@@ -61,15 +62,32 @@ async fn run(args: Args) -> Result<(), String> {
         }) => return hash_token(),
         Some(cli::Command::Serve) => return serve_http(&args).await,
         Some(cli::Command::Plugin { command }) => {
-            return plugin_cli::run(command, cache_dir(&args)).await;
+            return plugin_cli::run(command).await;
         }
         _ => {}
     }
-    let (pipeline, catalog) = build_pipeline(&args).await?;
+    let mut writable: Vec<Named> = args
+        .workspace
+        .iter()
+        .map(|root| Named::new("the --workspace", root))
+        .collect();
+    writable.push(Named::new("the temp dir", std::env::temp_dir()));
+    let (pipeline, catalog) = build_pipeline(&args, writable).await?;
     let pipeline = Arc::new(pipeline);
+    let catalog = Arc::new(tokio::sync::Mutex::new(catalog));
     let watching = Args::enabled(args.watch) && args.command.is_none();
     if watching {
-        catalog::watch(catalog, pipeline.clone())?;
+        catalog::watch(catalog.clone(), pipeline.clone())?;
+    }
+    let reloading = args.command.is_none() && args.config.is_some();
+    if let (true, Some(file)) = (reloading, &args.config) {
+        devtools_mcp::config::watch(
+            file.clone(),
+            std::env::args().collect(),
+            args.clone(),
+            catalog,
+            pipeline.clone(),
+        )?;
     }
     let session = Session::new(browser_options(&args), sandbox(&args)?);
     match &args.command {
@@ -85,11 +103,15 @@ async fn run(args: Args) -> Result<(), String> {
         }
         _ => {}
     }
-    let server = mcp::McpServer::new(pipeline, session.clone(), watching);
+    let server = mcp::McpServer::new(pipeline, session.clone(), watching || reloading);
     let service = server
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|error| format!("MCP initialization failed: {error}"))?;
+    if args.background_launch != Some(false) {
+        let session = session.clone();
+        tokio::spawn(async move { session.launch_in_background().await });
+    }
     let cancel = service.cancellation_token();
     tokio::select! {
         _ = service.waiting() => {}
@@ -127,7 +149,13 @@ async fn serve_http(args: &Args) -> Result<(), String> {
             .map_err(|error| format!("invalid default address: {error}"))?,
     };
     // Tools are loaded once here; `--watch` reloading serves stdio only.
-    let (pipeline, _catalog) = build_pipeline(args).await?;
+    let mut writable: Vec<Named> = table
+        .sandbox_roots()
+        .into_iter()
+        .map(|(tenant, root)| Named::new(format!("the sandbox_root of tenant {tenant:?}"), root))
+        .collect();
+    writable.push(Named::new("the temp dir", std::env::temp_dir()));
+    let (pipeline, _catalog) = build_pipeline(args, writable).await?;
     let pipeline = Arc::new(pipeline);
     let idle = args
         .idle_timeout_secs
@@ -148,13 +176,28 @@ async fn serve_http(args: &Args) -> Result<(), String> {
             .shutdown_grace_secs
             .map(Duration::from_secs)
             .unwrap_or(DEFAULT_SHUTDOWN_GRACE),
+        max_connections: args
+            .max_connections
+            .unwrap_or(http::DEFAULT_MAX_CONNECTIONS),
+        max_connections_per_ip: args
+            .max_connections_per_ip
+            .unwrap_or(http::DEFAULT_MAX_CONNECTIONS_PER_IP),
+        header_read_timeout: args
+            .header_read_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(http::DEFAULT_HEADER_READ_TIMEOUT),
+        body_read_timeout: args
+            .body_read_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(http::DEFAULT_BODY_READ_TIMEOUT),
     };
     http::serve(pipeline, registry, options).await
 }
 
 /// Loads every tool component and decides what each call will go through; the catalog can
-/// load them again (`--watch`).
-async fn build_pipeline(args: &Args) -> Result<(Pipeline, Catalog), String> {
+/// load them again (`--watch`). `writable`: the folders plugins or tenants may write to,
+/// which must not overlap the plugin folders or the compiled-code cache.
+async fn build_pipeline(args: &Args, writable: Vec<Named>) -> Result<(Pipeline, Catalog), String> {
     let flags = args.flags_json();
     let runtime = Runtime::new().map_err(|error| format!("cannot start wasmtime: {error}"))?;
     let mut policy = match &args.policy {
@@ -164,16 +207,39 @@ async fn build_pipeline(args: &Args) -> Result<(Pipeline, Catalog), String> {
         None => Policy::with_base_limits(args.plugin_limits()),
     };
     policy.require_signed |= Args::enabled(args.require_signed);
-    let loader = Loader::new(runtime.clone(), Some(cache_dir(args)), Arc::new(policy));
-    let mut dirs = vec![(builtin_plugins_dir(args)?, Origin::Builtin)];
+    // The built-in tools are embedded in the binary; `--builtinPlugins DIR` replaces them.
+    let mut dirs: Vec<(PathBuf, Origin)> = args
+        .builtin_plugins
+        .iter()
+        .map(|dir| (dir.clone(), Origin::Builtin))
+        .collect();
     dirs.extend(
         args.plugin_dir
             .iter()
             .map(|dir| (dir.clone(), Origin::Community)),
     );
+    let cache_dir = cache_dir(args);
+    let placement = Placement {
+        cache: Some(cache_dir.clone()),
+        plugin_dirs: dirs
+            .iter()
+            .map(|(dir, origin)| match origin {
+                Origin::Builtin => Named::new("the built-in tools folder", dir),
+                Origin::Community => Named::new("the --pluginDir", dir),
+            })
+            .collect(),
+        writable,
+    };
+    placement.check()?;
+    let cache =
+        CompiledCache::open(runtime.engine(), &cache_dir).map_err(|error| error.to_string())?;
+    let loader = Loader::new(runtime.clone(), cache, Arc::new(policy));
     let slim = Args::enabled(args.slim);
-    let page_id_routing = Args::enabled(args.experimental_page_id_routing) && !slim;
+    let page_id_routing = args.page_id_routing();
     let mut catalog = Catalog::new(loader, dirs, flags.clone(), slim, page_id_routing);
+    if args.builtin_plugins.is_none() {
+        catalog = catalog.with_embedded_builtins();
+    }
     let tools = catalog.load().await?;
     let telemetry = match &args.telemetry_file {
         Some(path) => Some(telemetry::TelemetrySink::open(path).map_err(|error| {
@@ -218,6 +284,18 @@ fn browser_options(args: &Args) -> BrowserOptions {
         webmcp: Args::enabled(args.category_experimental_webmcp)
             || Args::enabled(args.category_experimental_third_party),
         extensions: Args::enabled(args.category_extensions),
+        // Tenants' browsers turn it on (see tenants/registry.rs); stdio keeps the reference's.
+        block_popups: false,
+        navigation: devtools_mcp::browser::NavigationPolicy {
+            javascript_evaluation: args.javascript_evaluation != Some(false),
+            file_navigations: args.file_navigations != Some(false),
+            extensions: Args::enabled(args.category_extensions),
+        },
+        ws_headers: args
+            .ws_headers
+            .as_ref()
+            .map(|headers| headers.0.clone())
+            .unwrap_or_default(),
         screenshot: ScreenshotFlags {
             format: args.screenshot_format.clone(),
             quality: args.screenshot_quality,
@@ -229,25 +307,9 @@ fn browser_options(args: &Args) -> BrowserOptions {
 
 /// `--workspace` roots first (relative paths resolve against the first), then the temp dir.
 fn sandbox(args: &Args) -> Result<Sandbox, String> {
-    let mut roots = args.workspace.clone();
+    let mut roots = args.filesystem_roots();
     roots.push(std::env::temp_dir());
     Sandbox::new(roots).map_err(|error| format!("invalid --workspace: {error}"))
-}
-
-fn builtin_plugins_dir(args: &Args) -> Result<PathBuf, String> {
-    if let Some(dir) = &args.builtin_plugins {
-        return Ok(dir.clone());
-    }
-    let exe =
-        std::env::current_exe().map_err(|error| format!("cannot locate the binary: {error}"))?;
-    let beside = exe.parent().map(|dir| dir.join("plugins"));
-    match beside {
-        Some(dir) if dir.is_dir() => Ok(dir),
-        _ => Err(format!(
-            "no built-in tools found next to {} (expected a plugins/ folder; `cargo build -p devtools-mcp` builds it). Pass --builtin-plugins DIR to point elsewhere.",
-            exe.display()
-        )),
-    }
 }
 
 fn cache_dir(args: &Args) -> PathBuf {

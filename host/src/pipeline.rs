@@ -1,4 +1,4 @@
-//! One tool call, in the reference's order: gating -> unknown arguments -> schema -> lock ->
+//! One tool call, in the reference's order: gating -> argument check (zod's messages) -> schema -> lock ->
 //! lazy browser -> response -> file sandbox -> page routing -> dialog check -> handler ->
 //! response assembly -> telemetry -> unlock (the lock guard is dropped on every path).
 
@@ -96,6 +96,25 @@ impl Pipeline {
         flags
     }
 
+    /// A refused path or an unknown page is the call's error, rendered as a handler's error
+    /// is (`Error: ...`), as the reference 1.11.0 does.
+    fn early_error<'a>(
+        &self,
+        state: &'a mut crate::session::SessionState,
+        reconnected: bool,
+        message: String,
+    ) -> Assembly<'a> {
+        Assembly {
+            draft: Default::default(),
+            page: None,
+            reconnected,
+            error: Some(message),
+            structured: self.structured_content,
+            slim: self.slim,
+            state,
+        }
+    }
+
     async fn run(
         &self,
         session: &Session,
@@ -107,11 +126,21 @@ impl Pipeline {
         if let Some(message) = &disabled {
             return plain_error(message);
         }
-        if let Some(message) = arguments::unknown_arguments_message(name, &arguments, &tool.schema)
-        {
+        if let Some(message) = arguments::input_validation_message(name, &arguments, &tool.schema) {
             return plain_error(&message);
         }
-        if let Some(message) = arguments::validation_message(name, &tool.validator, &arguments) {
+        // Schemas with regular expressions (or large ones) validate off the async workers.
+        let invalid = if tool.costly_validation {
+            let (validator, checked, tool_name) =
+                (tool.validator.clone(), arguments.clone(), name.to_string());
+            crate::plugin::schema::validate_off_runtime(name, move || {
+                arguments::validation_message(&tool_name, &validator, &checked)
+            })
+            .await
+        } else {
+            arguments::validation_message(name, &tool.validator, &arguments)
+        };
+        if let Some(message) = invalid {
             return plain_error(&message);
         }
 
@@ -125,13 +154,21 @@ impl Pipeline {
             if let Some(value) = arguments.get_mut(parameter)
                 && let Err(error) = resolve_paths(&state.sandbox, value)
             {
-                return plain_error(&error);
+                return self
+                    .early_error(&mut state, reconnected, error)
+                    .render()
+                    .await;
             }
         }
 
         let page = match routing::target_page(tool, &mut arguments, &state) {
             Ok(page) => page,
-            Err(message) => return plain_error(&message),
+            Err(message) => {
+                return self
+                    .early_error(&mut state, reconnected, message)
+                    .render()
+                    .await;
+            }
         };
         let dialog_error = match page {
             Some(id) if tool.definition().blocked_by_dialog => state
@@ -161,6 +198,13 @@ impl Pipeline {
                     Ok(Ok(())) => None,
                     Ok(Err(message)) => Some(message),
                     Err(trap) => {
+                        // Stopped by its wall clock while the page ran its script: the script
+                        // would spin on in the renderer.
+                        if call_state.wall_clock_hit
+                            && let Some(session) = call_state.session.as_deref()
+                        {
+                            session.terminate_scripts().await;
+                        }
                         let (message, stopped) = trap_message(tool, &call_state, &trap);
                         if stopped {
                             // What a runaway plugin declared is not worth sending (it may be

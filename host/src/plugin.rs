@@ -1,17 +1,26 @@
 //! Tool components: loading them from disk, and running one call in a fresh instance.
 
 mod bindings;
-mod cache;
+pub mod cache;
 pub mod capability;
+mod compile_settings;
+pub mod definition;
+pub mod embedded;
 mod host_api;
 pub mod limits;
 mod loader;
+pub mod placement;
 pub mod policy;
+pub mod schema;
 pub mod signature;
+pub mod url_rule;
 
 pub use bindings::exports::devtools::tool::tool::{Category, ToolDefinition};
+pub use cache::CompiledCache;
 pub use host_api::{CallState, PageHandle};
-pub use loader::{ALLOWED_IMPORTS, LoadError, Loader, WASI_PREFIX, wasm_files};
+pub use loader::{
+    ALLOWED_IMPORTS, DEFINITION_WALL_CLOCK, LoadError, Loader, WASI_PREFIX, wasm_files,
+};
 
 use bindings::{Plugin, PluginPre};
 use capability::Grants;
@@ -21,6 +30,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Linker, Resource};
 use wasmtime::{Engine, Store, UpdateDeadline};
+
+/// Bytes a host call may copy from the guest beyond the output budget (its other arguments).
+const HOSTCALL_SLACK: usize = 1 << 20;
+/// Resource handles (pages, WASI streams) one call may hold; wasmtime's default is 1,000,000.
+const MAX_HANDLES: usize = 10_000;
 
 /// Epoch tick: how often a running guest yields to the scheduler and checks its deadline.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -38,9 +52,8 @@ pub type CallOutcome = Result<Result<(), String>, wasmtime::Error>;
 impl Runtime {
     pub fn new() -> wasmtime::Result<Runtime> {
         let mut config = wasmtime::Config::new();
-        config.wasm_component_model(true);
-        config.epoch_interruption(true);
-        config.consume_fuel(true);
+        // What compiled code depends on is shared with the build script's precompiler.
+        compile_settings::apply(&mut config);
         config.max_wasm_stack(limits::MAX_WASM_STACK);
         // A fresh instance per call is the isolation we want; the pooling allocator makes it
         // cheap (pre-reserved memories and instance slots, reset instead of remapped). Where
@@ -79,6 +92,10 @@ impl Runtime {
         let limits = state.limits;
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
+        // Bytes one host call may copy out of the guest: what the output budget allows, plus
+        // room for the call's own arguments. wasmtime's default (128 MiB) is far above it.
+        store.set_hostcall_fuel(limits.output_bytes.saturating_add(HOSTCALL_SLACK));
+        store.data_mut().table.set_max_capacity(MAX_HANDLES);
         let fuel = store.set_fuel(limits.fuel);
         let deadline = Instant::now() + limits.wall_clock;
         store.set_epoch_deadline(1);
@@ -92,17 +109,20 @@ impl Runtime {
         (store, fuel)
     }
 
-    /// Evaluates a component's definition for these flags, in a throwaway instance.
+    /// Evaluates a component's definition for these flags, in a throwaway instance, under
+    /// `limits` (fuel, memory, wall clock: a definition is bounded like a call). An error
+    /// that a limit caused is that `LimitExceeded`.
     pub async fn definition(
         &self,
         pre: &PluginPre<CallState>,
         flags_json: &str,
+        budget: Limits,
     ) -> wasmtime::Result<ToolDefinition> {
         // No capability is needed to describe oneself.
         let grants =
-            Arc::new(Grants::new("", Default::default(), None).map_err(wasmtime::Error::new)?);
-        let state = CallState::new(None, grants, Limits::default());
-        let (_, outcome) = self
+            Arc::new(Grants::new("", Default::default(), None).map_err(wasmtime::Error::msg)?);
+        let state = CallState::new(None, grants, budget);
+        let (state, outcome) = self
             .run(state, async |store: &mut Store<CallState>| {
                 let plugin = pre.instantiate_async(&mut *store).await?;
                 plugin
@@ -111,7 +131,17 @@ impl Runtime {
                     .await
             })
             .await;
-        outcome
+        outcome.map_err(|error| {
+            match limits::classify(
+                &error,
+                &state.limits,
+                state.limiter.refused.as_ref(),
+                state.wall_clock_hit,
+            ) {
+                Some(exceeded) => wasmtime::Error::new(exceeded),
+                None => error,
+            }
+        })
     }
 
     /// Runs the handler in a fresh instance. The state (and the session lock it holds) comes
@@ -123,18 +153,31 @@ impl Runtime {
         params_json: &str,
         page: Option<u32>,
     ) -> (CallState, CallOutcome) {
-        self.run(state, async |store: &mut Store<CallState>| {
-            let plugin = pre.instantiate_async(&mut *store).await?;
-            let page: Option<Resource<PageHandle>> = match page {
-                Some(id) => Some(store.data_mut().table.push(PageHandle { id })?),
-                None => None,
-            };
-            plugin
-                .devtools_tool_tool()
-                .call_handle(&mut *store, params_json, page)
-                .await
-        })
-        .await
+        let (mut state, outcome) = self
+            .run(state, async |store: &mut Store<CallState>| {
+                let plugin = pre.instantiate_async(&mut *store).await?;
+                let page: Option<Resource<PageHandle>> = match page {
+                    Some(id) => Some(store.data_mut().table.push(PageHandle { id })?),
+                    None => None,
+                };
+                plugin
+                    .devtools_tool_tool()
+                    .call_handle(&mut *store, params_json, page)
+                    .await
+            })
+            .await;
+        // Whatever ended the call (a return, a trap, the budget), nothing it set up in the
+        // browser outlives it.
+        state.clean_up().await;
+        // The handler's error text is output too.
+        let outcome = match outcome {
+            Ok(Err(message)) => match state.charge_text(message.len()) {
+                Ok(()) => Ok(Err(message)),
+                Err(exceeded) => Err(exceeded),
+            },
+            other => other,
+        };
+        (state, outcome)
     }
 
     /// Runs guest work under the state's limits. Host work the guest waits on is bounded by

@@ -18,9 +18,10 @@ pub enum PluginCommand {
         /// Create the crate inside this folder (default: the current folder).
         #[arg(long, default_value = ".")]
         dir: PathBuf,
-        /// The devtools-tool SDK folder (default: the one this binary was built from).
-        #[arg(long)]
-        sdk: Option<PathBuf>,
+        /// Depend on the devtools-tool SDK in this folder (plugins/sdk of the devtools-mcp
+        /// sources) instead of the released crate.
+        #[arg(long, alias = "sdk")]
+        sdk_path: Option<PathBuf>,
     },
     /// Build a tool crate for wasm32-unknown-unknown and turn it into a component.
     Build {
@@ -58,11 +59,16 @@ pub enum PluginCommand {
     },
 }
 
-/// Runs one plugin subcommand; the error is the whole message for the user.
-pub async fn run(command: &PluginCommand, cache_dir: PathBuf) -> Result<(), String> {
+/// Runs one plugin subcommand; the error is the whole message for the user. Nothing here
+/// writes compiled code anywhere (`check` compiles in memory).
+pub async fn run(command: &PluginCommand) -> Result<(), String> {
     match command {
-        PluginCommand::New { name, dir, sdk } => {
-            let created = scaffold::create(name, dir, sdk.as_deref())?;
+        PluginCommand::New {
+            name,
+            dir,
+            sdk_path,
+        } => {
+            let created = scaffold::create(name, dir, sdk_path.as_deref())?;
             println!("Created {}.", created.display());
             println!(
                 "Next: `devtools-mcp plugin build {}`, then start the server with --plugin-dir {}.",
@@ -74,13 +80,13 @@ pub async fn run(command: &PluginCommand, cache_dir: PathBuf) -> Result<(), Stri
         PluginCommand::Build { dir, out } => {
             let component = build::build(dir, out.as_deref())?;
             println!("Built {}.", component.display());
-            check::print(&component, None, "{}", cache_dir).await
+            check::print(&component, None, "{}").await
         }
         PluginCommand::Check {
             file,
             policy,
             flags,
-        } => check::print(file, policy.as_deref(), flags, cache_dir).await,
+        } => check::print(file, policy.as_deref(), flags).await,
         PluginCommand::Keygen { key_file } => keygen(key_file),
         PluginCommand::Sign { file, key } => sign(file, key),
     }

@@ -26,6 +26,9 @@ pub struct ResponseDraft {
     pub errors: Vec<String>,
     /// `get_tab_id`: the tab id, for `structuredContent.tabId`.
     pub tab_id: Option<String>,
+    /// An argument the reference refuses while parsing it (a zod transform, e.g. `emulate`'s
+    /// geolocation): the answer is this message alone, as 1.11.0 gives it.
+    pub argument_error: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -41,6 +44,8 @@ pub struct ListRequest {
     pub types: Option<Vec<String>>,
     pub include_preserved: bool,
     pub include_stack_traces: bool,
+    /// Only this service worker's messages: none are collected, so the list is empty.
+    pub service_worker_id: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -81,7 +86,10 @@ impl Assembly<'_> {
             slim,
             state,
         } = self;
-        let mut error = error.or_else(|| draft.errors.first().cloned());
+        if let Some(message) = draft.argument_error.take() {
+            return CallToolResult::error(vec![ContentBlock::text(message)]);
+        }
+        let error = error.or_else(|| draft.errors.first().cloned());
         let mut out = Output::default();
         if slim {
             return slim_result(draft, error);
@@ -111,9 +119,12 @@ impl Assembly<'_> {
             sections::pages(&mut out, state).await;
         }
         let target = page.or_else(|| state.selected_id().ok());
+        // A section that cannot be rendered fails the whole answer, which is then its message
+        // alone: the reference 1.11.0 throws while assembling, outside the tool's own errors.
+        let mut section_error: Option<String> = None;
         let mut failure = |result: Result<(), String>| {
             if let Err(message) = result {
-                error.get_or_insert(message);
+                section_error.get_or_insert(message);
             }
         };
         if let Some(request) = &draft.snapshot {
@@ -130,6 +141,9 @@ impl Assembly<'_> {
         }
         if let Some(request) = &draft.console_messages {
             failure(sections::console_messages(&mut out, state, target, request));
+        }
+        if let Some(message) = section_error {
+            return CallToolResult::error(vec![ContentBlock::text(message)]);
         }
         if let Some(message) = &error {
             out.text.push(format!("Error: {message}"));

@@ -13,15 +13,43 @@ use std::path::{Component, Path, PathBuf};
 
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, OpenOptions};
+use std::sync::RwLock;
+
+/// Folders no root may overlap and no write may reach: plugin folders and the compiled-code
+/// cache (set once at start-up by `plugin::placement`).
+static PROTECTED: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
+
+/// Protects `folder` for the rest of the process: roots overlapping it are refused, and so are
+/// paths inside it.
+pub fn protect(folder: &Path) {
+    let canonical = crate::plugin::placement::canonical(folder);
+    if let Ok(mut protected) = PROTECTED.write()
+        && !protected.contains(&canonical)
+    {
+        protected.push(canonical);
+    }
+}
+
+/// The protected folder `path` (canonical) is in, or that lies inside `path`.
+fn protected_overlap(path: &Path) -> Option<PathBuf> {
+    let protected = PROTECTED.read().ok()?;
+    protected
+        .iter()
+        .find(|folder| path.starts_with(folder) || folder.starts_with(path))
+        .cloned()
+}
 
 /// Why a path parameter or a write was refused. The texts match the reference server.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
+    /// Paths are quoted as JSON strings, as the reference 1.11.0 prints them.
     #[error(
-        "Access denied: path {path} (canonical: {canonical}) is not within any of the configured workspace roots."
+        "Access denied: path {} (canonical: {}) is not within any of the configured workspace roots.",
+        quoted(path),
+        quoted(canonical)
     )]
     AccessDenied { path: String, canonical: String },
-    #[error("Access denied: Cannot resolve base path for {path}.")]
+    #[error("Access denied: Cannot resolve base path for {}.", quoted(path))]
     CannotResolve { path: String },
     /// Display is the reference's `Could not write ${filepath}`; the cause stays in `source`.
     #[error("Could not write {}", path.display())]
@@ -30,6 +58,18 @@ pub enum SandboxError {
         #[source]
         source: io::Error,
     },
+}
+
+/// A path as a JSON string, with the C1 controls and line separators escaped as well (so a
+/// hostile name cannot break a log line or a message).
+fn quoted(path: &str) -> String {
+    let json = serde_json::Value::from(path).to_string();
+    json.chars()
+        .map(|c| match c {
+            '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' => format!("\\u{:04x}", c as u32),
+            other => other.to_string(),
+        })
+        .collect()
 }
 
 /// One allowed root: its canonical path (for checks) and an open handle (for writes).
@@ -61,6 +101,16 @@ impl Sandbox {
         let path = fs::canonicalize(root).map_err(named)?;
         if self.roots.iter().any(|r| r.path == path) {
             return Ok(());
+        }
+        if let Some(folder) = protected_overlap(&path) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "root {} overlaps {}, which holds code the server runs (plugins or compiled code); it cannot be a file root",
+                    root.display(),
+                    folder.display()
+                ),
+            ));
         }
         // The only use of ambient authority: everything after goes through this handle.
         let dir = Dir::open_ambient_dir(&path, cap_std::ambient_authority()).map_err(named)?;
@@ -99,7 +149,9 @@ impl Sandbox {
         };
         let base = self.roots.first().ok_or_else(cannot)?;
         let canonical = canonicalize_lenient(&base.path.join(path)).map_err(|_| cannot())?;
-        if !self.roots.iter().any(|r| canonical.starts_with(&r.path)) {
+        let inside_protected =
+            protected_overlap(&canonical).is_some_and(|folder| canonical.starts_with(folder));
+        if inside_protected || !self.roots.iter().any(|r| canonical.starts_with(&r.path)) {
             return Err(SandboxError::AccessDenied {
                 path: path.to_owned(),
                 canonical: canonical.display().to_string(),
@@ -131,6 +183,9 @@ impl Sandbox {
             path: resolved.display().to_string(),
             canonical: resolved.display().to_string(),
         };
+        if protected_overlap(resolved).is_some_and(|folder| resolved.starts_with(folder)) {
+            return Err(denied());
+        }
         // The deepest containing root gives the shortest path to walk.
         let (root, rel) = self
             .roots
@@ -149,13 +204,63 @@ impl Sandbox {
         {
             root.dir.create_dir_all(parent).map_err(io_err)?;
         }
+        let not_regular = || {
+            io_err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file (FIFOs, sockets and devices are never written)",
+            ))
+        };
+        // A FIFO, socket or device at the target is refused before it is opened; the open
+        // itself never blocks (O_NONBLOCK: a FIFO without a reader fails at once), and what
+        // was opened is checked again, so a swap in between is refused too. Truncation
+        // happens only once the target is known to be a regular file.
+        if let Ok(existing) = root.dir.symlink_metadata(rel)
+            && !existing.is_file()
+            && !existing.file_type().is_symlink()
+        {
+            return Err(not_regular());
+        }
         let mut options = OpenOptions::new();
-        options.write(true).create(true).truncate(true);
+        options.write(true).create(true);
         options.follow(FollowSymlinks::No);
         #[cfg(unix)]
-        cap_std::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        {
+            cap_std::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+        }
         let mut file = root.dir.open_with(rel, &options).map_err(io_err)?;
+        if !file.metadata().map_err(io_err)?.is_file() {
+            return Err(not_regular());
+        }
+        file.set_len(0).map_err(io_err)?;
         file.write_all(bytes).map_err(io_err)
+    }
+}
+
+impl Sandbox {
+    /// Opens an already-resolved path for reading through the root `Dir` that contains it,
+    /// so a symlink swapped in after validation cannot lead outside the roots.
+    pub fn open_read(&self, resolved: &Path) -> Result<fs::File, SandboxError> {
+        let denied = || SandboxError::AccessDenied {
+            path: resolved.display().to_string(),
+            canonical: resolved.display().to_string(),
+        };
+        let (root, rel) = self
+            .roots
+            .iter()
+            .filter_map(|r| resolved.strip_prefix(&r.path).ok().map(|rel| (r, rel)))
+            .max_by_key(|(r, _)| r.path.components().count())
+            .ok_or_else(denied)?;
+        if !rel.components().all(|c| matches!(c, Component::Normal(_)))
+            || rel.as_os_str().is_empty()
+        {
+            return Err(denied());
+        }
+        let file = root.dir.open(rel).map_err(|source| SandboxError::Io {
+            path: resolved.to_path_buf(),
+            source,
+        })?;
+        Ok(file.into_std())
     }
 }
 
@@ -345,14 +450,14 @@ mod tests {
 
     fn denied(path: &str, canonical: &Path) -> Result<String, String> {
         Err(format!(
-            "Access denied: path {path} (canonical: {}) is not within any of the configured workspace roots.",
+            "Access denied: path \"{path}\" (canonical: \"{}\") is not within any of the configured workspace roots.",
             canonical.display()
         ))
     }
 
     fn cannot(path: &str) -> Result<String, String> {
         Err(format!(
-            "Access denied: Cannot resolve base path for {path}."
+            "Access denied: Cannot resolve base path for \"{path}\"."
         ))
     }
 
@@ -539,6 +644,45 @@ mod tests {
             cannot("x"),
             "no base"
         );
+    }
+
+    #[test]
+    fn special_files_are_refused_without_blocking() {
+        let f = fixture();
+        let fifo = f.root.join("pipe.txt");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|status| status.success()), "mkfifo");
+        let (done, finished) = std::sync::mpsc::channel();
+        let sandbox_root = f.root.clone();
+        let target = fifo.clone();
+        std::thread::spawn(move || {
+            let sandbox = Sandbox::new([sandbox_root]).expect("sandbox");
+            let _ = done.send(sandbox.write(&target, b"x").map_err(|e| format!("{e:#}")));
+        });
+        let outcome = finished
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("writing to a FIFO must not block");
+        assert!(outcome.is_err(), "a FIFO must be refused");
+        // A device reached through a symlink is refused too (the final symlink is not followed).
+        symlink("/dev/null", f.root.join("null.txt")).expect("symlink");
+        assert!(f.sandbox.write(&f.root.join("null.txt"), b"x").is_err());
+    }
+
+    #[test]
+    fn protected_folders_cannot_be_roots_or_targets() {
+        let f = fixture();
+        let code = f.tmp.join("a/root/plugins");
+        fs::create_dir_all(&code).expect("mkdir");
+        protect(&code);
+        let refused = f
+            .sandbox
+            .resolve(&code.join("x.wasm").display().to_string());
+        assert!(matches!(refused, Err(SandboxError::AccessDenied { .. })));
+        assert!(f.sandbox.write(&code.join("x.wasm"), b"x").is_err());
+        let mut other = Sandbox::new([]).expect("sandbox");
+        assert!(other.add_root(&code).is_err(), "inside");
+        assert!(other.add_root(&f.tmp.join("a")).is_err(), "containing");
+        assert!(other.add_root(&f.outside).is_ok(), "elsewhere");
     }
 
     #[test]

@@ -7,8 +7,10 @@
 //! context, so it can neither list nor reach another tenant's pages.
 
 mod scope;
+mod watch;
 
 use crate::browser::{BrowserConn, BrowserError, BrowserOptions, McpPage, SharedBrowser, cdp};
+use crate::net::TenantNetwork;
 use crate::plugin::limits::Limits;
 use crate::sandbox::Sandbox;
 use scope::{BrowserHandle, ContextScope, TargetInfo, adoptable, create_browser_context};
@@ -17,6 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tokio::sync::{Mutex, OwnedMutexGuard};
+use watch::{AbortOnDrop, SessionWatch};
 
 /// Page ids come from one process-wide counter, so a stale id fails instead of aliasing a page
 /// opened later (or a page of another session).
@@ -24,6 +27,9 @@ static NEXT_PAGE_ID: AtomicU32 = AtomicU32::new(1);
 
 const CLOSED_SELECTED_PAGE: &str =
     "The selected page has been closed. Call list_pages to see open pages.";
+
+/// How long an attach waits for the CDP client to attach to the running browser's tabs.
+const ATTACH_WAIT: Duration = Duration::from_secs(10);
 
 /// A session: its state behind one FIFO lock (tokio's mutex queues waiters in order).
 #[derive(Clone)]
@@ -33,12 +39,16 @@ pub struct Session {
     limits: Option<Limits>,
     /// Gating flags over the server's (a tenant's); `None`: the server's flags alone.
     flag_overrides: Option<Arc<serde_json::Map<String, serde_json::Value>>>,
+    /// The pages and notes of the session, readable while a call holds the lock.
+    watch: Arc<SessionWatch>,
+    /// The renderer-memory guard of a tenant's session.
+    _memory_guard: Option<Arc<AbortOnDrop>>,
 }
 
 impl Session {
     /// A session with a browser of its own (stdio, one-shot calls, dedicated tenants).
     pub fn new(options: BrowserOptions, sandbox: Sandbox) -> Session {
-        Session::with_state(SessionState::new(options, sandbox, None, None))
+        Session::with_state(SessionState::new(options, sandbox, None, None, None))
     }
 
     /// A tenant's session in one browser context of `shared`, with at most `max_pages` pages.
@@ -46,6 +56,7 @@ impl Session {
         shared: Arc<SharedBrowser>,
         sandbox: Sandbox,
         max_pages: usize,
+        network: Option<TenantNetwork>,
     ) -> Session {
         let options = shared.options().clone();
         let scope = ContextScope {
@@ -57,19 +68,62 @@ impl Session {
             sandbox,
             Some(scope),
             Some(max_pages),
+            network,
         ))
     }
 
     /// A session with its own browser and at most `max_pages` pages (a dedicated tenant).
-    pub fn dedicated(options: BrowserOptions, sandbox: Sandbox, max_pages: usize) -> Session {
-        Session::with_state(SessionState::new(options, sandbox, None, Some(max_pages)))
+    pub fn dedicated(
+        options: BrowserOptions,
+        sandbox: Sandbox,
+        max_pages: usize,
+        network: Option<TenantNetwork>,
+    ) -> Session {
+        Session::with_state(SessionState::new(
+            options,
+            sandbox,
+            None,
+            Some(max_pages),
+            network,
+        ))
     }
 
     fn with_state(state: SessionState) -> Session {
         Session {
+            watch: state.watch.clone(),
             state: Arc::new(Mutex::new(state)),
             limits: None,
             flag_overrides: None,
+            _memory_guard: None,
+        }
+    }
+
+    /// Closes any page of this session whose JavaScript heap grows past `bytes` (a tenant's
+    /// `renderer_memory_mib`), with a note. Needs a tokio runtime.
+    pub fn with_memory_cap(mut self, bytes: u64) -> Session {
+        let task = tokio::spawn(self.watch.clone().guard_memory(bytes));
+        self._memory_guard = Some(Arc::new(AbortOnDrop(task)));
+        self
+    }
+
+    /// What happened to the session outside its calls (pages closed by quotas), once.
+    pub fn take_notes(&self) -> Vec<String> {
+        self.watch.take_notes()
+    }
+
+    /// Stops the script running in the session's pages, without waiting for its lock (a
+    /// call stopped by its budget leaves its script spinning otherwise).
+    pub async fn terminate_scripts(&self) -> usize {
+        self.watch.terminate_scripts().await
+    }
+
+    /// Adopts the pages the session's pages opened themselves (popups) and closes those past
+    /// `max_pages`, with a note. Skipped when a call holds the lock.
+    pub async fn settle_pages(&self) {
+        if let Ok(mut state) = self.state.try_lock()
+            && state.browser.is_some()
+        {
+            state.sync_pages().await;
         }
     }
 
@@ -109,6 +163,24 @@ impl Session {
         self.state.clone().lock_owned().await
     }
 
+    /// Starts launching this session's own browser (and its first page) now, without waiting,
+    /// so the first call that needs it finds it ready or on its way. Nothing happens when
+    /// the session attaches to a running browser, shares one, or already has one. A failed
+    /// start is forgotten: the first call then launches lazily and reports its own error.
+    pub async fn launch_in_background(&self) {
+        let mut state = self.state.lock().await;
+        let options = &state.options;
+        if state.scope.is_some()
+            || state.browser.is_some()
+            || state.prelaunch.is_some()
+            || options.browser_url.is_some()
+            || options.ws_endpoint.is_some()
+        {
+            return;
+        }
+        state.prelaunch = Some(tokio::spawn(BrowserConn::prelaunch(options.clone())));
+    }
+
     /// Closes a browser we launched (used on shutdown); in a shared browser, disposes of the
     /// session's browser contexts (its pages, cookies, storage and cache) instead.
     pub async fn shutdown(&self, budget: Duration) {
@@ -136,8 +208,15 @@ pub struct SessionState {
     /// Named isolated browser contexts: name -> browserContextId.
     contexts: HashMap<String, String>,
     pub sandbox: Sandbox,
+    /// Heap snapshots loaded by the heap analysis tools, until closed.
+    pub heap: crate::heap_analysis::HeapSnapshots,
     had_browser: bool,
     reconnected: bool,
+    /// A tenant's egress proxy and URL policy; `None` for the single user of stdio.
+    network: Option<TenantNetwork>,
+    watch: Arc<SessionWatch>,
+    /// The browser being launched in the background (see `Session::launch_in_background`).
+    prelaunch: Option<tokio::task::JoinHandle<Result<BrowserConn, BrowserError>>>,
 }
 
 impl SessionState {
@@ -146,6 +225,7 @@ impl SessionState {
         sandbox: Sandbox,
         scope: Option<ContextScope>,
         max_pages: Option<usize>,
+        network: Option<TenantNetwork>,
     ) -> SessionState {
         SessionState {
             options,
@@ -156,8 +236,12 @@ impl SessionState {
             selected: None,
             contexts: HashMap::new(),
             sandbox,
+            heap: Default::default(),
             had_browser: false,
             reconnected: false,
+            network,
+            watch: Arc::new(SessionWatch::default()),
+            prelaunch: None,
         }
     }
 
@@ -176,16 +260,17 @@ impl SessionState {
         self.pages.clear();
         self.selected = None;
         self.contexts.clear();
+        let proxy_server = self.proxy_server().map(String::from);
         let browser = match &mut self.scope {
             Some(scope) => {
                 let connection = scope.shared.get().await?;
-                let context = create_browser_context(&connection.browser)
+                let context = create_browser_context(&connection.browser, proxy_server.as_deref())
                     .await
                     .map_err(BrowserError::Context)?;
                 scope.context = Some(context);
                 BrowserHandle::Shared(connection)
             }
-            None => BrowserHandle::Owned(Box::new(BrowserConn::open(&self.options).await?)),
+            None => BrowserHandle::Owned(Box::new(self.take_prelaunched_or_open().await?)),
         };
         self.browser = Some(browser);
         if self.had_browser {
@@ -194,6 +279,19 @@ impl SessionState {
         self.had_browser = true;
         self.discover_initial_pages().await;
         Ok(())
+    }
+
+    /// The browser started in the background if it came up, else a launch now.
+    async fn take_prelaunched_or_open(&mut self) -> Result<BrowserConn, BrowserError> {
+        if let Some(started) = self.prelaunch.take() {
+            match started.await {
+                Ok(Ok(connection)) if connection.is_alive() => return Ok(connection),
+                Ok(Ok(_dead)) => tracing::info!("the browser started in the background died"),
+                Ok(Err(error)) => tracing::info!(%error, "background browser start failed"),
+                Err(error) => tracing::info!(%error, "background browser start did not finish"),
+            }
+        }
+        BrowserConn::open(&self.options).await
     }
 
     /// The browser and tool options this session was made with.
@@ -207,6 +305,27 @@ impl SessionState {
         self.browser
             .as_ref()
             .map(|browser| browser.connection().browser.websocket_address().clone())
+    }
+
+    /// Stops the script running in this session's pages (`Runtime.terminateExecution`).
+    pub async fn terminate_scripts(&self) -> usize {
+        self.watch.terminate_scripts().await
+    }
+
+    fn proxy_server(&self) -> Option<&str> {
+        self.network
+            .as_ref()
+            .map(|network| network.proxy_server.as_str())
+    }
+
+    /// The tenant's URL policy; `None` for the single user of stdio.
+    pub fn url_policy(&self) -> Option<crate::net::UrlPolicy> {
+        self.network.as_ref().map(|network| network.urls)
+    }
+
+    /// Where tools may navigate.
+    pub fn navigation_policy(&self) -> crate::browser::NavigationPolicy {
+        self.options.navigation
     }
 
     pub fn screenshot_flags(&self) -> crate::browser::ScreenshotFlags {
@@ -225,10 +344,26 @@ impl SessionState {
             .ok_or_else(|| "The browser is not running.".to_string())
     }
 
+    /// The browser's thin CDP connection (see `browser::cdp::raw`).
+    fn raw_link(&self) -> Option<Arc<crate::browser::RawLink>> {
+        self.browser
+            .as_ref()
+            .map(|handle| handle.connection().raw.clone())
+    }
+
     /// Drops the browser: closes one we own, disposes of our contexts in a shared one.
     async fn close_browser(&mut self, budget: Duration) {
+        if let Some(mut started) = self.prelaunch.take() {
+            match tokio::time::timeout(budget, &mut started).await {
+                Ok(Ok(Ok(connection))) => connection.shutdown(budget).await,
+                Ok(_) => {}
+                // Dropping the unfinished launch kills the browser it started.
+                Err(_) => started.abort(),
+            }
+        }
         self.pages.clear();
         self.selected = None;
+        self.publish_pages();
         let contexts: Vec<String> = self
             .contexts
             .drain()
@@ -270,31 +405,44 @@ impl SessionState {
         )
     }
 
-    /// Adopts the pages the browser already has; opens one if it has none. A fresh context of a
-    /// shared browser has no pages to wait for, and a browser we launched starts without a
-    /// window (`--no-startup-window`), so either gets its first page at once instead of after
-    /// polling for tabs that will never come.
+    /// Adopts the pages the browser already has, oldest first (the first is selected, as
+    /// 1.11.0 selects the first of the browser's pages); opens one only if it has none. A
+    /// running browser's tabs are attached by the CDP client one by one, so this waits (up to
+    /// a bound) until every page target the browser lists is adopted rather than opening a tab
+    /// of its own meanwhile: a user's tabs must not pile up process after process. A fresh
+    /// context of a shared browser, and a browser we launched (`--no-startup-window`), have no
+    /// pages to wait for.
     async fn discover_initial_pages(&mut self) {
         let launched = self
             .browser
             .as_ref()
             .is_some_and(|browser| browser.connection().launched);
-        let attempts = if launched || self.scope.is_some() {
-            1
-        } else {
-            20
-        };
-        for attempt in 0..attempts {
-            if attempt > 0 {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+        let deadline = tokio::time::Instant::now()
+            + if launched || self.scope.is_some() {
+                Duration::ZERO
+            } else {
+                ATTACH_WAIT
+            };
+        loop {
             if let Some(BrowserHandle::Owned(connection)) = self.browser.as_mut() {
                 let _fetched = connection.browser.fetch_targets().await;
             }
             self.sync_pages().await;
-            if !self.pages.is_empty() {
+            let own_contexts = self.own_contexts();
+            let listed = self
+                .targets()
+                .await
+                .values()
+                .filter(|info| adoptable(Some(info), own_contexts.as_deref()))
+                .count();
+            let adopted = !self.pages.is_empty() && self.pages.len() >= listed;
+            if adopted || listed == 0 && !self.pages.is_empty() {
                 break;
             }
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
         if self.pages.is_empty()
             && let Err(error) = self.new_page("about:blank", false, None, None).await
@@ -317,9 +465,19 @@ impl SessionState {
             .into_iter()
             .filter(|page| adoptable(targets.get(&target_key(page)), own_contexts.as_deref()))
             .collect();
+        // Adopted (and numbered) in the order `Target.getTargets` lists them, oldest first.
+        let mut live = live;
+        live.sort_by_key(|page| {
+            targets
+                .keys_in_order
+                .iter()
+                .position(|id| *id == target_key(page))
+                .unwrap_or(usize::MAX)
+        });
         let live_ids: Vec<String> = live.iter().map(target_key).collect();
         self.pages
             .retain(|_, page| live_ids.contains(&target_key(&page.page)));
+        let mut adopted = Vec::new();
         for page in live {
             let key = target_key(&page);
             if self
@@ -330,21 +488,55 @@ impl SessionState {
                 continue;
             }
             let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
-            match McpPage::attach(id, page, None, self.options.redact_network_headers).await {
-                Ok(page) => {
+            let Some(raw) = self.raw_link() else { break };
+            match McpPage::attach(id, page, None, self.options.redact_network_headers, raw).await {
+                Ok(mut page) => {
+                    page.url_policy = self.url_policy();
                     self.pages.insert(id, page);
+                    adopted.push(id);
                 }
                 Err(error) => tracing::debug!(%error, "could not track a page"),
             }
         }
+        self.close_pages_over_quota(adopted).await;
         if self.selected.is_none() {
             self.selected = self.pages.keys().next().copied();
         }
+        self.publish_pages();
+    }
+
+    /// Pages the session's pages opened themselves count against `max_pages` too: the newest
+    /// of those just adopted are closed until the session is within it.
+    async fn close_pages_over_quota(&mut self, mut adopted: Vec<u32>) {
+        let Some(limit) = self.max_pages else { return };
+        while self.pages.len() > limit {
+            let Some(id) = adopted.pop() else { break };
+            if let Some(page) = self.pages.remove(&id) {
+                let url = page.url().await;
+                let _closed = page.page.clone().close().await;
+                self.watch.note(format!(
+                    "A page opened by a page ({url}) was closed: this tenant may have at most {limit} open pages."
+                ));
+            }
+            if self.selected == Some(id) {
+                self.selected = None;
+            }
+        }
+    }
+
+    /// Tells the watch which pages the session has now.
+    fn publish_pages(&self) {
+        self.watch.publish(
+            self.pages
+                .iter()
+                .map(|(id, page)| (*id, page.page.clone()))
+                .collect(),
+        );
     }
 
     /// The browser's targets: id -> what `Target.getTargets` says of it.
-    async fn targets(&self) -> HashMap<String, TargetInfo> {
-        let mut targets = HashMap::new();
+    async fn targets(&self) -> Targets {
+        let mut targets = Targets::default();
         let Ok(browser) = self.browser() else {
             return targets;
         };
@@ -360,7 +552,8 @@ impl SessionState {
             .flatten()
         {
             let text = |key: &str| info[key].as_str().unwrap_or_default().to_string();
-            targets.insert(
+            targets.keys_in_order.push(text("targetId"));
+            targets.by_id.insert(
                 text("targetId"),
                 TargetInfo {
                     kind: text("type"),
@@ -427,6 +620,14 @@ impl SessionState {
         isolated_context: Option<&str>,
         timeout: Option<Duration>,
     ) -> Result<u32, String> {
+        let url = match self.url_policy() {
+            Some(policy) => policy
+                .check(url)
+                .map_err(|refusal| refusal.to_string())?
+                .to_string(),
+            None => url.to_string(),
+        };
+        let url = url.as_str();
         if let Some(limit) = self.max_pages {
             self.sync_pages().await;
             if self.pages.len() >= limit {
@@ -449,14 +650,17 @@ impl SessionState {
             .await
             .map_err(|error| error.to_string())?;
         let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
-        let page = McpPage::attach(
+        let mut page = McpPage::attach(
             id,
             page,
             isolated_context.map(String::from),
             self.options.redact_network_headers,
+            self.raw_link().ok_or("The browser is not running.")?,
         )
         .await?;
+        page.url_policy = self.url_policy();
         self.pages.insert(id, page);
+        self.publish_pages();
         if !background {
             self.selected = Some(id);
             let _front = self.page(id)?.page.bring_to_front().await;
@@ -478,7 +682,7 @@ impl SessionState {
         if let Some(id) = self.contexts.get(name) {
             return Ok(id.clone());
         }
-        let id = create_browser_context(self.browser()?).await?;
+        let id = create_browser_context(self.browser()?, self.proxy_server()).await?;
         self.contexts.insert(name.to_string(), id.clone());
         Ok(id)
     }
@@ -500,6 +704,7 @@ impl SessionState {
         if self.selected == Some(id) {
             self.selected = self.pages.keys().next().copied();
         }
+        self.publish_pages();
         Ok(true)
     }
 
@@ -531,6 +736,24 @@ impl SessionState {
             });
         }
         entries
+    }
+}
+
+/// What `Target.getTargets` said, by target id, and the ids in the browser's order (oldest
+/// first).
+#[derive(Default)]
+struct Targets {
+    by_id: HashMap<String, TargetInfo>,
+    keys_in_order: Vec<String>,
+}
+
+impl Targets {
+    fn get(&self, id: &str) -> Option<&TargetInfo> {
+        self.by_id.get(id)
+    }
+
+    fn values(&self) -> impl Iterator<Item = &TargetInfo> {
+        self.by_id.values()
     }
 }
 

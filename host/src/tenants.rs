@@ -2,8 +2,11 @@
 //! what each tenant gets (its tool policy, quotas, sandbox root and browser). Parsing is strict:
 //! an unknown key, a duplicate name or token, or a malformed hash is an error naming the fix.
 
+mod limits;
 pub mod registry;
 
+use crate::net::{EgressPolicy, UrlPolicy};
+use crate::http::oauth::config::{OAuthConfig, OAuthSection};
 use crate::plugin::limits::Limits;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -48,6 +51,18 @@ pub enum TenantsError {
     },
     #[error("tenant {name:?} in {path}: name must be 1-64 characters of a-z, 0-9, '-' or '_'")]
     BadName { path: String, name: String },
+    #[error("tenant {name:?} in {path}: {reason}")]
+    Egress {
+        path: String,
+        name: String,
+        reason: String,
+    },
+    #[error(
+        "tenant {name:?} in {path} has no token_sha256; give it one, or add an [oauth] section so it can use access tokens"
+    )]
+    NoCredential { path: String, name: String },
+    #[error("the tenants file {path}: {reason}")]
+    OAuth { path: String, reason: String },
     #[error("tenant {name:?} in {path}: sandbox_root {root} cannot be created: {reason}")]
     Root {
         path: String,
@@ -73,7 +88,9 @@ pub enum BrowserMode {
 #[serde(deny_unknown_fields)]
 struct TenantEntry {
     name: String,
-    token_sha256: String,
+    /// Absent for a tenant that signs in with OAuth access tokens only.
+    #[serde(default)]
+    token_sha256: Option<String>,
     #[serde(default)]
     revoked: bool,
     sandbox_root: PathBuf,
@@ -98,13 +115,45 @@ struct TenantEntry {
     /// Gating flags over the server's for this tenant, e.g. `{ categoryNetwork = false }`.
     #[serde(default)]
     flags: BTreeMap<String, bool>,
+    /// Address ranges and host names this tenant's browser may reach although they are not
+    /// public (loopback, private, link-local...): `["10.1.0.0/16", "wiki.corp.example"]`.
+    #[serde(default)]
+    egress_allow: Vec<String>,
+    /// Address ranges and host names this tenant's browser may never reach.
+    #[serde(default)]
+    egress_deny: Vec<String>,
+    /// `false`: only `egress_allow` is reachable, not the public internet.
+    #[serde(default)]
+    egress_public: Option<bool>,
+    /// Whether the tenant may run script of its own (`javascript:`/`data:` URLs, a
+    /// navigation's `initScript`); default: whether it may call `evaluate_script`.
+    #[serde(default)]
+    script: Option<bool>,
+    /// Calls of this tenant running at once (over all its sessions); more are refused.
+    #[serde(default)]
+    max_concurrent_calls: Option<usize>,
+    /// Requests per minute (sessions and stateless requests together).
+    #[serde(default)]
+    requests_per_minute: Option<u32>,
+    /// An MCP session without requests for this long is closed, freeing its max_sessions slot.
+    #[serde(default)]
+    session_idle_secs: Option<u64>,
+    /// A page whose JavaScript heap grows past this is closed.
+    #[serde(default)]
+    renderer_memory_mib: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TenantsFile {
+    /// SHA-256 of the bearer token `/metrics` asks for; without it `/metrics` is off.
+    #[serde(default)]
+    metrics_token_sha256: Option<String>,
     #[serde(default, rename = "tenant")]
     tenants: Vec<TenantEntry>,
+    /// OAuth 2.1 resource server settings (`http::oauth`).
+    #[serde(default)]
+    oauth: Option<OAuthSection>,
 }
 
 /// Which tools a tenant may list and call: an allow-list by name and/or category (absent means
@@ -114,11 +163,18 @@ pub struct ToolPolicy {
     pub tools: Option<BTreeSet<String>>,
     pub categories: Option<BTreeSet<String>>,
     pub deny_tools: BTreeSet<String>,
+    /// A further policy every tool must pass too: the scopes of an OAuth access token.
+    pub within: Option<Box<ToolPolicy>>,
 }
 
 impl ToolPolicy {
     pub fn allows(&self, tool: &str, category: &str) -> bool {
-        if self.deny_tools.contains(tool) {
+        if self.deny_tools.contains(tool)
+            || self
+                .within
+                .as_ref()
+                .is_some_and(|within| !within.allows(tool, category))
+        {
             return false;
         }
         match (&self.tools, &self.categories) {
@@ -143,6 +199,11 @@ pub struct Quotas {
     /// Caps on each plugin's own memory and CPU limits; `None` leaves the plugin's.
     pub plugin_memory_bytes: Option<usize>,
     pub plugin_fuel: Option<u64>,
+    pub max_concurrent_calls: usize,
+    pub requests_per_minute: u32,
+    pub session_idle: Duration,
+    /// JavaScript heap a page of this tenant may use before it is closed.
+    pub renderer_memory_bytes: u64,
 }
 
 impl Quotas {
@@ -160,10 +221,10 @@ impl Quotas {
 }
 
 /// One tenant, validated.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Tenant {
     pub name: String,
-    token_hash: [u8; 32],
+    token_hash: Option<[u8; 32]>,
     pub revoked: bool,
     pub sandbox_root: PathBuf,
     pub policy: ToolPolicy,
@@ -172,12 +233,18 @@ pub struct Tenant {
     /// Flags deciding which tools are enabled, over the server's (`categoryX`,
     /// `experimentalX`, `memoryDebugging`).
     pub flags: serde_json::Map<String, serde_json::Value>,
+    /// Where its browser context may connect (enforced by its egress proxy).
+    pub egress: EgressPolicy,
+    /// Which URLs it may ask the browser to open.
+    pub urls: UrlPolicy,
 }
 
 /// Every tenant of one reading of the file.
 #[derive(Debug, Default)]
 pub struct TenantTable {
     tenants: Vec<Arc<Tenant>>,
+    metrics_token: Option<[u8; 32]>,
+    oauth: Option<Arc<OAuthConfig>>,
 }
 
 impl TenantTable {
@@ -195,9 +262,31 @@ impl TenantTable {
             path: shown.clone(),
             reason: error.to_string(),
         })?;
+        let oauth = match file.oauth {
+            Some(section) => Some(Arc::new(section.validate().map_err(|reason| {
+                TenantsError::OAuth {
+                    path: shown.clone(),
+                    reason,
+                }
+            })?)),
+            None => None,
+        };
+        let metrics_token = match &file.metrics_token_sha256 {
+            Some(text) => Some(parse_hash(text).ok_or_else(|| TenantsError::BadHash {
+                path: shown.clone(),
+                name: "metrics_token_sha256".into(),
+            })?),
+            None => None,
+        };
         let mut tenants: Vec<Arc<Tenant>> = Vec::new();
         for entry in file.tenants {
             let tenant = validate(entry, &shown)?;
+            if tenant.token_hash.is_none() && oauth.is_none() {
+                return Err(TenantsError::NoCredential {
+                    path: shown,
+                    name: tenant.name.clone(),
+                });
+            }
             if let Some(other) = tenants.iter().find(|other| other.name == tenant.name) {
                 return Err(TenantsError::DuplicateName {
                     path: shown,
@@ -206,7 +295,7 @@ impl TenantTable {
             }
             if let Some(other) = tenants
                 .iter()
-                .find(|other| other.token_hash == tenant.token_hash)
+                .find(|other| other.token_hash.is_some() && other.token_hash == tenant.token_hash)
             {
                 return Err(TenantsError::DuplicateToken {
                     path: shown,
@@ -216,7 +305,31 @@ impl TenantTable {
             }
             tenants.push(Arc::new(tenant));
         }
-        Ok(TenantTable { tenants })
+        if let Some(metrics) = &metrics_token
+            && let Some(tenant) = tenants.iter().find(|tenant| tenant.token_hash == Some(*metrics))
+        {
+            return Err(TenantsError::DuplicateToken {
+                path: shown,
+                first: tenant.name.clone(),
+                second: "metrics_token_sha256".into(),
+            });
+        }
+        Ok(TenantTable {
+            tenants,
+            metrics_token,
+            oauth,
+        })
+    }
+
+    /// Whether `token` is the `/metrics` token; `None` when the file sets none.
+    pub fn authenticate_metrics(&self, token: &str) -> Option<bool> {
+        let expected = self.metrics_token.as_ref()?;
+        Some(constant_time_eq(&hash_token(token), expected))
+    }
+
+    /// The `[oauth]` section, when the file has one.
+    pub fn oauth(&self) -> Option<Arc<OAuthConfig>> {
+        self.oauth.clone()
     }
 
     /// The tenant a bearer token belongs to; `None` for an unknown or revoked token. Every
@@ -225,7 +338,10 @@ impl TenantTable {
         let presented = hash_token(token);
         let mut found = None;
         for tenant in &self.tenants {
-            if constant_time_eq(&presented, &tenant.token_hash) && !tenant.revoked {
+            let matches = tenant
+                .token_hash
+                .is_some_and(|hash| constant_time_eq(&presented, &hash));
+            if matches && !tenant.revoked {
                 found = Some(tenant.clone());
             }
         }
@@ -241,6 +357,14 @@ impl TenantTable {
 
     pub fn len(&self) -> usize {
         self.tenants.len()
+    }
+
+    /// Each tenant's name and file root (start-up checks that no code folder overlaps one).
+    pub fn sandbox_roots(&self) -> Vec<(String, PathBuf)> {
+        self.tenants
+            .iter()
+            .map(|tenant| (tenant.name.clone(), tenant.sandbox_root.clone()))
+            .collect()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -261,10 +385,13 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
             name: entry.name,
         });
     }
-    let token_hash = parse_hash(&entry.token_sha256).ok_or_else(|| TenantsError::BadHash {
-        path: path.to_string(),
-        name: entry.name.clone(),
-    })?;
+    let token_hash = match &entry.token_sha256 {
+        Some(hash) => Some(parse_hash(hash).ok_or_else(|| TenantsError::BadHash {
+            path: path.to_string(),
+            name: entry.name.clone(),
+        })?),
+        None => None,
+    };
     std::fs::create_dir_all(&entry.sandbox_root).map_err(|error| TenantsError::Root {
         path: path.to_string(),
         name: entry.name.clone(),
@@ -276,18 +403,38 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
         name: entry.name.clone(),
         flag,
     })?;
+    let egress = limits::egress_policy(
+        &entry.name,
+        &entry.egress_allow,
+        &entry.egress_deny,
+        entry.egress_public,
+    )
+    .map_err(|reason| TenantsError::Egress {
+        path: path.to_string(),
+        name: entry.name.clone(),
+        reason,
+    })?;
     let set = |names: Vec<String>| names.into_iter().collect::<BTreeSet<_>>();
+    let policy = ToolPolicy {
+        tools: entry.tools.map(set),
+        categories: entry.categories.map(set),
+        deny_tools: set(entry.deny_tools),
+        within: None,
+    };
+    let urls = UrlPolicy {
+        script: entry
+            .script
+            .unwrap_or_else(|| policy.allows("evaluate_script", "debugging")),
+    };
     Ok(Tenant {
         name: entry.name,
         token_hash,
         revoked: entry.revoked,
         sandbox_root: entry.sandbox_root,
         flags,
-        policy: ToolPolicy {
-            tools: entry.tools.map(set),
-            categories: entry.categories.map(set),
-            deny_tools: set(entry.deny_tools),
-        },
+        policy,
+        egress,
+        urls,
         quotas: Quotas {
             max_pages: entry.max_pages.unwrap_or(DEFAULT_MAX_PAGES).max(1),
             max_sessions: entry.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS).max(1),
@@ -297,6 +444,22 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
                 .unwrap_or(DEFAULT_CALL_TIMEOUT),
             plugin_memory_bytes: entry.plugin_memory_mib.map(|mib| mib << 20),
             plugin_fuel: entry.plugin_fuel,
+            max_concurrent_calls: entry
+                .max_concurrent_calls
+                .unwrap_or(limits::DEFAULT_MAX_CONCURRENT_CALLS)
+                .max(1),
+            requests_per_minute: entry
+                .requests_per_minute
+                .unwrap_or(limits::DEFAULT_REQUESTS_PER_MINUTE)
+                .max(1),
+            session_idle: entry
+                .session_idle_secs
+                .map(Duration::from_secs)
+                .unwrap_or(limits::DEFAULT_SESSION_IDLE),
+            renderer_memory_bytes: entry
+                .renderer_memory_mib
+                .unwrap_or(limits::DEFAULT_RENDERER_MEMORY_MIB)
+                << 20,
         },
         browser: entry.browser,
     })
@@ -457,6 +620,49 @@ mod tests {
         assert_eq!(Limits::default().min(cap).fuel, Limits::default().fuel);
         assert!(!ci.policy.allows("evaluate_script", "debugging"));
         assert!(ci.policy.allows("take_screenshot", "debugging"));
+        assert!(!ci.urls.script, "no evaluate_script, no script URLs");
+        assert!(alice.urls.script);
+        assert_eq!(ci.quotas.requests_per_minute, 120);
+        assert_eq!(ci.egress.allow.len(), 1);
+        assert!(alice.egress.public && alice.egress.allow.is_empty());
+        assert_eq!(
+            table.authenticate_metrics("metrics-example-token"),
+            Some(true)
+        );
+        assert_eq!(
+            table.authenticate_metrics("alice-example-token"),
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn egress_lists_are_validated_and_the_metrics_token_is_optional() {
+        let bad = entry("alice", "a", "egress_allow = [\"http://10.0.0.1/\"]");
+        let error = table(&bad).expect_err("a URL is not a rule");
+        assert!(error.to_string().contains("egress_allow"), "{error}");
+        let good = entry(
+            "alice",
+            "a",
+            "egress_deny = [\"10.0.0.0/8\", \"*.ads.example\"]\negress_public = false",
+        );
+        let parsed = table(&good).expect("valid");
+        let alice = parsed.get("alice").expect("alice");
+        assert_eq!(alice.egress.deny.len(), 2);
+        assert!(!alice.egress.public);
+        assert_eq!(
+            parsed.authenticate_metrics("x"),
+            None,
+            "no metrics token: off"
+        );
+        let same = format!(
+            "metrics_token_sha256 = {:?}\n{}",
+            token_hash_hex("a"),
+            entry("alice", "a", "")
+        );
+        assert!(matches!(
+            table(&same),
+            Err(TenantsError::DuplicateToken { .. })
+        ));
     }
 
     #[test]

@@ -177,10 +177,7 @@ async fn console_and_network_are_collected_per_page() {
             json!({ "reqid": reqid.parse::<u32>().unwrap_or(0), "responseFilePath": "body" }),
         )
         .await;
-    let body_file = std::env::temp_dir()
-        .canonicalize()
-        .expect("temp")
-        .join("body.network-response");
+    let body_file = crate::support::server_temp_dir().join("body.network-response");
     assert!(
         saved.text.contains(&body_file.display().to_string()),
         "{}",
@@ -343,6 +340,7 @@ async fn the_one_shot_cli_lists_and_calls_tools() {
         .map(|dir| dir.join("test-plugins"))
         .unwrap_or_default();
     let listed = Command::new(binary)
+        .envs(crate::support::server_env())
         .args([
             "tools",
             "--cache-dir",
@@ -368,6 +366,7 @@ async fn the_one_shot_cli_lists_and_calls_tools() {
     assert!(stdout.contains("network_probe\tnetwork\tdisabled: Tool network_probe is in category Network which is currently disabled."), "{stdout}");
 
     let disabled = Command::new(binary)
+        .envs(crate::support::server_env())
         .args([
             "call",
             "network_probe",
@@ -390,6 +389,7 @@ async fn the_one_shot_cli_lists_and_calls_tools() {
     let mut args: Vec<String> = crate::support::browser_args();
     args.retain(|arg| arg != "--headless");
     let called = Command::new(binary)
+        .envs(crate::support::server_env())
         .args(["call", "new_page"])
         .arg(json!({ "url": pages.url("/") }).to_string())
         .args(&args)
@@ -407,6 +407,7 @@ async fn the_one_shot_cli_lists_and_calls_tools() {
     );
 
     let bad = Command::new(binary)
+        .envs(crate::support::server_env())
         .args(["call", "list_pages", "[1]", "--cache-dir", &cache])
         .output()
         .expect("run");

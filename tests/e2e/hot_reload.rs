@@ -91,6 +91,7 @@ async fn watched_folders_update_the_tool_list_and_notify_clients() {
     ]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
         .args(&args)
+        .envs(crate::support::server_env())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -92,8 +92,8 @@ async fn two_tenants_on_the_same_urls_see_only_their_own_pages_cookies_logs_and_
     let pages = fixtures();
     let server = HttpServer::start(
         &[
-            TenantSpec::new("alice", "token-alice"),
-            TenantSpec::new("bob", "token-bob"),
+            TenantSpec::new("alice", "token-alice").on_loopback(),
+            TenantSpec::new("bob", "token-bob").on_loopback(),
         ],
         &[],
     )
@@ -212,7 +212,7 @@ async fn two_tenants_on_the_same_urls_see_only_their_own_pages_cookies_logs_and_
     let read = bob.call("new_page", json!({ "url": secret_url })).await;
     assert!(read.is_error, "bob opened alice's file: {}", read.text);
     assert!(
-        read.text.contains("not available over HTTP"),
+        read.text.contains("not available to tenants"),
         "{}",
         read.text
     );
@@ -233,9 +233,10 @@ async fn eight_tenants_making_fifty_calls_each_at_once_are_all_answered_and_neve
     const CALLS: usize = 50;
     let pages = fixtures();
     let specs: Vec<TenantSpec> = (0..TENANTS)
-        .map(|index| TenantSpec::new(&format!("t{index}"), &format!("token-{index}")))
+        .map(|index| TenantSpec::new(&format!("t{index}"), &format!("token-{index}")).on_loopback())
         .collect();
-    let server = HttpServer::start(&specs, &[]).await;
+    // Every call holds a connection: 400 from one address.
+    let server = HttpServer::start(&specs, &["--max-connections-per-ip", "1024"]).await;
     let mut clients = Vec::new();
     for spec in &specs {
         let client = server.connect(&spec.token).await;
@@ -287,7 +288,7 @@ async fn eight_tenants_making_fifty_calls_each_at_once_are_all_answered_and_neve
         elapsed.as_secs_f64(),
         (TENANTS * CALLS) as f64 / elapsed.as_secs_f64()
     );
-    let (_, metrics) = get(&server, "/metrics").await;
+    let (_, metrics) = server.metrics().await;
     for (name, _) in &clients {
         let line = format!(
             "devtools_mcp_tool_calls_total{{tenant=\"{name}\",tool=\"evaluate_script\"}} {CALLS}"
@@ -301,8 +302,8 @@ async fn eight_tenants_making_fifty_calls_each_at_once_are_all_answered_and_neve
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_wrong_and_revoked_tokens_get_401_and_sighup_rereads_the_tenants_file() {
-    let alice = TenantSpec::new("alice", "token-alice");
-    let bob = TenantSpec::new("bob", "token-bob");
+    let alice = TenantSpec::new("alice", "token-alice").on_loopback();
+    let bob = TenantSpec::new("bob", "token-bob").on_loopback();
     let server = HttpServer::start(&[alice.clone(), bob.clone()], &[]).await;
 
     let (status, body) = post(&server, None, &[], INITIALIZE).await;
@@ -362,7 +363,7 @@ async fn missing_wrong_and_revoked_tokens_get_401_and_sighup_rereads_the_tenants
     let (status, _) = post(&server, Some("token-bob"), &[], INITIALIZE).await;
     assert_eq!(status, 200, "bob is back");
 
-    let (status, metrics) = get(&server, "/metrics").await;
+    let (status, metrics) = server.metrics().await;
     assert_eq!(status, 200);
     let unauthorized = metrics
         .lines()
@@ -377,7 +378,7 @@ async fn missing_wrong_and_revoked_tokens_get_401_and_sighup_rereads_the_tenants
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_malformed_and_cross_origin_requests_are_refused_and_serving_goes_on() {
     let server = HttpServer::start(
-        &[TenantSpec::new("alice", "token-alice")],
+        &[TenantSpec::new("alice", "token-alice").on_loopback()],
         &["--max-body-bytes", "65536"],
     )
     .await;
@@ -423,7 +424,11 @@ async fn oversized_malformed_and_cross_origin_requests_are_refused_and_serving_g
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_hangs_up_mid_call_releases_its_tenant_lock() {
-    let server = HttpServer::start(&[TenantSpec::new("alice", "token-alice")], &[]).await;
+    let server = HttpServer::start(
+        &[TenantSpec::new("alice", "token-alice").on_loopback()],
+        &[],
+    )
+    .await;
     let client = server.connect("token-alice").await;
     assert!(!client.call("list_pages", json!({})).await.is_error);
 
@@ -485,9 +490,14 @@ async fn policies_and_quotas_of_the_tenants_file_apply_per_tenant() {
     let server = HttpServer::start(
         &[
             TenantSpec::new("reader", "token-reader")
+                .on_loopback()
                 .with("tools = [\"list_pages\", \"take_snapshot\"]"),
-            TenantSpec::new("small", "token-small").with("max_pages = 2\nmax_sessions = 1"),
-            TenantSpec::new("own", "token-own").with("browser = \"dedicated\""),
+            TenantSpec::new("small", "token-small")
+                .on_loopback()
+                .with("max_pages = 2\nmax_sessions = 1"),
+            TenantSpec::new("own", "token-own")
+                .on_loopback()
+                .with("browser = \"dedicated\""),
         ],
         &[],
     )
@@ -572,7 +582,7 @@ async fn policies_and_quotas_of_the_tenants_file_apply_per_tenant() {
 async fn an_idle_tenant_is_closed_and_sigterm_drains_then_closes_the_browser() {
     let pages = fixtures();
     let mut server = HttpServer::start(
-        &[TenantSpec::new("alice", "token-alice")],
+        &[TenantSpec::new("alice", "token-alice").on_loopback()],
         &["--idle-timeout-secs", "1"],
     )
     .await;
@@ -617,8 +627,9 @@ async fn an_idle_tenant_is_closed_and_sigterm_drains_then_closes_the_browser() {
 async fn tenant_flags_switch_tool_categories_on_and_off_per_tenant() {
     let server = HttpServer::start(
         &[
-            TenantSpec::new("plain", "token-plain"),
+            TenantSpec::new("plain", "token-plain").on_loopback(),
             TenantSpec::new("emulating", "token-emulating")
+                .on_loopback()
                 .with("flags = { categoryEmulation = true, categoryNetwork = false }"),
         ],
         &["--categoryEmulation=false"],

@@ -106,7 +106,7 @@ async fn forms_are_filled_typed_and_submitted() {
         "[0,5]"
     );
 
-    let hover_target = uid_of(&snapshot, "StaticText \"Hover me\"");
+    let hover_target = uid_of(&snapshot, "\"Hover me\"");
     let hovered = server.call("hover", json!({ "uid": hover_target })).await;
     assert_eq!(hovered.text, "Successfully hovered over the element");
     assert_eq!(
@@ -118,8 +118,8 @@ async fn forms_are_filled_typed_and_submitted() {
         "\"hovered\""
     );
 
-    let source = uid_of(&snapshot, "StaticText \"Drag me\"");
-    let target = uid_of(&snapshot, "StaticText \"Drop here\"");
+    let source = uid_of(&snapshot, "\"Drag me\"");
+    let target = uid_of(&snapshot, "\"Drop here\"");
     let dragged = server
         .call("drag", json!({ "from_uid": source, "to_uid": target }))
         .await;
@@ -156,7 +156,7 @@ async fn forms_are_filled_typed_and_submitted() {
     assert!(
         outside
             .text
-            .starts_with("Access denied: path /etc/hostname"),
+            .starts_with("Error: Access denied: path \"/etc/hostname\""),
         "{}",
         outside.text
     );
@@ -178,18 +178,18 @@ async fn actions_settle_on_late_dom_and_return_quickly_when_nothing_changes() {
         .call("click", json!({ "uid": later, "includeSnapshot": true }))
         .await;
     assert!(
-        clicked.text.contains("StaticText \"Late content\""),
+        clicked.text.contains("\"Late content\""),
         "{}",
         clicked.text
     );
     assert!(
-        clicked.text.contains("StaticText \"Later content\""),
+        clicked.text.contains("\"Later content\""),
         "{}",
         clicked.text
     );
 
     // A click that changes nothing returns after one quiet period, not the reference's ~200 ms.
-    let heading = uid_of(&snapshot, "StaticText \"idle\"");
+    let heading = uid_of(&snapshot, "\"idle\"");
     let started = Instant::now();
     let quiet = server.call("click", json!({ "uid": heading })).await;
     let took = started.elapsed();

@@ -160,3 +160,66 @@ async fn a_pinned_hash_refuses_any_other_content() {
         "{error}"
     );
 }
+
+/// The cache entries (any naming) of the component whose bytes hash to `sha256`.
+fn cache_entries(cache: &Path, sha256: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(cache)
+        .expect("cache folder")
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with(sha256))
+        })
+        .collect()
+}
+
+fn sha256_hex(path: &Path) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(std::fs::read(path).expect("read")))
+}
+
+#[tokio::test]
+async fn compiled_code_planted_in_the_cache_is_refused_and_recompiled() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let (plugins, victim) = plugin_folder(scratch.path());
+    let attacker = plugins.join("hostile.wasm");
+    std::fs::copy(binary_dir().join("test-plugins/hostile.wasm"), &attacker).expect("copy");
+    // A cache of this test's own, so that its entries are this server's.
+    let cache = scratch.path().join("compiled");
+    let cache_arg = cache.to_string_lossy().into_owned();
+    let server = start(&plugins, &["--cache-dir", &cache_arg])
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    server.shutdown().await;
+    let victim_entries = cache_entries(&cache, &sha256_hex(&victim));
+    let attacker_entries = cache_entries(&cache, &sha256_hex(&attacker));
+    assert_eq!((victim_entries.len(), attacker_entries.len()), (1, 1));
+    // Someone who can write the cache puts the hostile tool's compiled code (genuine output of
+    // this very server) where crashing_tool's code is looked up.
+    std::fs::copy(&attacker_entries[0], &victim_entries[0]).expect("plant");
+    let log = scratch.path().join("server.log");
+    let server = start(
+        &plugins,
+        &[
+            "--cache-dir",
+            &cache_arg,
+            "--log-file",
+            &log.to_string_lossy(),
+        ],
+    )
+    .await
+    .unwrap_or_else(|error| panic!("{error}"));
+    let answer = server.call("crashing_tool", json!({ "mode": "ok" })).await;
+    assert_eq!(answer.text, "Before the crash\nNo crash");
+    server.shutdown().await;
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        logged.contains("refusing a compiled-code cache entry; recompiling"),
+        "{logged}"
+    );
+    // The key that seals entries lives outside the cache folder, private.
+    use std::os::unix::fs::MetadataExt;
+    let key = scratch.path().join("compiled-key/cache.key");
+    assert_eq!(std::fs::metadata(&key).expect("key").mode() & 0o777, 0o600);
+}

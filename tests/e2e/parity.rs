@@ -1,54 +1,151 @@
-//! The default tool list against the reference's (kept as test data): same names and
-//! parameters, except what README says we do not offer.
+//! The default tool list against chrome-devtools-mcp 1.11.0's (kept as test data, so this runs
+//! without Node): same names, parameters in order, required parameters, descriptions and
+//! annotations, except the differences the differential test lists. And the flags that change
+//! the list do it as 1.11.0's do.
 
+use crate::differential::{DIFFERENCES_ON_PURPOSE, PENDING_OTHER_BRANCHES};
 use crate::support::McpServer;
-use serde_json::Value;
+use serde_json::{Value, json};
 
-/// Tools of the reference's default set we do not offer, with the reason given in README.
-const NOT_OFFERED: [&str; 0] = [];
-/// Parameters we add on purpose (the issue asks every input tool to take includeSnapshot).
-const EXTRA_PARAMETERS: [(&str, &str); 1] = [("type_text", "includeSnapshot")];
+fn listed_as_difference(tool: &str) -> bool {
+    let label = format!("tools/list {tool}");
+    DIFFERENCES_ON_PURPOSE
+        .iter()
+        .chain(PENDING_OTHER_BRANCHES)
+        .any(|(listed, _)| *listed == label)
+}
+
+fn names(schema: &Value, key: &str) -> Vec<String> {
+    match &schema[key] {
+        Value::Object(properties) => properties.keys().cloned().collect(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(String::from)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
 
 #[tokio::test]
 async fn the_default_tools_match_the_reference() {
     let data: Value =
         serde_json::from_str(include_str!("../data/reference-tools.json")).expect("test data");
     let reference = data["tools"].as_object().expect("tools");
-    let server = McpServer::start(&[]).await;
+    let server = McpServer::start_routed(&[]).await;
     let tools = server.list_tools().await;
     let ours: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
     let expected: Vec<String> = reference
         .keys()
-        .filter(|name| !NOT_OFFERED.contains(&name.as_str()))
+        .filter(|name| ours.contains(name) || !listed_as_difference(name))
         .cloned()
         .collect();
     assert_eq!(
         ours, expected,
-        "tool names (sorted) differ from the reference's default set"
+        "tool names (sorted) differ from 1.11.0's default set"
     );
     for tool in &tools {
-        let parameters: Vec<String> = tool
-            .input_schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|properties| properties.keys().cloned().collect())
-            .unwrap_or_default();
-        let mut want: Vec<String> = reference[tool.name.as_ref()]
-            .as_array()
-            .map(|names| {
-                names
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default();
-        for (name, extra) in EXTRA_PARAMETERS {
-            if name == tool.name {
-                want.push(extra.to_string());
-            }
+        let name = tool.name.to_string();
+        if listed_as_difference(&name) {
+            continue;
         }
-        assert_eq!(parameters, want, "parameters of {}", tool.name);
+        let want = &reference[&name];
+        let schema = Value::Object((*tool.input_schema).clone());
+        assert_eq!(
+            names(&schema, "properties"),
+            names(want, "parameters"),
+            "parameters of {name}"
+        );
+        assert_eq!(
+            names(&schema, "required"),
+            names(want, "required"),
+            "required parameters of {name}"
+        );
+        assert_eq!(
+            schema["additionalProperties"],
+            json!(false),
+            "{name} must be strict"
+        );
+        assert_eq!(
+            tool.description.as_deref(),
+            want["description"].as_str(),
+            "description of {name}"
+        );
+        let meta = tool.meta.as_ref().map(|meta| Value::Object(meta.0.clone()));
+        let meta = meta.unwrap_or_default();
+        assert_eq!(
+            meta["category"], want["annotations"]["category"],
+            "category of {name}"
+        );
+        assert_eq!(
+            meta.get("conditions"),
+            want["annotations"].get("conditions"),
+            "conditions of {name}"
+        );
+        let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
+        assert_eq!(
+            read_only,
+            want["annotations"]["readOnlyHint"].as_bool(),
+            "readOnlyHint of {name}"
+        );
     }
     server.shutdown().await;
+}
+
+#[tokio::test]
+async fn flags_change_the_list_as_in_1_11_0() {
+    let parameters = |tools: &[rmcp::model::Tool], name: &str| -> Vec<String> {
+        tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .map(|tool| names(&Value::Object((*tool.input_schema).clone()), "properties"))
+            .unwrap_or_default()
+    };
+    // The harness turns routing off for the older tests; the old flag name turns it back on.
+    let routed = McpServer::start(&["--experimentalPageIdRouting"]).await;
+    let tools = routed.list_tools().await;
+    assert_eq!(parameters(&tools, "click")[0], "pageId");
+    assert_eq!(parameters(&tools, "evaluate_script")[0], "pageId");
+    assert!(
+        !tools
+            .iter()
+            .any(|tool| ["screenshot", "navigate", "evaluate"].contains(&tool.name.as_ref()))
+    );
+    routed.shutdown().await;
+
+    let unrouted = McpServer::start(&[]).await;
+    let tools = unrouted.list_tools().await;
+    assert_eq!(
+        parameters(&tools, "click"),
+        ["uid", "dblClick", "includeSnapshot"]
+    );
+    assert!(!parameters(&tools, "evaluate_script").contains(&"pageId".to_string()));
+    unrouted.shutdown().await;
+
+    let no_scripts = McpServer::start_routed(&["--no-javascript-evaluation"]).await;
+    let tools = no_scripts.list_tools().await;
+    assert!(!tools.iter().any(|tool| tool.name == "evaluate_script"));
+    assert!(!parameters(&tools, "navigate_page").contains(&"initScript".to_string()));
+    let refused = no_scripts
+        .call(
+            "navigate_page",
+            json!({"pageId": 1, "url": "javascript:alert(1)"}),
+        )
+        .await;
+    assert!(refused.is_error);
+    assert_eq!(
+        refused.text,
+        "Error: Navigating to javascript: URLs is not allowed when JavaScript evaluation is disabled."
+    );
+    no_scripts.shutdown().await;
+
+    let slim = McpServer::start(&["--slim"]).await;
+    let tools: Vec<String> = slim
+        .list_tools()
+        .await
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    assert_eq!(tools, ["evaluate", "navigate", "screenshot"]);
+    slim.shutdown().await;
 }

@@ -109,7 +109,7 @@ async fn a_heap_snapshot_is_written_to_a_checked_path() {
         .call("take_heapsnapshot", json!({ "filePath": "/root/escape" }))
         .await;
     assert!(
-        refused.text.starts_with("Access denied:"),
+        refused.text.starts_with("Error: Access denied:"),
         "{}",
         refused.text
     );

@@ -2,7 +2,7 @@
 //! routing, structured content and local telemetry.
 
 use crate::fixtures::{self, uid_of};
-use crate::support::McpServer;
+use crate::support::{McpServer, PrivateTmp, browser_args};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -25,25 +25,27 @@ async fn bad_arguments_are_refused_before_the_browser_starts() {
     assert!(unknown.is_error);
     assert_eq!(
         unknown.text,
-        "Unknown argument for tool \"click\": \"bogus\". Expected arguments: \"uid\", \"dblClick\", \"includeSnapshot\". Remove it and retry."
+        "Input validation error: Invalid arguments for tool click: Unrecognized key: \"bogus\""
     );
     let none_expected = server.call("list_pages", json!({ "a": 1, "b": 2 })).await;
     assert_eq!(
         none_expected.text,
-        "Unknown arguments for tool \"list_pages\": \"a\", \"b\". This tool does not accept any arguments. Remove them and retry."
+        "Input validation error: Invalid arguments for tool list_pages: Unrecognized keys: \"a\", \"b\""
     );
     let wrong_type = server.call("click", json!({ "uid": 5 })).await;
     assert!(wrong_type.is_error);
     assert!(
-        wrong_type.text.starts_with(
-            "Invalid arguments for tool click: parameter \"uid\": 5 is not of type \"string\""
-        ),
+        wrong_type
+            .text
+            .contains("uid: Invalid input: expected string, received number"),
         "{}",
         wrong_type.text
     );
     let missing = server.call("select_page", json!({})).await;
     assert!(
-        missing.text.contains("\"pageId\" is a required property"),
+        missing
+            .text
+            .contains("pageId: Invalid input: expected number, received undefined"),
         "{}",
         missing.text
     );
@@ -116,24 +118,31 @@ async fn a_disabled_category_is_hidden_over_mcp_and_explained_with_cli_semantics
 async fn file_paths_outside_the_roots_are_refused_and_nothing_is_written() {
     let pages = fixtures::server();
     let workspace = tempfile::tempdir().expect("workspace");
-    // Outside every root: not under the temp dir, which is always allowed.
-    let outside = tempfile::Builder::new()
-        .prefix("outside-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .expect("outside dir");
+    // Outside every root: beside the server's own temp dir, which is always allowed.
+    let private = PrivateTmp::new();
+    private.assert_outside(&[workspace.path()]);
+    let outside = private.outside();
     let workspace_path = workspace.path().to_string_lossy().into_owned();
-    let server = McpServer::start(&["--workspace", &workspace_path]).await;
+    let mut args = browser_args();
+    args.extend(["--workspace".to_string(), workspace_path.clone()]);
+    let server = McpServer::start_with(args, private.env())
+        .await
+        .expect("start");
     server
         .call("navigate_page", json!({ "url": pages.url("/") }))
         .await;
 
     let escape = format!(
         "{workspace_path}/../..{}/snap.txt",
-        outside.path().canonicalize().expect("canonical").display()
+        outside
+            .as_path()
+            .canonicalize()
+            .expect("canonical")
+            .display()
     );
     for path in [
         "../../../../etc/devtools-mcp-escape.txt".to_string(),
-        outside.path().join("abs.txt").display().to_string(),
+        outside.as_path().join("abs.txt").display().to_string(),
         escape,
     ] {
         let refused = server
@@ -141,7 +150,7 @@ async fn file_paths_outside_the_roots_are_refused_and_nothing_is_written() {
             .await;
         assert!(refused.is_error, "{path}: {}", refused.text);
         assert!(
-            refused.text.starts_with("Access denied: path "),
+            refused.text.starts_with("Error: Access denied: path "),
             "{path}: {}",
             refused.text
         );
@@ -154,19 +163,21 @@ async fn file_paths_outside_the_roots_are_refused_and_nothing_is_written() {
         );
     }
     // A symlink planted in the workspace that points out.
-    std::os::unix::fs::symlink(outside.path(), workspace.path().join("link")).expect("symlink");
+    std::os::unix::fs::symlink(outside.as_path(), workspace.path().join("link")).expect("symlink");
     let through_link = server
         .call("take_snapshot", json!({ "filePath": "link/snap.txt" }))
         .await;
     assert!(
         through_link
             .text
-            .starts_with("Access denied: path link/snap.txt (canonical: "),
+            .starts_with("Error: Access denied: path \"link/snap.txt\" (canonical: "),
         "{}",
         through_link.text
     );
     assert_eq!(
-        std::fs::read_dir(outside.path()).expect("outside").count(),
+        std::fs::read_dir(outside.as_path())
+            .expect("outside")
+            .count(),
         0,
         "nothing may be written outside"
     );

@@ -9,8 +9,10 @@ use std::process::Command;
 async fn a_new_plugin_builds_checks_and_loads() {
     let scratch = tempfile::tempdir().expect("temp dir");
     let binary = env!("CARGO_BIN_EXE_devtools-mcp");
+    // The SDK of this checkout: the default, a version requirement, needs the crate released.
+    let sdk = concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins/sdk");
     let created = Command::new(binary)
-        .args(["plugin", "new", "hello_page", "--dir"])
+        .args(["plugin", "new", "hello_page", "--sdk-path", sdk, "--dir"])
         .arg(scratch.path())
         .output()
         .expect("plugin new");

@@ -3,7 +3,7 @@
 //! write nothing outside the sandbox, and leave the server serving the next call.
 
 use crate::fixtures;
-use crate::support::{McpServer, binary_dir};
+use crate::support::{McpServer, PrivateTmp, binary_dir, browser_args};
 use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -127,23 +127,28 @@ async fn capabilities_pages_and_paths_a_plugin_was_not_given_are_refused() {
     let scratch = tempfile::tempdir().expect("temp dir");
     let policy = hostile_policy(scratch.path());
     let workspace = tempfile::tempdir().expect("workspace");
-    // Outside the workspace and outside the temp dir (which is always allowed).
-    let outside = tempfile::Builder::new()
-        .prefix("outside-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .expect("outside dir");
-    std::os::unix::fs::symlink(outside.path(), workspace.path().join("link")).expect("symlink");
+    // Outside the workspace and outside the server's temp dir (which is always allowed).
+    let private = PrivateTmp::new();
+    private.assert_outside(&[workspace.path()]);
+    let outside = private.outside();
+    std::os::unix::fs::symlink(&outside, workspace.path().join("link")).expect("symlink");
     let plugins = plugin_dir("test-plugins");
     let workspace_arg = workspace.path().to_string_lossy().into_owned();
-    let server = McpServer::start(&[
-        "--plugin-dir",
-        &plugins,
-        "--policy",
-        &policy,
-        "--workspace",
-        &workspace_arg,
-    ])
-    .await;
+    let mut args = browser_args();
+    args.extend(
+        [
+            "--plugin-dir",
+            &plugins,
+            "--policy",
+            &policy,
+            "--workspace",
+            &workspace_arg,
+        ]
+        .map(str::to_string),
+    );
+    let server = McpServer::start_with(args, private.env())
+        .await
+        .expect("start");
     let pages = fixtures::server();
     server
         .call("navigate_page", json!({ "url": pages.url("/") }))
@@ -151,7 +156,7 @@ async fn capabilities_pages_and_paths_a_plugin_was_not_given_are_refused() {
 
     for target in [
         "../../../../../../etc/devtools-mcp-escape".to_string(),
-        outside.path().join("absolute").display().to_string(),
+        outside.as_path().join("absolute").display().to_string(),
         "link/through-symlink".to_string(),
     ] {
         let refused = server
@@ -167,7 +172,9 @@ async fn capabilities_pages_and_paths_a_plugin_was_not_given_are_refused() {
         );
     }
     assert_eq!(
-        std::fs::read_dir(outside.path()).expect("outside").count(),
+        std::fs::read_dir(outside.as_path())
+            .expect("outside")
+            .count(),
         0,
         "nothing may be written outside the sandbox"
     );
@@ -241,6 +248,8 @@ async fn a_wasi_component_loads_with_a_wasi_that_grants_nothing() {
              read /etc/hostname: refused\n\
              list current folder: refused\n\
              write escape.txt: refused\n\
+             wall clock: 0 s after the epoch\n\
+             monotonic clock advanced: false\n\
              connect {address}: refused"
         )
     );
@@ -250,4 +259,332 @@ async fn a_wasi_component_loads_with_a_wasi_that_grants_nothing() {
     );
     assert!(!Path::new("escape.txt").exists());
     server.shutdown().await;
+}
+
+/// A policy file for `hostile` with these lines.
+fn policy_with(dir: &Path, rule: &str) -> String {
+    let file = dir.join("policy.toml");
+    std::fs::write(&file, format!("[plugins.hostile]\n{rule}\n")).expect("write policy");
+    file.to_string_lossy().into_owned()
+}
+
+/// Whether the hostile init script still marks documents: navigates the selected page to
+/// `url` (with a built-in tool) and reads `window.__hostileInit`.
+async fn still_planted_after_navigating(server: &McpServer, url: &str) -> bool {
+    let navigated = server.call("navigate_page", json!({ "url": url })).await;
+    assert!(!navigated.is_error, "{}", navigated.text);
+    let mark = server
+        .call(
+            "evaluate_script",
+            json!({ "function": "() => String(window.__hostileInit)" }),
+        )
+        .await;
+    assert!(
+        mark.text.contains("undefined") || mark.text.contains("planted"),
+        "{}",
+        mark.text
+    );
+    mark.text.contains("planted")
+}
+
+#[tokio::test]
+async fn init_scripts_need_script_and_never_outlive_the_call() {
+    let pages = crate::support::FixtureServer::start(vec![
+        crate::support::Route::html("/", "<title>Plain</title><p>plain</p>"),
+        crate::support::Route::html("/slow", "<p>slow</p>").with_delay(Duration::from_secs(20)),
+    ]);
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let plugins = plugin_dir("test-plugins");
+
+    // `navigate` alone does not allow running JavaScript through an init script.
+    let policy = policy_with(
+        scratch.path(),
+        "capabilities = [\"pages.read\", \"navigate\"]",
+    );
+    let server = McpServer::start(&["--plugin-dir", &plugins, "--policy", &policy]).await;
+    let refused = server
+        .call(
+            "hostile",
+            json!({ "mode": "init_script", "target": pages.url("/") }),
+        )
+        .await;
+    assert_stopped(
+        &refused.text,
+        "it called [method]page.navigate, which needs the capability `script`",
+    );
+    assert!(!still_planted_after_navigating(&server, &pages.url("/")).await);
+    server.shutdown().await;
+
+    // With `script`, the script runs for that navigation only, and is gone even when the call
+    // is stopped by its budget in the middle of the navigation.
+    let policy = policy_with(
+        scratch.path(),
+        "capabilities = [\"pages.read\", \"navigate\", \"script\"]\ntimeout_secs = 2",
+    );
+    let server = McpServer::start(&["--plugin-dir", &plugins, "--policy", &policy]).await;
+    let done = server
+        .call(
+            "hostile",
+            json!({ "mode": "init_script", "target": pages.url("/") }),
+        )
+        .await;
+    assert!(!done.is_error, "{}", done.text);
+    assert!(!still_planted_after_navigating(&server, &pages.url("/")).await);
+    let stopped = server
+        .call(
+            "hostile",
+            json!({ "mode": "init_script", "target": pages.url("/slow") }),
+        )
+        .await;
+    assert_stopped(&stopped.text, "it ran longer than its time budget of 2 s");
+    assert!(!still_planted_after_navigating(&server, &pages.url("/")).await);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn navigation_is_checked_on_the_parsed_url_and_where_the_page_lands() {
+    let pages = crate::support::FixtureServer::start(vec![crate::support::Route::html(
+        "/",
+        "<title>Plain</title><p>plain</p>",
+    )]);
+    let port = pages.port();
+    let away = crate::support::FixtureServer::start(vec![crate::support::Route::html(
+        "/",
+        "<p>elsewhere</p>",
+    )]);
+    // A redirect from an allowed URL to one the policy does not allow.
+    let redirecting = crate::support::FixtureServer::start(vec![
+        crate::support::Route::html("/hop", "moved")
+            .with_status(302)
+            .with_header("Location", &format!("http://localhost:{}/", away.port())),
+    ]);
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let policy = policy_with(
+        scratch.path(),
+        "capabilities = [\"pages.read\", \"navigate\"]\nnavigate = [\"http://127.0.0.1:*/*\"]",
+    );
+    let plugins = plugin_dir("test-plugins");
+    let server = McpServer::start(&["--plugin-dir", &plugins, "--policy", &policy]).await;
+
+    // The user part of a URL looks like the allowed host; the host is localhost.
+    let sneaky = format!("http://127.0.0.1:1@localhost:{port}/");
+    let refused = server
+        .call("hostile", json!({ "mode": "navigate", "target": sneaky }))
+        .await;
+    assert_stopped(
+        &refused.text,
+        "URLs with a user name or password are refused",
+    );
+    // Another spelling of the allowed address is the allowed address.
+    let decimal = server
+        .call(
+            "hostile",
+            json!({ "mode": "navigate", "target": format!("http://2130706433:{port}/") }),
+        )
+        .await;
+    assert!(
+        decimal
+            .text
+            .contains(&format!("Ok(\"http://127.0.0.1:{port}/\")")),
+        "{}",
+        decimal.text
+    );
+    // A redirect out of the allowed URLs stops the call and leaves the page blank.
+    let redirected = server
+        .call(
+            "hostile",
+            json!({ "mode": "navigate", "target": redirecting.url("/hop") }),
+        )
+        .await;
+    assert_stopped(
+        &redirected.text,
+        &format!(
+            "its page went to http://localhost:{}/ during the call (a redirect, or a navigation the page started)",
+            away.port()
+        ),
+    );
+    let listed = server.call("list_pages", json!({})).await;
+    assert!(listed.text.contains("about:blank"), "{}", listed.text);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn plugins_without_files_write_write_nothing_and_names_are_the_hosts() {
+    let pages = fixtures::server();
+    let temp = crate::support::server_temp_dir();
+    let spills = || {
+        std::fs::read_dir(&temp)
+            .map(|entries| entries.count())
+            .unwrap_or(0)
+    };
+    let plugins = plugin_dir("test-plugins");
+    // Default grants (no policy): a screenshot too large to inline is not spilled to a file.
+    let server = McpServer::start(&["--plugin-dir", &plugins]).await;
+    server
+        .call("navigate_page", json!({ "url": pages.url("/") }))
+        .await;
+    let before = spills();
+    let big = server
+        .call("hostile", json!({ "mode": "big_screenshot" }))
+        .await;
+    assert!(
+        big.text
+            .contains("saving it to a file needs the capability `files.write`"),
+        "{}",
+        big.text
+    );
+    assert!(big.images.is_empty());
+    assert!(spills() <= before, "a default-grant plugin wrote a file");
+    server.shutdown().await;
+
+    // With files.write, the host still picks the extension from a fixed set and the temp
+    // file's name is a plain name.
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let workspace = tempfile::tempdir().expect("workspace");
+    let policy = policy_with(
+        scratch.path(),
+        "capabilities = [\"pages.read\", \"files.write\"]",
+    );
+    let server = McpServer::start(&[
+        "--plugin-dir",
+        &plugins,
+        "--policy",
+        &policy,
+        "--workspace",
+        &workspace.path().to_string_lossy(),
+    ])
+    .await;
+    for name in [
+        "../../escape.txt",
+        "run.sh",
+        ".bashrc",
+        "notes.desktop",
+        "x.txt\u{202E}",
+    ] {
+        let refused = server
+            .call("hostile", json!({ "mode": "temp_file", "target": name }))
+            .await;
+        assert!(
+            refused
+                .text
+                .starts_with("Error: temp file refused: Invalid file name: "),
+            "{name}: {}",
+            refused.text
+        );
+    }
+    let saved = server
+        .call(
+            "hostile",
+            json!({ "mode": "temp_file", "target": "notes.txt" }),
+        )
+        .await;
+    assert!(
+        saved.text.starts_with("saved ") && saved.text.ends_with("/notes.txt"),
+        "{}",
+        saved.text
+    );
+    let refused = server
+        .call(
+            "hostile",
+            json!({ "mode": "save_extension", "target": ".sh" }),
+        )
+        .await;
+    assert!(
+        refused
+            .text
+            .contains("The extension .sh is not one the server writes"),
+        "{}",
+        refused.text
+    );
+    assert!(!workspace.path().join("planted.sh").exists());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn everything_a_handler_declares_counts_against_its_output_budget() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let policy = policy_with(scratch.path(), "output_mib = 1");
+    let plugins = plugin_dir("test-plugins");
+    let server = McpServer::start(&["--plugin-dir", &plugins, "--policy", &policy]).await;
+    let long = server
+        .call("hostile", json!({ "mode": "long_error" }))
+        .await;
+    assert_stopped(&long.text, "it declared more than 1.0 MiB of output");
+    assert!(long.text.len() < 2_000);
+    let images = server.call("hostile", json!({ "mode": "images" })).await;
+    assert_stopped(&images.text, "it declared more than 64 images");
+    assert!(images.images.is_empty());
+    assert_still_serving(&server).await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn special_files_are_refused_at_once() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let policy = policy_with(
+        scratch.path(),
+        "capabilities = [\"pages.read\", \"files.write\"]",
+    );
+    let workspace = tempfile::tempdir().expect("workspace");
+    let fifo = workspace.path().join("pipe.txt");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|status| status.success()), "mkfifo");
+    let plugins = plugin_dir("test-plugins");
+    let server = McpServer::start(&[
+        "--plugin-dir",
+        &plugins,
+        "--policy",
+        &policy,
+        "--workspace",
+        &workspace.path().to_string_lossy(),
+    ])
+    .await;
+    let started = Instant::now();
+    let refused = server
+        .call("hostile", json!({ "mode": "save", "target": "pipe" }))
+        .await;
+    assert!(
+        refused
+            .text
+            .starts_with("Error: save refused: Could not write ")
+            && refused.text.contains("pipe.txt"),
+        "{}",
+        refused.text
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_still_serving(&server).await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn out_of_range_limits_are_clear_errors_not_panics() {
+    for (flag, value) in [("--plugin-timeout", "1e300"), ("--plugin-timeout", "1e19")] {
+        let output = crate::support::server_command()
+            .args([flag, value, "tools"])
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("Invalid duration \"{value}\"")),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let policy = policy_with(scratch.path(), "timeout_secs = 1e300");
+    let output = crate::support::server_command()
+        .args(["--policy", policy.as_str(), "tools"])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("[plugins.hostile]: timeout_secs must be a number of seconds above 0"),
+        "{stderr}"
+    );
 }

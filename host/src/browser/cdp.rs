@@ -1,5 +1,7 @@
 //! Raw CDP commands as JSON: the few protocol calls the tools need, without the generated
-//! types' ceremony.
+//! types' ceremony. `raw` is a thin client of our own for commands with large replies.
+
+pub mod raw;
 
 use chromiumoxide::types::{Command, Method, MethodId};
 use serde::Serialize;

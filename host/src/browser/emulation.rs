@@ -63,11 +63,17 @@ pub fn parse_geolocation(text: &str) -> Result<Geolocation, String> {
     let mut parts = text.split(',').map(js_to_number);
     let latitude = parts.next().unwrap_or(f64::NAN);
     let longitude = parts.next().unwrap_or(f64::NAN);
-    for (name, value, limit) in [("longitude", longitude, 180), ("latitude", latitude, 90)] {
+    // The reference 1.11.0's texts, latitude first.
+    for (name, value, limit) in [("latitude", latitude, 90), ("longitude", longitude, 180)] {
         if !(-f64::from(limit)..=f64::from(limit)).contains(&value) {
-            let (shown, upper) = (js_number_text(value), name.to_uppercase());
+            let shown = js_number_text(value);
+            let title = if name == "latitude" {
+                "Latitude"
+            } else {
+                "Longitude"
+            };
             return Err(format!(
-                "Invalid {name} \"{shown}\": precondition -{limit} <= {upper} <= {limit} failed."
+                "Invalid {name} \"{shown}\". {title} must be a number between -{limit} and {limit}."
             ));
         }
     }
@@ -92,25 +98,40 @@ pub struct Viewport {
 /// Parses `<width>x<height>[x<dpr>][,mobile][,touch][,landscape]`. Unknown tags are ignored as
 /// in the reference; sizes it would send to CDP as `null` or 0 ("no override") are refused.
 pub fn parse_viewport(text: &str) -> Result<Viewport, String> {
-    let invalid = || {
-        let shape = "<width>x<height>[x<devicePixelRatio>][,mobile][,touch][,landscape]";
-        format!("Invalid viewport \"{text}\": expected \"{shape}\".")
+    // The reference 1.11.0's texts; sizes CDP would take as "no override" (0, fractions,
+    // absurd sizes) are refused with the same words.
+    let invalid = |what: &str, value: f64| {
+        let shape = "'<width>x<height>x<devicePixelRatio>[,mobile][,touch][,landscape]'";
+        format!(
+            "Invalid viewport {what} \"{}\". Expected format {shape} with a positive {what}.",
+            js_number_text(value)
+        )
     };
     let mut tags = text.split(',');
     let mut numbers = (tags.next().unwrap_or_default().split('x')).map(|part| {
         Some(part)
             .filter(|part| !part.trim().is_empty())
             .map(js_to_number)
+            .unwrap_or(f64::NAN)
     });
-    let mut size = || {
-        let whole = numbers.next().flatten().filter(|v| v.fract() == 0.0);
-        whole.filter(|v| (1.0..=1e7).contains(v)).map(|v| v as u32)
+    let mut size = |what: &str| {
+        let value = numbers.next().unwrap_or(f64::NAN);
+        if value.fract() == 0.0 && (1.0..=1e7).contains(&value) {
+            Ok(value as u32)
+        } else {
+            Err(invalid(what, value))
+        }
     };
-    let (width, height) = (size().ok_or_else(invalid)?, size().ok_or_else(invalid)?);
+    let (width, height) = (size("width")?, size("height")?);
     let device_scale_factor = match numbers.next() {
         None => None,
-        Some(Some(dpr)) if dpr.is_finite() && dpr > 0.0 => Some(dpr),
-        Some(_) => return Err(invalid()),
+        Some(dpr) if dpr.is_finite() && dpr > 0.0 => Some(dpr),
+        Some(dpr) => {
+            return Err(format!(
+                "Invalid devicePixelRatio \"{}\". Expected a positive number.",
+                js_number_text(dpr)
+            ));
+        }
     };
     let tags: Vec<&str> = tags.collect();
     Ok(Viewport {
@@ -148,6 +169,35 @@ pub struct EmulateRequest {
     pub color_scheme: Option<String>,
     pub viewport: Option<String>,
     pub extra_http_headers: Option<String>,
+    pub forced_colors: Option<String>,
+    pub prefers_contrast: Option<String>,
+    pub prefers_reduced_motion: Option<String>,
+}
+
+/// The values of the media features `emulate` sets besides the color scheme, as 1.11.0
+/// accepts them (`auto` resets).
+const FORCED_COLORS: [&str; 2] = ["active", "none"];
+const PREFERS_CONTRAST: [&str; 4] = ["more", "less", "custom", "no-preference"];
+const PREFERS_REDUCED_MOTION: [&str; 2] = ["reduce", "no-preference"];
+
+/// One media feature's requested value: `None` for omitted or `auto`.
+fn media_feature(
+    value: Option<&str>,
+    allowed: &[&'static str],
+    field: &str,
+) -> Result<Option<&'static str>, String> {
+    match value {
+        None | Some("auto") => Ok(None),
+        Some(value) => allowed
+            .iter()
+            .find(|allowed| **allowed == value)
+            .map(|allowed| Some(*allowed))
+            .ok_or_else(|| {
+                let mut expected: Vec<String> = allowed.iter().map(|a| format!("'{a}'")).collect();
+                expected.push("'auto'".into());
+                enum_error(&expected.join(" | "), value, field)
+            }),
+    }
 }
 
 /// A page's emulation state; `Default` emulates nothing. Build others with `next`, which
@@ -163,6 +213,9 @@ pub struct Emulation {
     pub viewport: Option<Viewport>,
     /// Names as given; they are lower-cased on the wire only, as Puppeteer does.
     pub extra_http_headers: Option<Vec<(String, String)>>,
+    pub forced_colors: Option<&'static str>,
+    pub prefers_contrast: Option<&'static str>,
+    pub prefers_reduced_motion: Option<&'static str>,
 }
 
 impl Emulation {
@@ -188,6 +241,21 @@ impl Emulation {
             None => self.extra_http_headers.clone(),
             Some(text) => Some(parse_headers(text)?).filter(|headers| !headers.is_empty()),
         };
+        let forced_colors = media_feature(
+            request.forced_colors.as_deref(),
+            &FORCED_COLORS,
+            "forcedColors",
+        )?;
+        let prefers_contrast = media_feature(
+            request.prefers_contrast.as_deref(),
+            &PREFERS_CONTRAST,
+            "prefersContrast",
+        )?;
+        let prefers_reduced_motion = media_feature(
+            request.prefers_reduced_motion.as_deref(),
+            &PREFERS_REDUCED_MOTION,
+            "prefersReducedMotion",
+        )?;
         let geolocation = non_empty(request.geolocation).map(|text| parse_geolocation(&text));
         let viewport = non_empty(request.viewport).map(|text| parse_viewport(&text));
         Ok(Emulation {
@@ -198,6 +266,9 @@ impl Emulation {
             color_scheme,
             viewport: viewport.transpose()?,
             extra_http_headers,
+            forced_colors,
+            prefers_contrast,
+            prefers_reduced_motion,
         })
     }
 
@@ -263,6 +334,19 @@ impl Emulation {
             let line = format!("Emulating color scheme: {scheme}");
             entries.push((line, "colorScheme", scheme.into()));
         }
+        for (feature, key, value) in [
+            ("forced-colors", "forcedColors", self.forced_colors),
+            ("prefers-contrast", "prefersContrast", self.prefers_contrast),
+            (
+                "prefers-reduced-motion",
+                "prefersReducedMotion",
+                self.prefers_reduced_motion,
+            ),
+        ] {
+            if let Some(value) = value {
+                entries.push((format!("Emulating {feature}: {value}"), key, value.into()));
+            }
+        }
         let mut keys = Map::new();
         let lines = entries.into_iter().map(|(line, key, value)| {
             keys.insert(key.into(), value);
@@ -316,7 +400,13 @@ impl Emulation {
         let agent = json!({ "userAgent": self.user_agent.as_deref().unwrap_or(browser_agent) });
         commands.push(("Network.setUserAgentOverride", agent));
         let scheme = self.color_scheme.unwrap_or_default();
-        let media = json!({ "features": [{ "name": "prefers-color-scheme", "value": scheme }] });
+        // Every feature is sent each time: the command replaces all emulated features.
+        let media = json!({ "features": [
+            { "name": "prefers-color-scheme", "value": scheme },
+            { "name": "forced-colors", "value": self.forced_colors.unwrap_or_default() },
+            { "name": "prefers-contrast", "value": self.prefers_contrast.unwrap_or_default() },
+            { "name": "prefers-reduced-motion", "value": self.prefers_reduced_motion.unwrap_or_default() },
+        ] });
         commands.push(("Emulation.setEmulatedMedia", media));
         let headers: Map<String, Value> = (self.extra_http_headers.iter().flatten())
             .map(|(name, value)| (name.to_lowercase(), value.as_str().into()))
@@ -499,10 +589,11 @@ mod tests {
     fn geolocation_checks_puppeteer_ranges() {
         let at = parse_geolocation("48.137154,-0").expect("valid");
         assert_eq!((at.latitude, at.longitude), (48.137154, 0.0));
-        let latitude = "Invalid latitude \"100\": precondition -90 <= LATITUDE <= 90 failed.";
+        let latitude = "Invalid latitude \"100\". Latitude must be a number between -90 and 90.";
         assert_eq!(parse_geolocation("100,5"), Err(latitude.into()));
-        let longitude = "Invalid longitude \"NaN\": precondition -180 <= LONGITUDE <= 180 failed.";
-        assert_eq!(parse_geolocation("abc"), Err(longitude.into()));
+        let longitude =
+            "Invalid longitude \"NaN\". Longitude must be a number between -180 and 180.";
+        assert_eq!(parse_geolocation("5"), Err(longitude.into()));
         assert!(parse_geolocation("48.1").is_err() && parse_geolocation("5,-180.5").is_err());
     }
 

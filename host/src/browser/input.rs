@@ -201,11 +201,12 @@ async fn click(page: &Page, object_id: &str) -> Result<(), String> {
 /// carries clickCount 2, as Puppeteer's `count` option does).
 pub async fn click_times(page: &Page, object_id: &str, count: u32) -> Result<(), String> {
     let point = clickable_point(page, object_id).await?;
-    click_point(page, point, count).await
+    click_at(page, point, count).await
 }
 
-/// Puppeteer's `mouse.click(x, y, {count})`: move there, then press and release `count` times.
-pub async fn click_point(page: &Page, point: Point, count: u32) -> Result<(), String> {
+/// Clicks `count` times at a viewport point found by the caller (an element of a
+/// cross-process iframe, located through its own target).
+pub async fn click_at(page: &Page, point: Point, count: u32) -> Result<(), String> {
     mouse(page, "mouseMoved", point, 0).await?;
     for click_count in 1..=count.max(1) {
         for (kind, buttons) in [("mousePressed", 1), ("mouseReleased", 0)] {

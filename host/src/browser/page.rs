@@ -1,16 +1,20 @@
 //! One page of a session: its id, the open dialog, its snapshot uids, and the actions tools
 //! ask for (navigate, click, evaluate, snapshot).
 
+use super::cdp::raw::RawLink;
 use super::cdp::{cdp, send};
 use super::collectors::Collectors;
 use super::emulation::Emulation;
 use super::trace::{Recording, TraceSummary};
 use crate::snapshot::{Snapshot, UidMap};
 use chromiumoxide::cdp::browser_protocol::page::{
-    EventJavascriptDialogClosed, EventJavascriptDialogOpening, EventLoadEventFired,
+    EventFrameNavigated, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
+    EventLoadEventFired, NavigationType,
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -49,8 +53,15 @@ pub struct McpPage {
     /// The running performance trace, and the summary of the last one.
     pub(super) trace: Option<Recording>,
     pub(super) last_trace: Option<TraceSummary>,
+    /// The browser's thin CDP connection, for snapshots (see `cdp::raw`).
+    pub(super) raw: Arc<RawLink>,
+    /// loaderId of a cross-process frame in the last snapshot -> its target id, to reach
+    /// that frame's nodes.
+    pub(super) frame_targets: HashMap<String, super::page_snapshot::FrameTarget>,
     /// The running screencast recording.
     pub(super) screencast: Option<super::screencast::Recording>,
+    /// A tenant's URL policy, checked on every navigation to a URL (`None`: stdio's user).
+    pub url_policy: Option<crate::net::UrlPolicy>,
     listener: tokio::task::JoinHandle<()>,
 }
 
@@ -67,6 +78,7 @@ impl McpPage {
         page: chromiumoxide::Page,
         isolated_context: Option<String>,
         redact_network_headers: bool,
+        raw: Arc<RawLink>,
     ) -> Result<McpPage, String> {
         let opened = page
             .event_listener::<EventJavascriptDialogOpening>()
@@ -91,7 +103,10 @@ impl McpPage {
             collectors,
             trace: None,
             last_trace: None,
+            raw,
+            frame_targets: HashMap::new(),
             screencast: None,
+            url_policy: None,
             listener,
         })
     }
@@ -187,6 +202,21 @@ impl McpPage {
         init_script: Option<&str>,
     ) -> Result<Navigated, String> {
         let timeout = timeout.unwrap_or_else(|| self.emulation.navigation_timeout());
+        // A tenant's URL is parsed and checked here, and the browser gets the checked text.
+        let target = match (target, self.url_policy) {
+            (Target::Url(url), Some(policy)) => Target::Url(
+                policy
+                    .check(&url)
+                    .map_err(|refusal| refusal.to_string())?
+                    .to_string(),
+            ),
+            (target, _) => target,
+        };
+        if init_script.is_some() && self.url_policy.is_some_and(|policy| !policy.script) {
+            return Err(
+                "initScript runs script in the page, and this tenant may not run script (evaluate_script is not allowed for it).".into(),
+            );
+        }
         let script_id = match init_script {
             Some(source) => send(
                 &self.page,
@@ -234,6 +264,12 @@ impl McpPage {
         let mut loads = self
             .page
             .event_listener::<EventLoadEventFired>()
+            .await
+            .map_err(|error| error.to_string())?;
+        // A page restored from the back/forward cache fires no load event.
+        let mut restores = self
+            .page
+            .event_listener::<EventFrameNavigated>()
             .await
             .map_err(|error| error.to_string())?;
         let mut dialogs = self.dialog_watch();
@@ -289,6 +325,12 @@ impl McpPage {
                     waiting_for_load = true;
                 }
                 _ = loads.next(), if waiting_for_load => return Ok(before_unload_handled),
+                Some(navigated) = restores.next(), if waiting_for_load => {
+                    let main = navigated.frame.parent_id.is_none();
+                    if main && navigated.r#type == NavigationType::BackForwardCacheRestore {
+                        return Ok(before_unload_handled);
+                    }
+                }
                 changed = dialogs.changed() => {
                     if changed.is_err() {
                         return Err("The page was closed.".into());

@@ -108,6 +108,16 @@ impl McpPage {
     /// Clicks the element's centre `count` times, then waits for the page to settle. Returns the
     /// URL it navigated to, if it did.
     pub async fn click(&self, uid: &str, count: u32) -> Result<Option<String>, String> {
+        // A node in a cross-process iframe is reached through that frame's own target.
+        if let Some(point) = self.frame_click_at(uid).await? {
+            let click = async {
+                input::click_at(&self.page, point, count)
+                    .await
+                    .map_err(|error| interaction_failed(uid, &error))
+            };
+            let (_, navigated) = settle::after_action(self, click).await?;
+            return Ok(navigated);
+        }
         let object_id = self.resolve_element(uid).await?;
         let click = async {
             input::click_times(&self.page, &object_id, count)

@@ -1,6 +1,7 @@
 //! Performance traces and heap snapshots of a page, with the reference's texts around them.
 
-use super::page::{McpPage, Target};
+use super::cdp::{cdp, send};
+use super::page::{COMMAND_TIMEOUT, McpPage, Target};
 use super::{heap, trace};
 use crate::sandbox::Sandbox;
 use std::time::Duration;
@@ -15,6 +16,7 @@ impl McpPage {
         &mut self,
         reload: bool,
         auto_stop: bool,
+        ignore_cache: bool,
         file_path: Option<&str>,
         sandbox: &Sandbox,
     ) -> Result<Vec<String>, String> {
@@ -29,9 +31,27 @@ impl McpPage {
                 .await?;
         }
         let recording = trace::start(&self.page).await?;
-        if reload && let Err(error) = self.navigate(Target::Url(url), None, true, None).await {
-            let _stopped = trace::stop(&self.page, recording).await;
-            return Err(error);
+        if reload {
+            // A cold load: the document and its subresources come from the network.
+            let cache = |disabled: bool| {
+                cdp(
+                    "Network.setCacheDisabled",
+                    serde_json::json!({ "cacheDisabled": disabled }),
+                )
+            };
+            if ignore_cache {
+                send(&self.page, cache(true), COMMAND_TIMEOUT)
+                    .await
+                    .map_err(|error| error.to_string())?;
+            }
+            let navigated = self.navigate(Target::Url(url), None, true, None).await;
+            if ignore_cache {
+                let _restored = send(&self.page, cache(false), COMMAND_TIMEOUT).await;
+            }
+            if let Err(error) = navigated {
+                let _stopped = trace::stop(&self.page, recording).await;
+                return Err(error);
+            }
         }
         if !auto_stop {
             self.trace = Some(recording);
@@ -44,7 +64,7 @@ impl McpPage {
         self.finish_trace(recording, file_path, sandbox).await
     }
 
-    /// Stops the running trace; nothing at all when none is running, as in the reference.
+    /// Stops the running trace; when none is running, the line the reference 1.11.0 answers.
     pub async fn stop_trace(
         &mut self,
         file_path: Option<&str>,
@@ -52,7 +72,9 @@ impl McpPage {
     ) -> Result<Vec<String>, String> {
         match self.trace.take() {
             Some(recording) => self.finish_trace(recording, file_path, sandbox).await,
-            None => Ok(Vec::new()),
+            None => Ok(vec![
+                "Error: no active performance trace recording to stop.".into(),
+            ]),
         }
     }
 

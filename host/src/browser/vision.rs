@@ -14,7 +14,7 @@ impl McpPage {
                 "The coordinates ({x}, {y}) are not finite numbers."
             ));
         }
-        let click = input::click_point(&self.page, (x, y), count);
+        let click = input::click_at(&self.page, (x, y), count);
         let (_, navigated) = settle::after_action(self, click).await?;
         Ok(navigated)
     }

@@ -1,5 +1,7 @@
-//! Bearer-token authentication of `/mcp` requests, before rmcp sees them: a request without a
-//! known, unrevoked token is answered 401 and goes no further.
+//! Bearer-token authentication of `/mcp` and `/metrics` requests, before rmcp sees them: a
+//! request without a known, unrevoked token is answered 401 and goes no further. Tokens are
+//! checked by [`TokenVerifier`]s in turn (today the tenants file's hashed tokens; an OAuth
+//! resource server adds a second one).
 
 use crate::tenants::Tenant;
 use crate::tenants::registry::Registry;
@@ -9,6 +11,19 @@ use std::sync::Arc;
 /// The tenant a request authenticated as, put in the request's extensions for the handler.
 #[derive(Clone)]
 pub struct AuthenticatedTenant(pub Arc<Tenant>);
+
+/// Something that maps a bearer token to a tenant.
+pub trait TokenVerifier: Send + Sync {
+    /// The tenant of `token`; `None` when this verifier does not know it.
+    fn verify(&self, token: &str) -> Option<Arc<Tenant>>;
+}
+
+/// The hashed tokens of the tenants file (as last read).
+impl TokenVerifier for Registry {
+    fn verify(&self, token: &str) -> Option<Arc<Tenant>> {
+        self.authenticate(token)
+    }
+}
 
 /// Why a request was refused.
 #[derive(Debug, PartialEq, Eq)]
@@ -32,7 +47,8 @@ impl AuthError {
     }
 }
 
-pub fn authenticate(headers: &HeaderMap, tenants: &Registry) -> Result<Arc<Tenant>, AuthError> {
+/// The token of `Authorization: Bearer <token>`.
+pub fn bearer(headers: &HeaderMap) -> Result<&str, AuthError> {
     let value = headers
         .get(http::header::AUTHORIZATION)
         .ok_or(AuthError::Missing)?;
@@ -41,5 +57,16 @@ pub fn authenticate(headers: &HeaderMap, tenants: &Registry) -> Result<Arc<Tenan
     if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
         return Err(AuthError::Malformed);
     }
-    tenants.authenticate(token.trim()).ok_or(AuthError::Unknown)
+    Ok(token.trim())
+}
+
+pub fn authenticate(
+    headers: &HeaderMap,
+    verifiers: &[&dyn TokenVerifier],
+) -> Result<Arc<Tenant>, AuthError> {
+    let token = bearer(headers)?;
+    verifiers
+        .iter()
+        .find_map(|verifier| verifier.verify(token))
+        .ok_or(AuthError::Unknown)
 }

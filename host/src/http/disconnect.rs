@@ -31,10 +31,16 @@ pub fn watch() -> (Watch, Disconnected) {
 }
 
 impl Watch {
-    pub fn wrap(self, body: BoxBody<Bytes, Infallible>) -> BoxBody<Bytes, Infallible> {
+    /// The response body, watched; `keep` lives as long as the body (a session's activity).
+    pub fn wrap<K: Send + Sync + 'static>(
+        self,
+        body: BoxBody<Bytes, Infallible>,
+        keep: Option<K>,
+    ) -> BoxBody<Bytes, Infallible> {
         WatchedBody {
             inner: body,
             guard: Some(self.guard),
+            _keep: keep.map(|keep| Box::new(keep) as Box<dyn Send + Sync>),
         }
         .boxed()
     }
@@ -44,6 +50,7 @@ struct WatchedBody {
     inner: BoxBody<Bytes, Infallible>,
     /// Dropped (cancelling the token) with the body, unless the body ended first.
     guard: Option<DropGuard>,
+    _keep: Option<Box<dyn Send + Sync>>,
 }
 
 impl Body for WatchedBody {

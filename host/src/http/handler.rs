@@ -5,6 +5,7 @@
 use super::auth::AuthenticatedTenant;
 use super::disconnect::Disconnected;
 use super::metrics::Metrics;
+use crate::net::UrlPolicy;
 use crate::pipeline::gate::category_info;
 use crate::pipeline::{CallError, Pipeline};
 use crate::tenants::registry::{Registry, SessionSlot};
@@ -104,34 +105,45 @@ impl TenantServer {
 /// renderer of the browser. Only tenants with a browser of their own get them.
 const BROWSER_WIDE_TOOLS: [&str; 1] = ["performance_start_trace"];
 
-/// URL schemes a tenant may not open: the browser would read the server's files (other
-/// tenants' roots included) or its own internal pages for it.
-const REFUSED_URL_SCHEMES: [&str; 6] = [
-    "file:",
-    "filesystem:",
-    "chrome:",
-    "chrome-untrusted:",
-    "devtools:",
-    "view-source:",
-];
+/// Parses and checks every URL argument of a tenant's call (any argument whose name contains
+/// `url`), replacing each with the serialization that was checked: the browser then loads
+/// exactly what the policy saw. A navigation's `initScript` needs the right to run script.
+fn check_url_arguments(
+    policy: UrlPolicy,
+    arguments: &mut serde_json::Map<String, serde_json::Value>,
+) -> Result<(), String> {
+    for (key, value) in arguments.iter_mut() {
+        if key.eq_ignore_ascii_case("initScript") && !policy.script && !value.is_null() {
+            return Err(
+                "initScript: runs script in the page, and this tenant may not run script (evaluate_script is not allowed for it).".into(),
+            );
+        }
+        if !key.to_ascii_lowercase().contains("url") {
+            continue;
+        }
+        let Some(raw) = value.as_str() else { continue };
+        let checked = policy
+            .check(raw)
+            .map_err(|refusal| format!("{key}: {refusal}"))?;
+        *value = serde_json::Value::String(checked.to_string());
+    }
+    Ok(())
+}
 
-/// Why a URL argument is refused, if one is.
-fn local_url_refusal(arguments: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
-    arguments
+/// Appends what happened outside the call that the tenant should know: requests its egress
+/// policy refused, pages closed by its quotas.
+fn append_notes(result: &mut CallToolResult, notes: Vec<String>) {
+    if notes.is_empty() {
+        return;
+    }
+    let text = notes
         .iter()
-        .filter(|(key, _)| key.to_ascii_lowercase().contains("url"))
-        .filter_map(|(key, value)| Some((key, value.as_str()?)))
-        .find_map(|(key, url)| {
-            let lowered = url.trim().to_ascii_lowercase();
-            REFUSED_URL_SCHEMES
-                .iter()
-                .find(|scheme| lowered.starts_with(*scheme))
-                .map(|scheme| {
-                    format!(
-                        "{key}: {scheme} URLs are not available over HTTP; use an http(s) or data: URL."
-                    )
-                })
-        })
+        .map(|note| format!("- {note}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    result
+        .content
+        .push(ContentBlock::text(format!("## Server notes\n{text}")));
 }
 
 fn error_result(message: String) -> CallToolResult {
@@ -200,6 +212,17 @@ impl ServerHandler for TenantServer {
         let started = Instant::now();
         let tenant = self.tenant(&context)?;
         let name = request.name.to_string();
+        // A request without an MCP session (the stateless protocol) takes a session place
+        // for its duration, like any session.
+        let stateless = self.slot.lock().map(|slot| slot.is_none()).unwrap_or(true);
+        let _place = match stateless {
+            true => Some(
+                self.tenants
+                    .open_session(&tenant)
+                    .map_err(|message| ErrorData::invalid_request(message, None))?,
+            ),
+            false => None,
+        };
         let outcome = self.run(&tenant, request, &context).await;
         let failed = match &outcome {
             Ok(result) => result.is_error == Some(true),
@@ -223,7 +246,7 @@ impl TenantServer {
     async fn run(
         &self,
         tenant: &Tenant,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(tool) = self.get_tool(&request.name) else {
@@ -235,13 +258,45 @@ impl TenantServer {
         if let Some(message) = self.refusal(tenant, self.flags(tenant).as_ref(), &tool) {
             return Ok(error_result(message));
         }
-        if let Some(message) = request.arguments.as_ref().and_then(local_url_refusal) {
+        if let Some(arguments) = request.arguments.as_mut()
+            && let Err(message) = check_url_arguments(tenant.urls, arguments)
+        {
             return Ok(error_result(message));
         }
-        let ticket = self
-            .tenants
-            .enter(tenant)
-            .map_err(|message| ErrorData::internal_error(message, None))?;
+        let ticket = match self.tenants.enter(tenant) {
+            Ok(ticket) => ticket,
+            Err(message) => return Ok(error_result(message)),
+        };
+        let runtime = ticket.runtime.clone();
+        let mut outcome = self.call(tenant, &ticket, request, context).await;
+        // Still counted in flight (a shutdown drains until the answer is complete).
+        let _settled = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            runtime.session.settle_pages(),
+        )
+        .await;
+        let mut notes = runtime.session.take_notes();
+        notes.extend(
+            runtime
+                .proxy
+                .take_refusals()
+                .into_iter()
+                .map(|refused| format!("Refused by this server's egress policy: {refused}")),
+        );
+        if let Ok(result) = &mut outcome {
+            append_notes(result, notes);
+        }
+        drop(ticket);
+        outcome
+    }
+
+    async fn call(
+        &self,
+        tenant: &Tenant,
+        ticket: &crate::tenants::registry::CallTicket,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
         let quotas = &tenant.quotas;
         let disconnected = context
             .extensions
@@ -256,7 +311,19 @@ impl TenantServer {
             request.arguments,
         ))
         .catch_unwind();
-        // Dropping the call (cancelled, over budget) releases the tenant's lock.
+        // Dropping the call (cancelled, over budget, revoked) releases the tenant's lock; the
+        // script it may have started in a page is stopped too.
+        let stopped = |why: &'static str| {
+            let session = ticket.runtime.session.clone();
+            tokio::spawn(async move {
+                let terminated = session.terminate_scripts().await;
+                tracing::info!(
+                    why,
+                    terminated,
+                    "stopped the scripts of a call that did not finish"
+                );
+            });
+        };
         tokio::select! {
             result = tokio::time::timeout(quotas.call_timeout, call) => match result {
                 Ok(Ok(Ok(result))) => Ok(result),
@@ -265,13 +332,23 @@ impl TenantServer {
                     format!("devtools-mcp failed while running {}; the server keeps serving. Please report this.", request.name),
                     None,
                 )),
-                Err(_) => Ok(error_result(format!(
-                    "The call did not finish within this tenant's budget of {} s and was stopped.",
-                    quotas.call_timeout.as_secs()
-                ))),
+                Err(_) => {
+                    stopped("budget");
+                    Ok(error_result(format!(
+                        "The call did not finish within this tenant's budget of {} s and was stopped (scripts it started in the page were terminated).",
+                        quotas.call_timeout.as_secs()
+                    )))
+                }
             },
-            _ = context.ct.cancelled() => Err(ErrorData::internal_error("The call was cancelled.", None)),
+            _ = context.ct.cancelled() => {
+                stopped("cancelled");
+                Err(ErrorData::internal_error("The call was cancelled.", None))
+            }
+            _ = ticket.runtime.revoked.cancelled() => {
+                Err(ErrorData::internal_error("This tenant's token was revoked; the call was stopped.", None))
+            }
             _ = disconnected.cancelled() => {
+                stopped("disconnected");
                 tracing::info!(tenant = %tenant.name, tool = %request.name, "the client hung up; call stopped");
                 Err(ErrorData::internal_error("The client disconnected; the call was stopped.", None))
             }
@@ -281,23 +358,35 @@ impl TenantServer {
 
 #[cfg(test)]
 mod tests {
-    use super::local_url_refusal;
+    use super::{UrlPolicy, check_url_arguments};
     use serde_json::json;
 
+    fn checked(
+        policy: UrlPolicy,
+        arguments: serde_json::Value,
+    ) -> Result<serde_json::Value, String> {
+        let mut map = arguments.as_object().cloned().unwrap_or_default();
+        check_url_arguments(policy, &mut map).map(|()| serde_json::Value::Object(map))
+    }
+
     #[test]
-    fn refuses_urls_that_reach_the_server_or_browser_internals() {
-        let refused = |url: &str| {
-            let arguments = json!({ "url": url });
-            local_url_refusal(arguments.as_object().expect("an object")).is_some()
-        };
-        assert!(refused("file:///etc/passwd"));
-        assert!(refused("  FILE:///tmp/other-tenant/secret.txt"));
-        assert!(refused("chrome://settings"));
-        assert!(refused("view-source:http://127.0.0.1/"));
-        assert!(!refused("http://127.0.0.1:8080/file:"));
-        assert!(!refused("data:text/html,hi"));
-        assert!(!refused("about:blank"));
-        let other_key = json!({ "function": "file:///x" });
-        assert!(local_url_refusal(other_key.as_object().expect("an object")).is_none());
+    fn url_arguments_are_checked_parsed_and_replaced_by_what_was_checked() {
+        let tenant = UrlPolicy { script: false };
+        assert!(checked(tenant, json!({ "url": "fi\tle:///etc/passwd" })).is_err());
+        assert!(checked(tenant, json!({ "url": " \u{1}chrome://version" })).is_err());
+        assert!(checked(tenant, json!({ "targetUrl": "view-source:http://a/" })).is_err());
+        let passed = checked(tenant, json!({ "url": "http://EXAMPLE.com/a\nb" })).expect("allowed");
+        assert_eq!(passed["url"], "http://example.com/ab");
+        let other_key = checked(tenant, json!({ "function": "file:///x" })).expect("not a URL");
+        assert_eq!(other_key["function"], "file:///x");
+    }
+
+    #[test]
+    fn init_scripts_need_the_right_to_run_script() {
+        let tenant = UrlPolicy { script: false };
+        let refused = checked(tenant, json!({ "url": "http://a/", "initScript": "1" }));
+        assert!(refused.is_err_and(|message| message.contains("initScript")));
+        let scripting = UrlPolicy { script: true };
+        assert!(checked(scripting, json!({ "url": "http://a/", "initScript": "1" })).is_ok());
     }
 }

@@ -30,6 +30,10 @@ pub struct Metrics {
     latency: HistogramFamily,
     pages: Family<TenantLabels, Gauge>,
     queue_depth: Family<TenantLabels, Gauge>,
+    /// The instance's load, for a HorizontalPodAutoscaler: calls in flight over all tenants,
+    /// and tenants with a browser context open.
+    in_flight: Gauge,
+    active_tenants: Gauge,
     unauthorized: Counter,
 }
 
@@ -47,6 +51,18 @@ impl Metrics {
         let pages = Family::<TenantLabels, Gauge>::default();
         let queue_depth = Family::<TenantLabels, Gauge>::default();
         let unauthorized = Counter::default();
+        let in_flight = Gauge::default();
+        let active_tenants = Gauge::default();
+        registry.register(
+            "calls_in_flight",
+            "Calls waiting for or holding a tenant's lock, over all tenants (the autoscaling signal)",
+            in_flight.clone(),
+        );
+        registry.register(
+            "active_tenants",
+            "Tenants with a browser context (or browser) open on this instance",
+            active_tenants.clone(),
+        );
         registry.register("tool_calls", "Tool calls answered", calls.clone());
         registry.register(
             "tool_errors",
@@ -76,6 +92,8 @@ impl Metrics {
             latency,
             pages,
             queue_depth,
+            in_flight,
+            active_tenants,
             unauthorized,
         }
     }
@@ -102,7 +120,12 @@ impl Metrics {
     /// lock is held keeps its last page count.
     pub fn render(&self, tenants: &Tenants) -> String {
         self.queue_depth.clear();
-        for runtime in tenants.runtimes() {
+        let runtimes = tenants.runtimes();
+        let total: usize = runtimes.iter().map(|runtime| runtime.queued()).sum();
+        self.in_flight.set(i64::try_from(total).unwrap_or(i64::MAX));
+        self.active_tenants
+            .set(i64::try_from(runtimes.len()).unwrap_or(i64::MAX));
+        for runtime in runtimes {
             let labels = TenantLabels {
                 tenant: runtime.name.clone(),
             };

@@ -65,8 +65,14 @@ pub fn disabled_message(definition: &ToolDefinition, flags: &Map<String, Value>)
             .conditions
             .iter()
             .find(|condition| !truthy(flags.get(condition.as_str())))?;
+        // The reference says "experimental feature" for --experimental* flags only.
+        let kind = if condition.starts_with("experimental") {
+            "experimental feature"
+        } else {
+            "flag"
+        };
         (
-            format!("requires experimental feature --{condition} and"),
+            format!("requires {kind} --{condition} and"),
             condition.clone(),
         )
     };
@@ -137,9 +143,24 @@ mod tests {
     }
 
     #[test]
-    fn input_cannot_be_disabled_by_an_undeclared_flag() {
-        // The reference declares no --categoryInput; our flags never carry it either.
+    fn other_conditions_name_the_flag() {
+        let tool = definition(
+            "evaluate_script",
+            Category::Debugging,
+            &["javascriptEvaluation"],
+        );
+        assert_eq!(
+            disabled_message(&tool, &flags(json!({"javascriptEvaluation": false}))).as_deref(),
+            Some(
+                "Tool evaluate_script requires flag --javascriptEvaluation and is currently disabled. Enable it by running devtools-mcp --javascriptEvaluation=true. For more information check the README."
+            )
+        );
+    }
+
+    #[test]
+    fn every_category_can_be_switched_off_as_in_1_11_0() {
         let tool = definition("click", Category::Input, &[]);
         assert_eq!(disabled_message(&tool, &flags(json!({}))), None);
+        assert!(disabled_message(&tool, &flags(json!({"categoryInput": false}))).is_some());
     }
 }

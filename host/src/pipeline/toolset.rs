@@ -13,7 +13,10 @@ pub struct ToolEntry {
     pub loaded: LoadedTool,
     /// The schema clients see and arguments are checked against.
     pub schema: Map<String, Value>,
-    pub validator: jsonschema::Validator,
+    /// Built with linear-time regular expressions (see `plugin::schema`).
+    pub validator: crate::plugin::schema::SharedValidator,
+    /// Whether validation runs off the async workers (regular expressions, large schemas).
+    pub costly_validation: bool,
     /// Why the tool is disabled by the flags, if it is.
     pub disabled: Option<String>,
     /// `pageId` was merged into the schema and routes the call.
@@ -47,18 +50,21 @@ impl ToolSet {
         let mut entries = BTreeMap::new();
         for loaded in tools {
             let routed = page_id_routing && loaded.definition.page_scoped;
-            let schema = if routed {
+            let mut schema = if routed {
                 with_page_id(&loaded.input_schema)
             } else {
                 loaded.input_schema.clone()
             };
-            let validator =
-                jsonschema::validator_for(&Value::Object(schema.clone())).map_err(|error| {
-                    format!(
-                        "Plugin {} has an invalid input schema: {error}",
-                        loaded.source.display()
-                    )
-                })?;
+            // Arguments are checked strictly (zod's `strict()` in the reference 1.11.0):
+            // unknown names are refused, and the listing says so.
+            schema.insert("additionalProperties".into(), Value::Bool(false));
+            let validator = crate::plugin::schema::compile(&schema).map_err(|error| {
+                format!(
+                    "Plugin {} has an invalid input schema: {error}",
+                    loaded.source.display()
+                )
+            })?;
+            let costly_validation = crate::plugin::schema::is_costly(&schema);
             let disabled = gate::disabled_message(&loaded.definition, flags);
             let listing = listing(&loaded.definition, &schema);
             entries.insert(
@@ -66,7 +72,8 @@ impl ToolSet {
                 ToolEntry {
                     loaded,
                     schema,
-                    validator,
+                    validator: Arc::new(validator),
+                    costly_validation,
                     disabled,
                     routed,
                     listing,

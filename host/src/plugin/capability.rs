@@ -1,7 +1,7 @@
 //! Host capabilities: the groups of host functions a plugin may be granted, and the check each
 //! host function makes before it acts.
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use super::url_rule::{UrlRule, parse_target, runs_script};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -125,6 +125,7 @@ impl Capability {
             "uninstall-extension" | "list-extensions" | "trigger-extension-action" => {
                 Capability::Extensions
             }
+            heap if heap.starts_with("heap-") => Capability::Memory,
             _ => return None,
         })
     }
@@ -160,6 +161,18 @@ pub enum Denied {
         "it tried to navigate to {url}, which matches none of the URL patterns its policy grants (`navigate` under [plugins.{tool}] in the policy file)"
     )]
     Url { tool: String, url: String },
+    #[error(
+        "it tried to navigate to {url}, which cannot be checked against the URL patterns its policy grants: {reason}"
+    )]
+    UncheckableUrl {
+        tool: String,
+        url: String,
+        reason: String,
+    },
+    #[error(
+        "its page went to {url} during the call (a redirect, or a navigation the page started), which matches none of the URL patterns its policy grants (`navigate` under [plugins.{tool}] in the policy file); the page was sent to about:blank"
+    )]
+    LeftAllowedUrls { tool: String, url: String },
 }
 
 /// What one plugin may do: its capabilities and the URLs it may navigate to.
@@ -168,7 +181,7 @@ pub struct Grants {
     tool: String,
     capabilities: BTreeSet<Capability>,
     /// `None`: any URL (when `navigate` is granted).
-    urls: Option<GlobSet>,
+    urls: Option<Vec<UrlRule>>,
 }
 
 impl Grants {
@@ -185,15 +198,14 @@ impl Grants {
         tool: &str,
         capabilities: BTreeSet<Capability>,
         url_patterns: Option<&[String]>,
-    ) -> Result<Grants, globset::Error> {
+    ) -> Result<Grants, String> {
         let urls = match url_patterns {
-            Some(patterns) => {
-                let mut builder = GlobSetBuilder::new();
-                for pattern in patterns {
-                    builder.add(Glob::new(pattern)?);
-                }
-                Some(builder.build()?)
-            }
+            Some(patterns) => Some(
+                patterns
+                    .iter()
+                    .map(|pattern| UrlRule::parse(pattern))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
             None => None,
         };
         Ok(Grants {
@@ -219,15 +231,63 @@ impl Grants {
         })
     }
 
-    /// Navigation: the capability, then the URL patterns. `about:blank` is always allowed.
-    pub fn require_url(&self, url: &str, function: &'static str) -> Result<(), Denied> {
+    /// Navigation: the capability, then the URL as the browser parses it: `javascript:` and
+    /// `data:` URLs run script (they need `script` too), and with URL patterns only a parsed
+    /// http(s) URL without credentials that a pattern matches. Returns the string to send to
+    /// the browser: the serialization of the URL that was checked. `about:blank` is always
+    /// allowed.
+    pub fn require_url(&self, raw: &str, function: &'static str) -> Result<String, Denied> {
         self.require(Capability::Navigate, function)?;
-        match &self.urls {
-            Some(patterns) if url != "about:blank" && !patterns.is_match(url) => Err(Denied::Url {
+        if raw == "about:blank" {
+            return Ok(raw.to_string());
+        }
+        let parsed = parse_target(raw);
+        if let Ok(url) = &parsed
+            && runs_script(url)
+        {
+            self.require(Capability::Script, function)?;
+        }
+        let Some(rules) = &self.urls else {
+            // Any URL: the browser gets the checked serialization, or the raw text it will
+            // refuse itself.
+            return Ok(parsed.map_or_else(|_| raw.to_string(), |url| url.to_string()));
+        };
+        let url = parsed.map_err(|reason| Denied::UncheckableUrl {
+            tool: self.tool.clone(),
+            url: raw.to_string(),
+            reason,
+        })?;
+        if rules.iter().any(|rule| rule.matches(&url)) {
+            Ok(url.to_string())
+        } else {
+            Err(Denied::Url {
                 tool: self.tool.clone(),
                 url: url.to_string(),
-            }),
-            _ => Ok(()),
+            })
+        }
+    }
+
+    /// Whether the policy restricts navigation to URL patterns (then pages are re-checked
+    /// after anything that may have navigated them).
+    pub fn restricts_urls(&self) -> bool {
+        self.urls.is_some()
+    }
+
+    /// The check after a page moved during the call (redirects, page-started navigations).
+    pub fn check_landed(&self, current: &str) -> Result<(), Denied> {
+        let Some(rules) = &self.urls else {
+            return Ok(());
+        };
+        let allowed = current.is_empty()
+            || current == "about:blank"
+            || parse_target(current).is_ok_and(|url| rules.iter().any(|rule| rule.matches(&url)));
+        if allowed {
+            Ok(())
+        } else {
+            Err(Denied::LeftAllowedUrls {
+                tool: self.tool.clone(),
+                url: current.to_string(),
+            })
         }
     }
 }
@@ -304,11 +364,36 @@ mod tests {
             Some(&patterns),
         )
         .expect("patterns");
-        assert!(
+        assert_eq!(
             grants
                 .require_url("http://127.0.0.1:8080/a/b", "navigate")
-                .is_ok()
+                .ok()
+                .as_deref(),
+            Some("http://127.0.0.1:8080/a/b")
         );
+        assert!(matches!(
+            grants.require_url("http://127.0.0.1:1@localhost:9/", "navigate"),
+            Err(Denied::UncheckableUrl { .. })
+        ));
+        // A javascript: URL runs script: it needs `script`, whatever the patterns.
+        assert!(matches!(
+            grants.require_url("javascript:alert(1)", "navigate"),
+            Err(Denied::Capability {
+                capability: Capability::Script,
+                ..
+            })
+        ));
+        let unrestricted = Grants::new("t", [Capability::Navigate].into_iter().collect(), None)
+            .expect("no patterns");
+        assert!(matches!(
+            unrestricted.require_url("data:text/html,<script>x</script>", "navigate"),
+            Err(Denied::Capability {
+                capability: Capability::Script,
+                ..
+            })
+        ));
+        assert!(grants.check_landed("http://127.0.0.1:5/x").is_ok());
+        assert!(grants.check_landed("http://localhost:5/x").is_err());
         assert!(grants.require_url("about:blank", "navigate").is_ok());
         let denied = grants.require_url("https://example.com/", "navigate");
         assert!(matches!(denied, Err(Denied::Url { .. })));

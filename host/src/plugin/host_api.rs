@@ -3,6 +3,7 @@
 
 mod extensions;
 mod interop;
+mod heap;
 mod lighthouse;
 mod page_tools;
 mod pages;
@@ -45,6 +46,11 @@ pub struct CallState {
     output: OutputMeter,
     /// A WASI that grants nothing, made on first use (only components built for WASI use it).
     wasi: Option<(WasiCtx, MemoryOutputPipe)>,
+    /// Init scripts installed for a navigation of this call, by page id: removed when the
+    /// navigation ends and, whatever stopped the call, by [`CallState::clean_up`] after it.
+    init_scripts: Vec<(u32, String)>,
+    /// Images declared so far (attached or screenshots).
+    images: usize,
 }
 
 impl CallState {
@@ -63,7 +69,29 @@ impl CallState {
             grants,
             output: OutputMeter::default(),
             wasi: None,
+            init_scripts: Vec::new(),
+            images: 0,
         }
+    }
+
+    /// Undoes what the call set up in the browser and must not outlive it (init scripts).
+    /// Runs after the guest returned, trapped or ran out of budget, from the host's side, so
+    /// no guest code can skip it.
+    pub async fn clean_up(&mut self) {
+        let scripts = std::mem::take(&mut self.init_scripts);
+        let Some(session) = self.session.as_deref_mut() else {
+            return;
+        };
+        for (page_id, identifier) in scripts {
+            if let Ok(page) = session.page_mut(page_id) {
+                remove_init_script(page, &identifier).await;
+            }
+        }
+    }
+
+    /// Counts `bytes` of text (an error message) against the output budget.
+    pub fn charge_text(&mut self, bytes: usize) -> Result<(), wasmtime::Error> {
+        self.charge(bytes, 0)
     }
 
     /// What the guest wrote to its WASI stdout and stderr, if anything.
@@ -80,11 +108,86 @@ impl CallState {
             .map_err(wasmtime::Error::new)
     }
 
-    /// Navigation needs the capability and a granted URL.
-    fn require_url(&self, url: &str, function: &'static str) -> wasmtime::Result<()> {
+    /// Navigation needs the capability and a granted URL; returns the checked URL's
+    /// serialization, the only string the browser gets.
+    fn require_url(&self, url: &str, function: &'static str) -> wasmtime::Result<String> {
         self.grants
             .require_url(url, function)
             .map_err(wasmtime::Error::new)
+    }
+
+    /// With URL patterns, a page that anything in the call may have navigated (a redirect, a
+    /// click, the page's own script) is checked where it landed; outside the patterns it is
+    /// sent to about:blank and the call is stopped.
+    async fn check_landed(&mut self, page_id: u32) -> wasmtime::Result<()> {
+        if !self.grants.restricts_urls() {
+            return Ok(());
+        }
+        let Some(page) = self
+            .session
+            .as_deref_mut()
+            .and_then(|session| session.page_mut(page_id).ok())
+        else {
+            return Ok(());
+        };
+        let current = page.url().await;
+        if let Err(denied) = self.grants.check_landed(&current) {
+            let blank =
+                crate::browser::cdp("Page.navigate", serde_json::json!({ "url": "about:blank" }));
+            let _left = tokio::time::timeout(CLEANUP_TIMEOUT, page.page.execute(blank)).await;
+            return Err(wasmtime::Error::new(denied));
+        }
+        Ok(())
+    }
+
+    /// Installs an init script on a page for this call (needs `script`: it runs arbitrary
+    /// JavaScript in every new document).
+    async fn add_init_script(
+        &mut self,
+        page_id: u32,
+        source: &str,
+        function: &'static str,
+    ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Script, function)?;
+        let page = match self.session().and_then(|session| session.page_mut(page_id)) {
+            Ok(page) => page,
+            Err(error) => return Ok(Err(error)),
+        };
+        let command = crate::browser::cdp(
+            "Page.addScriptToEvaluateOnNewDocument",
+            serde_json::json!({ "source": source }),
+        );
+        let added = tokio::time::timeout(CLEANUP_TIMEOUT, page.page.execute(command)).await;
+        let identifier = match added {
+            Ok(Ok(response)) => response.result["identifier"].as_str().map(String::from),
+            Ok(Err(error)) => return Ok(Err(format!("The init script was refused: {error}"))),
+            Err(_) => {
+                return Ok(Err(
+                    "The browser did not accept the init script in time.".into()
+                ));
+            }
+        };
+        if let Some(identifier) = identifier {
+            self.init_scripts.push((page_id, identifier));
+        }
+        Ok(Ok(()))
+    }
+
+    /// Removes the init scripts of this call on `page_id` now (the navigation is over).
+    async fn remove_init_scripts(&mut self, page_id: u32) {
+        let (done, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.init_scripts)
+            .into_iter()
+            .partition(|(page, _)| *page == page_id);
+        self.init_scripts = kept;
+        if let Some(page) = self
+            .session
+            .as_deref_mut()
+            .and_then(|session| session.page_mut(page_id).ok())
+        {
+            for (_, identifier) in done {
+                remove_init_script(page, &identifier).await;
+            }
+        }
     }
 
     /// Writing a file the guest named needs `files.write`.
@@ -142,6 +245,8 @@ impl WasiView for CallState {
                 .allow_tcp(false)
                 .allow_udp(false)
                 .allow_ip_name_lookup(false)
+                .wall_clock(FrozenClock)
+                .monotonic_clock(FrozenClock)
                 .build();
             (ctx, pipe)
         });
@@ -149,6 +254,45 @@ impl WasiView for CallState {
             ctx,
             table: &mut self.table,
         }
+    }
+}
+
+/// How long host clean-up (removing an init script, leaving a refused page) may take.
+const CLEANUP_TIMEOUT: Duration = Duration::from_secs(2);
+
+async fn remove_init_script(page: &McpPage, identifier: &str) {
+    let command = crate::browser::cdp(
+        "Page.removeScriptToEvaluateOnNewDocument",
+        serde_json::json!({ "identifier": identifier }),
+    );
+    match tokio::time::timeout(CLEANUP_TIMEOUT, page.page.execute(command)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(error)) => tracing::warn!(%error, "could not remove a plugin's init script"),
+        Err(_) => tracing::warn!("removing a plugin's init script timed out"),
+    }
+}
+
+/// WASI clocks that tell nothing: the wall clock always reads the Unix epoch and the
+/// monotonic clock always reads 0. The WIT promises tools no clocks; a plugin cannot time
+/// the host or other tenants' work through them. (A WASI sleep still waits, within the
+/// call's wall-clock budget.)
+struct FrozenClock;
+
+impl wasmtime_wasi::HostWallClock for FrozenClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for FrozenClock {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+    fn now(&self) -> u64 {
+        0
     }
 }
 

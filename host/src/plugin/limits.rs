@@ -54,6 +54,29 @@ impl Limits {
 /// space per memory slot).
 pub const MAX_MEMORY_BYTES: usize = 1 << 30;
 
+/// The longest wall-clock budget a flag or a policy may set: one day. Larger values would
+/// overflow deadline arithmetic (`Instant + Duration`).
+pub const MAX_WALL_CLOCK: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The most response lines a policy may allow.
+pub const MAX_OUTPUT_LINES: usize = 10_000_000;
+
+/// The most images (attached or screenshots) one call may declare.
+pub const MAX_IMAGES: usize = 64;
+
+/// A wall-clock budget in seconds, range-checked: more than 0, at most [`MAX_WALL_CLOCK`].
+pub fn wall_clock_from_secs(seconds: f64) -> Result<Duration, String> {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= MAX_WALL_CLOCK.as_secs_f64() {
+        // At least a millisecond, so that a tiny value is still a usable budget.
+        Ok(Duration::from_secs_f64(seconds).max(Duration::from_millis(1)))
+    } else {
+        Err(format!(
+            "must be a number of seconds above 0 and at most {} (one day), got {seconds}",
+            MAX_WALL_CLOCK.as_secs()
+        ))
+    }
+}
+
 /// Fixed by the engine for every instance: wasm stack a call may use.
 pub const MAX_WASM_STACK: usize = 1 << 20;
 
@@ -85,6 +108,8 @@ pub enum LimitExceeded {
         "it declared more than {limit} response lines (raise it with `output_lines` in the plugin's policy)"
     )]
     OutputLines { limit: usize },
+    #[error("it declared more than {limit} images")]
+    Images { limit: usize },
 }
 
 #[allow(clippy::cast_precision_loss, reason = "a size shown to one decimal")]

@@ -12,21 +12,23 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasmtime::component::types::ComponentItem;
 
-/// The interfaces of ours a tool may import.
-pub const ALLOWED_IMPORTS: [&str; 9] = [
-    "devtools:tool/pages@0.2.0",
-    "devtools:tool/response@0.2.0",
-    "devtools:tool/styles@0.2.0",
-    "devtools:tool/screencast@0.2.0",
-    "devtools:tool/lighthouse@0.2.0",
-    "devtools:tool/vision@0.2.0",
-    "devtools:tool/interop@0.2.0",
-    "devtools:tool/page-tools@0.2.0",
-    "devtools:tool/extensions@0.2.0",
+/// The interfaces of ours a tool may import (the version is the `package` line of
+/// wit/tool.wit, read by host/build.rs).
+pub const ALLOWED_IMPORTS: [&str; 10] = [
+    concat!("devtools:tool/pages@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/response@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/styles@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/screencast@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/lighthouse@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/heap@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/vision@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/interop@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/page-tools@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!("devtools:tool/extensions@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
 ];
 
 /// The interface every tool exports.
-const TOOL_EXPORT: &str = "devtools:tool/tool@0.2.0";
+const TOOL_EXPORT: &str = concat!("devtools:tool/tool@", env!("DEVTOOLS_TOOL_WIT_VERSION"));
 
 /// WASI interfaces are linked to an implementation that grants nothing.
 pub const WASI_PREFIX: &str = "wasi:";
@@ -73,6 +75,15 @@ pub enum LoadError {
     },
     #[error("Plugin {file} has no usable definition: {reason}")]
     Definition { file: PathBuf, reason: String },
+    #[error(
+        "Plugin {file} defines the tool `{name}`, which differs only in letter case from `{existing}` of {first}; names that read alike are refused. Rename one."
+    )]
+    Confusable {
+        name: String,
+        existing: String,
+        file: PathBuf,
+        first: PathBuf,
+    },
     #[error("Two plugins define the tool `{name}`: {first} and {second}. Remove or rename one.")]
     Duplicate {
         name: String,
@@ -92,18 +103,20 @@ pub struct Inspection {
     pub imports: Vec<String>,
 }
 
+#[derive(Clone)]
 pub struct Loader {
     runtime: Runtime,
-    cache: CompiledCache,
+    cache: Arc<CompiledCache>,
     policy: Arc<Policy>,
 }
 
 impl Loader {
-    pub fn new(runtime: Runtime, cache_dir: Option<PathBuf>, policy: Arc<Policy>) -> Loader {
-        let cache = CompiledCache::new(runtime.engine(), cache_dir);
+    /// `cache`: from [`CompiledCache::open`] (a checked private folder) or
+    /// [`CompiledCache::in_memory`] (nothing written).
+    pub fn new(runtime: Runtime, cache: CompiledCache, policy: Arc<Policy>) -> Loader {
         Loader {
             runtime,
-            cache,
+            cache: Arc::new(cache),
             policy,
         }
     }
@@ -124,14 +137,26 @@ impl Loader {
             file: file.to_path_buf(),
             source,
         })?;
-        self.check_signature(file, &bytes, origin)?;
+        self.load_bytes(file, &bytes, origin, flags_json).await
+    }
+
+    /// [`Loader::load_file`] for bytes already read; `file` names them (the embedded built-in
+    /// tools are `<built-in>/<name>.wasm`).
+    pub async fn load_bytes(
+        &self,
+        file: &Path,
+        bytes: &[u8],
+        origin: Origin,
+        flags_json: &str,
+    ) -> Result<LoadedTool, LoadError> {
+        self.check_signature(file, bytes, origin)?;
         let Inspection {
             sha256,
             pre,
             definition,
             input_schema,
             ..
-        } = self.inspect(file, &bytes, flags_json).await?;
+        } = self.inspect(file, bytes, flags_json).await?;
         let policy_error = |reason: String| LoadError::Policy {
             file: file.to_path_buf(),
             tool: definition.name.clone(),
@@ -171,18 +196,11 @@ impl Loader {
         flags_json: &str,
     ) -> Result<Inspection, LoadError> {
         let sha256 = hex::encode(Sha256::digest(bytes));
-        let (component, from_cache) = self
-            .cache
-            .load_or_compile(self.runtime.engine(), bytes, |bytes| {
-                componentize(file, bytes).map_err(wasmtime::Error::from)
-            })
-            .map_err(|error| match error.downcast::<LoadError>() {
-                Ok(load_error) => load_error,
-                Err(error) => LoadError::Compile {
-                    file: file.to_path_buf(),
-                    reason: format!("{error:#}"),
-                },
-            })?;
+        // Built-in tools carry their code, compiled when the binary was built.
+        let (component, from_cache) = match super::embedded::precompiled(self.runtime.engine(), bytes) {
+            Some(component) => (component, true),
+            None => self.compile(file, bytes).await?,
+        };
         tracing::debug!(file = %file.display(), from_cache, "loaded plugin");
         let imports: Vec<String> = component
             .component_type()
@@ -211,29 +229,17 @@ impl Loader {
             })?;
         let definition = self
             .runtime
-            .definition(&pre, flags_json)
+            .definition(&pre, flags_json, definition_limits(self.policy.base_limits))
             .await
             .map_err(|error| LoadError::Definition {
                 file: file.to_path_buf(),
-                reason: format!("{error:#}"),
+                reason: definition_failure(&error),
             })?;
-        let input_schema = match serde_json::from_str(&definition.input_schema) {
-            Ok(serde_json::Value::Object(schema)) => schema,
-            _ => {
-                return Err(LoadError::Definition {
-                    file: file.to_path_buf(),
-                    reason: "its input schema is not a JSON object".into(),
-                });
-            }
-        };
-        if let Err(error) =
-            jsonschema::validator_for(&serde_json::Value::Object(input_schema.clone()))
-        {
-            return Err(LoadError::Definition {
+        let input_schema =
+            super::definition::validate(&definition).map_err(|reason| LoadError::Definition {
                 file: file.to_path_buf(),
-                reason: format!("its input schema is invalid: {error}"),
-            });
-        }
+                reason,
+            })?;
         Ok(Inspection {
             sha256,
             pre,
@@ -241,6 +247,45 @@ impl Loader {
             input_schema,
             imports,
         })
+    }
+
+    /// Componentizes and compiles (or takes from the cache) off the async workers. A panic in
+    /// any of the parsers or the compiler is caught and reported against the file: a
+    /// malformed component never takes the server (or the `--watch` task) down.
+    async fn compile(
+        &self,
+        file: &Path,
+        bytes: &[u8],
+    ) -> Result<(wasmtime::component::Component, bool), LoadError> {
+        let cache = self.cache.clone();
+        let engine = self.runtime.engine().clone();
+        let owned_file = file.to_path_buf();
+        let owned_bytes = bytes.to_vec();
+        let work = move || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                cache.load_or_compile(&engine, &owned_bytes, |bytes| {
+                    componentize(&owned_file, bytes).map_err(wasmtime::Error::from)
+                })
+            }))
+        };
+        let compile_error = |reason: String| LoadError::Compile {
+            file: file.to_path_buf(),
+            reason,
+        };
+        let outcome = tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|error| compile_error(format!("the compiler task failed: {error}")))?;
+        match outcome {
+            Ok(Ok(compiled)) => Ok(compiled),
+            Ok(Err(error)) => Err(match error.downcast::<LoadError>() {
+                Ok(load_error) => load_error,
+                Err(error) => compile_error(format!("{error:#}")),
+            }),
+            Err(panic) => Err(compile_error(format!(
+                "it is malformed (the parser gave up: {})",
+                panic_text(&panic)
+            ))),
+        }
     }
 
     /// A signature that does not verify is always refused; with `require_signed`, so are
@@ -268,6 +313,39 @@ impl Loader {
             Verdict::Unsigned => Ok(()),
         }
     }
+}
+
+/// The budget of one `definition()` evaluation: the server's `--plugin*` limits, with the
+/// wall clock capped so that start-up stays quick however many plugins load (they load
+/// together, so N slow plugins cost one budget, not N).
+pub const DEFINITION_WALL_CLOCK: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn definition_limits(base: super::Limits) -> super::Limits {
+    super::Limits {
+        wall_clock: base.wall_clock.min(DEFINITION_WALL_CLOCK),
+        ..base
+    }
+}
+
+/// Why `definition()` failed: the limit that stopped it, if one did.
+fn definition_failure(error: &wasmtime::Error) -> String {
+    match error.downcast_ref::<super::limits::LimitExceeded>() {
+        Some(exceeded) => format!("computing its definition was stopped: {exceeded}"),
+        None => match error.downcast_ref::<wasmtime::Trap>() {
+            Some(wasmtime::Trap::OutOfFuel) => {
+                "computing its definition was stopped: it used more than its CPU budget (--plugin-fuel)".into()
+            }
+            _ => format!("{error:#}"),
+        },
+    }
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|text| text.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
 }
 
 pub fn wasm_files(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
@@ -344,7 +422,8 @@ mod tests {
         let file = directory.path().join("empty.wasm");
         std::fs::write(&file, empty_module).expect("write module");
         let runtime = Runtime::new().expect("runtime");
-        let loader = Loader::new(runtime, None, Arc::default());
+        let cache = CompiledCache::in_memory(runtime.engine());
+        let loader = Loader::new(runtime, cache, Arc::default());
         let error = loader.load_file(&file, Origin::Community, "{}").await.err();
         let message = error.map(|error| error.to_string()).unwrap_or_default();
         assert!(

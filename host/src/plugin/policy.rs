@@ -201,7 +201,7 @@ impl Policy {
             ));
         }
         let grants = Grants::new(tool, rule.capabilities.clone(), rule.navigate.as_deref())
-            .map_err(|error| format!("its navigate patterns are invalid: {error}"))?;
+            .map_err(|error| format!("its navigate pattern {error} is invalid"))?;
         Ok(Resolved {
             grants,
             limits: rule.limits.apply(self.base_limits),
@@ -226,8 +226,8 @@ fn rule(entry: &RuleFile, section: &str) -> Result<Rule, String> {
     }
     if let Some(patterns) = &entry.navigate {
         for pattern in patterns {
-            globset::Glob::new(pattern)
-                .map_err(|error| format!("{section}: bad navigate pattern: {error}"))?;
+            super::url_rule::UrlRule::parse(pattern)
+                .map_err(|error| format!("{section}: bad navigate pattern {error}"))?;
         }
     }
     let sha256 = match &entry.sha256 {
@@ -243,23 +243,34 @@ fn rule(entry: &RuleFile, section: &str) -> Result<Rule, String> {
         None => None,
     };
     let wall_clock = match entry.timeout_secs {
-        Some(seconds) if seconds.is_finite() && seconds > 0.0 => {
-            Some(Duration::from_secs_f64(seconds))
-        }
-        Some(_) => return Err(format!("{section}: timeout_secs must be a positive number")),
+        Some(seconds) => Some(
+            super::limits::wall_clock_from_secs(seconds)
+                .map_err(|error| format!("{section}: timeout_secs {error}"))?,
+        ),
         None => None,
     };
+    if entry.fuel == Some(0) {
+        return Err(format!("{section}: fuel must be at least 1"));
+    }
+    if let Some(lines) = entry.output_lines
+        && !(1..=super::limits::MAX_OUTPUT_LINES).contains(&lines)
+    {
+        return Err(format!(
+            "{section}: output_lines must be between 1 and {}",
+            super::limits::MAX_OUTPUT_LINES
+        ));
+    }
     let mib = |value: Option<u64>, key: &str| -> Result<Option<usize>, String> {
         match value {
             Some(0) => Err(format!("{section}: {key} must be at least 1")),
             Some(mib) => usize::try_from(mib)
                 .ok()
                 .and_then(|mib| mib.checked_mul(1 << 20))
-                .filter(|bytes| key != "memory_mib" || *bytes <= MAX_MEMORY_BYTES)
+                .filter(|bytes| *bytes <= MAX_MEMORY_BYTES)
                 .map(Some)
                 .ok_or_else(|| {
                     format!(
-                        "{section}: {key} is too large (memory_mib is at most {})",
+                        "{section}: {key} is too large (it is at most {})",
                         MAX_MEMORY_BYTES >> 20
                     )
                 }),
@@ -353,5 +364,18 @@ mod tests {
         );
         let short = Policy::parse("[plugins.t]\nsha256 = \"abc\"\n", Limits::default());
         assert!(short.is_err());
+        // Out-of-range numbers are errors, never a panic or a budget that breaks every call.
+        for bad in [
+            "timeout_secs = 1e300",
+            "timeout_secs = 1e19",
+            "timeout_secs = 0",
+            "timeout_secs = nan",
+            "fuel = 0",
+            "output_lines = 0",
+            "output_mib = 99999999999999",
+        ] {
+            let parsed = Policy::parse(&format!("[plugins.t]\n{bad}\n"), Limits::default());
+            assert!(parsed.is_err(), "{bad}");
+        }
     }
 }

@@ -3,31 +3,32 @@
 
 use crate::pipeline::gate::category_info;
 use crate::plugin::capability::{Capability, needed_by};
+use crate::plugin::definition::{escape, escape_keeping_lines};
 use crate::plugin::policy::{Origin, Policy};
 use crate::plugin::signature::{self, Verdict};
 use crate::plugin::{ALLOWED_IMPORTS, WASI_PREFIX};
-use crate::plugin::{Loader, Runtime};
+use crate::plugin::{CompiledCache, Loader, Runtime};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 pub async fn print(
     file: &Path,
     policy_file: Option<&Path>,
     flags_json: &str,
-    cache_dir: PathBuf,
 ) -> Result<(), String> {
-    let (report, verdict) = report(file, policy_file, flags_json, cache_dir).await?;
+    let (report, verdict) = report(file, policy_file, flags_json).await?;
     print!("{report}");
     verdict.map_err(|_| "the check found problems (see above)".to_string())
 }
 
 /// The report's text, and whether the server would load the component under this policy.
+/// Everything the plugin defines is escaped ([`escape`]): a definition cannot move the
+/// terminal's cursor, change colours or reorder text with bidi controls.
 pub async fn report(
     file: &Path,
     policy_file: Option<&Path>,
     flags_json: &str,
-    cache_dir: PathBuf,
 ) -> Result<(String, Result<(), String>), String> {
     if serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(flags_json).is_err() {
         return Err(format!("--flags must be a JSON object, got {flags_json}"));
@@ -39,11 +40,13 @@ pub async fn report(
     let bytes =
         std::fs::read(file).map_err(|error| format!("Cannot read {}: {error}", file.display()))?;
     let runtime = Runtime::new().map_err(|error| format!("cannot start wasmtime: {error}"))?;
-    let loader = Loader::new(runtime, Some(cache_dir), Arc::new(policy));
+    // Compiled in memory: checking a plugin writes nothing.
+    let cache = CompiledCache::in_memory(runtime.engine());
+    let loader = Loader::new(runtime, cache, Arc::new(policy));
     let inspection = loader
         .inspect(file, &bytes, flags_json)
         .await
-        .map_err(|error| error.to_string())?;
+        .map_err(|error| escape_keeping_lines(&error.to_string()))?;
     let definition = &inspection.definition;
     let annotations = &definition.annotations;
     let mut out = String::new();
@@ -58,16 +61,24 @@ pub async fn report(
         Verdict::Invalid { reason } => format!("INVALID: {reason}"),
     };
     let _ = writeln!(line, "  signature: {signed}");
-    let _ = writeln!(line, "\nTool {}", definition.name);
+    let _ = writeln!(line, "\nTool {}", escape(&definition.name));
     if let Some(title) = &annotations.title {
-        let _ = writeln!(line, "  title: {title}");
+        let _ = writeln!(line, "  title: {}", escape(title));
     }
-    let _ = writeln!(line, "  description: {}", definition.description);
+    let _ = writeln!(
+        line,
+        "  description: {}",
+        escape_keeping_lines(&definition.description).replace('\n', "\n    ")
+    );
     let (category, _, _) = category_info(annotations.category);
     let _ = writeln!(line, "  category: {category}");
     let _ = writeln!(line, "  read-only: {}", annotations.read_only_hint);
     if !annotations.conditions.is_empty() {
-        let _ = writeln!(line, "  conditions: {}", annotations.conditions.join(", "));
+        let _ = writeln!(
+            line,
+            "  conditions: {}",
+            escape(&annotations.conditions.join(", "))
+        );
     }
     let _ = writeln!(line, "  page-scoped: {}", definition.page_scoped);
     let _ = writeln!(
@@ -79,11 +90,15 @@ pub async fn report(
         let _ = writeln!(
             line,
             "  file parameters: {}",
-            definition.file_params.join(", ")
+            escape(&definition.file_params.join(", "))
         );
     }
     let schema = serde_json::to_string_pretty(&inspection.input_schema).unwrap_or_default();
-    let _ = writeln!(line, "  input schema: {}", schema.replace('\n', "\n  "));
+    let _ = writeln!(
+        line,
+        "  input schema: {}",
+        escape_keeping_lines(&schema).replace('\n', "\n  ")
+    );
 
     let _ = writeln!(line, "\nImports");
     let (wasi, ours): (Vec<&String>, Vec<&String>) = inspection
@@ -96,14 +111,14 @@ pub async fn report(
         } else {
             "not provided"
         };
-        let _ = writeln!(line, "  {import}: {note}");
+        let _ = writeln!(line, "  {}: {note}", escape(import));
     }
     if !wasi.is_empty() {
         let names: Vec<&str> = wasi.iter().map(|import| import.as_str()).collect();
         let _ = writeln!(
             line,
             "  WASI 0.2, linked to an implementation that grants nothing (no preopened folders, no environment, no sockets, stdin closed; stdout and stderr go to the server log): {}",
-            names.join(", ")
+            escape(&names.join(", "))
         );
     }
 
@@ -131,7 +146,7 @@ pub async fn report(
             line,
             "  {capability}: {} (uses {})",
             if granted { "granted" } else { "NOT granted" },
-            functions.join(", ")
+            escape(&functions.join(", "))
         );
     }
     let verdict = match resolved {
@@ -144,7 +159,7 @@ pub async fn report(
             Err(format!(
                 "It loads, but calls that use {} will be refused. Grant them under [plugins.{}] capabilities in the policy.",
                 names.join(", "),
-                definition.name
+                escape(&definition.name)
             ))
         }
         Ok(_) => Ok(()),

@@ -3,27 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-/// The SDK this binary was built next to.
-const BUILT_WITH_SDK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins/sdk");
+/// The SDK version this binary speaks: the SDK and the server share the workspace version
+/// (`version.workspace = true` in both manifests).
+const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-pub fn create(name: &str, parent: &Path, sdk: Option<&Path>) -> Result<PathBuf, String> {
+/// A tool crate named `name` in `parent`, depending on the released SDK by version, or on an
+/// SDK checkout when `sdk_path` is given.
+pub fn create(name: &str, parent: &Path, sdk_path: Option<&Path>) -> Result<PathBuf, String> {
     check_name(name)?;
-    let sdk = match sdk {
-        Some(sdk) => sdk.to_path_buf(),
-        None => PathBuf::from(BUILT_WITH_SDK),
-    };
-    let sdk = sdk.canonicalize().map_err(|_| {
-        format!(
-            "The devtools-tool SDK was not found at {}. Pass --sdk with the path of plugins/sdk from the devtools-mcp sources.",
-            sdk.display()
-        )
-    })?;
-    if !sdk.join("Cargo.toml").is_file() {
-        return Err(format!(
-            "{} is not the devtools-tool SDK (no Cargo.toml).",
-            sdk.display()
-        ));
-    }
+    let dependency = sdk_dependency(sdk_path)?;
     let root = parent.join(name);
     if root.exists() {
         return Err(format!(
@@ -35,7 +23,7 @@ pub fn create(name: &str, parent: &Path, sdk: Option<&Path>) -> Result<PathBuf, 
     std::fs::create_dir_all(&src)
         .map_err(|error| format!("Cannot create {}: {error}", src.display()))?;
     let files = [
-        (root.join("Cargo.toml"), manifest(name, &sdk)),
+        (root.join("Cargo.toml"), manifest(name, &dependency)),
         (src.join("lib.rs"), source(name)),
         (root.join(".gitignore"), "/target\n/dist\n".to_string()),
     ];
@@ -62,7 +50,30 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-fn manifest(name: &str, sdk: &Path) -> String {
+/// The `devtools-tool = ...` line: a version requirement on the released crate, or a path to
+/// an SDK folder (`plugins/sdk` of the devtools-mcp sources).
+fn sdk_dependency(sdk_path: Option<&Path>) -> Result<String, String> {
+    let Some(sdk) = sdk_path else {
+        return Ok(format!("devtools-tool = \"{SDK_VERSION}\""));
+    };
+    let sdk = sdk.canonicalize().map_err(|_| {
+        format!(
+            "The devtools-tool SDK was not found at {}. Pass --sdk-path with the path of plugins/sdk from the devtools-mcp sources, or leave it out to depend on the released crate.",
+            sdk.display()
+        )
+    })?;
+    if !sdk.join("Cargo.toml").is_file() {
+        return Err(format!(
+            "{} is not the devtools-tool SDK (no Cargo.toml).",
+            sdk.display()
+        ));
+    }
+    // A TOML string, escaped as TOML wants (quotes, backslashes).
+    let path = toml::Value::String(sdk.to_string_lossy().into_owned());
+    Ok(format!("devtools-tool = {{ path = {path} }}"))
+}
+
+fn manifest(name: &str, dependency: &str) -> String {
     format!(
         r#"[package]
 name = "{name}"
@@ -74,7 +85,7 @@ publish = false
 crate-type = ["cdylib"]
 
 [dependencies]
-devtools-tool = {{ path = "{sdk}" }}
+{dependency}
 serde = {{ version = "1", features = ["derive"] }}
 schemars = "1.2"
 
@@ -88,8 +99,7 @@ strip = true
 
 # A crate of its own, even inside another workspace.
 [workspace]
-"#,
-        sdk = sdk.display()
+"#
     )
 }
 
@@ -159,6 +169,30 @@ mod tests {
     #[test]
     fn the_scaffold_names_the_type_after_the_tool() {
         assert!(source("page_title").contains("struct PageTitle;"));
-        assert!(manifest("page_title", Path::new("/sdk")).contains("path = \"/sdk\""));
+    }
+
+    #[test]
+    fn the_sdk_is_a_version_dependency_unless_a_path_is_given() {
+        let released = sdk_dependency(None).expect("version");
+        assert_eq!(released, format!("devtools-tool = \"{SDK_VERSION}\""));
+        assert!(manifest("page_title", &released).contains(&released));
+
+        let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/sdk");
+        let local = sdk_dependency(Some(&sdk)).expect("path");
+        let canonical = sdk.canonicalize().expect("sdk");
+        assert_eq!(
+            local,
+            format!("devtools-tool = {{ path = \"{}\" }}", canonical.display())
+        );
+        let missing = sdk_dependency(Some(Path::new("/no/such/sdk"))).unwrap_err();
+        assert!(missing.contains("--sdk-path"), "{missing}");
+    }
+
+    #[test]
+    fn the_version_written_is_the_sdk_crate_version() {
+        // Both manifests take the workspace version, so this binary's is the SDK's.
+        let sdk_manifest = include_str!("../../../plugins/sdk/Cargo.toml");
+        assert!(sdk_manifest.contains("version.workspace = true"));
+        assert!(include_str!("../../Cargo.toml").contains("version.workspace = true"));
     }
 }

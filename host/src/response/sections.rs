@@ -119,9 +119,16 @@ pub fn console_messages(
     request: &ListRequest,
 ) -> Result<(), String> {
     let page = state.page(page.ok_or("No page selected")?)?;
+    // Service workers' messages are not collected: a service worker's list is the empty one,
+    // rendered as the reference renders it for a page without service workers.
+    let nothing = [String::new()];
+    let types = match request.service_worker_id {
+        Some(_) => Some(&nothing[..]),
+        None => request.types.as_deref(),
+    };
     let (lines, data) = page.collectors().console_list(
         pagination(request),
-        request.types.as_deref(),
+        types,
         request.include_preserved,
         request.include_stack_traces,
     );

@@ -57,9 +57,21 @@ pub fn adoptable(info: Option<&TargetInfo>, own_contexts: Option<&[String]>) -> 
     }
 }
 
-pub async fn create_browser_context(browser: &chromiumoxide::Browser) -> Result<String, String> {
+/// A new browser context; with `proxy_server` (a tenant's egress proxy) every request of the
+/// context goes through it, loopback included (`<-loopback>`).
+pub async fn create_browser_context(
+    browser: &chromiumoxide::Browser,
+    proxy_server: Option<&str>,
+) -> Result<String, String> {
+    let params = match proxy_server {
+        Some(proxy) => serde_json::json!({
+            "proxyServer": proxy,
+            "proxyBypassList": crate::net::PROXY_BYPASS_LIST,
+        }),
+        None => serde_json::json!({}),
+    };
     let created = browser
-        .execute(cdp("Target.createBrowserContext", serde_json::json!({})))
+        .execute(cdp("Target.createBrowserContext", params))
         .await
         .map_err(|error| error.to_string())?;
     created.result["browserContextId"]

@@ -4,6 +4,7 @@
 
 use super::{BrowserMode, Tenant, TenantTable, TenantsError};
 use crate::browser::{BrowserOptions, SharedBrowser};
+use crate::net::{EgressPolicy, EgressProxy, PROXY_BYPASS_LIST, TenantNetwork};
 use crate::sandbox::Sandbox;
 use crate::session::Session;
 use std::collections::HashMap;
@@ -11,6 +12,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// WebRTC's UDP does not go through a proxy: only proxied traffic, or none.
+const WEBRTC_PROXIED_ONLY: &str = "--force-webrtc-ip-handling-policy=disable_non_proxied_udp";
 
 /// Time given to each tenant's browser context (or own browser) to close.
 const CLOSE_BUDGET: Duration = Duration::from_secs(2);
@@ -19,6 +24,10 @@ const CLOSE_BUDGET: Duration = Duration::from_secs(2);
 pub struct TenantRuntime {
     pub name: String,
     pub session: Session,
+    /// Where every request of the tenant's browser contexts goes through.
+    pub proxy: EgressProxy,
+    /// Cancelled when the tenant is revoked or removed: its running calls stop at once.
+    pub revoked: CancellationToken,
     /// Calls waiting for or holding the tenant's lock.
     queued: AtomicUsize,
     last_used: Mutex<Instant>,
@@ -28,6 +37,12 @@ impl TenantRuntime {
     pub fn queued(&self) -> usize {
         self.queued.load(Ordering::SeqCst)
     }
+}
+
+/// A token bucket of one tenant's requests per minute.
+struct RateWindow {
+    tokens: f64,
+    refilled: Instant,
 }
 
 /// A call's hold on its tenant: counted in the queue depth, and keeping the tenant from being
@@ -66,6 +81,10 @@ pub struct Registry {
     /// Open MCP sessions per tenant name.
     sessions: Mutex<HashMap<String, Arc<AtomicUsize>>>,
     shared: Arc<SharedBrowser>,
+    /// The proxy of the shared browser's own default context, where no tenant works: it
+    /// refuses everything (a page opened there by any means reaches nothing).
+    _nowhere: Option<EgressProxy>,
+    rates: Mutex<HashMap<String, RateWindow>>,
     /// For tenants with a browser of their own: the server's flags, always with a throwaway
     /// profile (several browsers cannot share one).
     dedicated: BrowserOptions,
@@ -79,17 +98,40 @@ impl Registry {
         options: BrowserOptions,
         idle_timeout: Duration,
     ) -> Registry {
+        let mut options = options;
+        options.chrome_args.push(WEBRTC_PROXIED_ONLY.to_string());
+        options.block_popups = true;
         let mut dedicated = options.clone();
         if dedicated.browser_url.is_none() && dedicated.ws_endpoint.is_none() {
             dedicated.isolated = true;
             dedicated.user_data_dir = None;
         }
+        if options.proxy_server.is_some() {
+            tracing::warn!(
+                "--proxyServer does not apply to tenants: each tenant's browser context goes through its own egress proxy"
+            );
+        }
+        let nowhere = match EgressProxy::start(EgressPolicy::nothing()) {
+            Ok(proxy) => {
+                options.proxy_server = Some(proxy.proxy_server());
+                options
+                    .chrome_args
+                    .push(format!("--proxy-bypass-list={PROXY_BYPASS_LIST}"));
+                Some(proxy)
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot start the shared browser's refuse-all proxy");
+                None
+            }
+        };
         Registry {
             path,
             table: RwLock::new(Arc::new(table)),
             runtimes: Mutex::new(HashMap::new()),
             sessions: Mutex::new(HashMap::new()),
             shared: Arc::new(SharedBrowser::new(options)),
+            _nowhere: nowhere,
+            rates: Mutex::new(HashMap::new()),
             dedicated,
             idle_timeout,
         }
@@ -107,8 +149,49 @@ impl Registry {
         self.table().authenticate(token)
     }
 
-    /// Re-reads the tenants file. Tenants that are gone or revoked are closed at once; the
-    /// old file stays in force when the new one is invalid.
+    /// Whether `token` may read `/metrics`; `None` when the file sets no metrics token.
+    pub fn authenticate_metrics(&self, token: &str) -> Option<bool> {
+        self.table().authenticate_metrics(token)
+    }
+
+    /// The tenant named `name` in the file as last read, unless revoked.
+    pub fn tenant(&self, name: &str) -> Option<Arc<Tenant>> {
+        self.table().get(name).filter(|tenant| !tenant.revoked)
+    }
+
+    /// The tenants file's `[oauth]` section, as last read.
+    pub fn oauth(&self) -> Option<Arc<crate::http::oauth::config::OAuthConfig>> {
+        self.table().oauth()
+    }
+
+    /// Counts one request against the tenant's requests per minute; `Err` past it.
+    pub fn admit(&self, tenant: &Tenant) -> Result<(), String> {
+        let capacity = f64::from(tenant.quotas.requests_per_minute);
+        let mut rates = self
+            .rates
+            .lock()
+            .map_err(|_| "The tenant registry is unavailable.".to_string())?;
+        let window = rates.entry(tenant.name.clone()).or_insert(RateWindow {
+            tokens: capacity,
+            refilled: Instant::now(),
+        });
+        let now = Instant::now();
+        let refill = now.duration_since(window.refilled).as_secs_f64() * capacity / 60.0;
+        window.tokens = (window.tokens + refill).min(capacity);
+        window.refilled = now;
+        if window.tokens < 1.0 {
+            return Err(format!(
+                "Tenant {:?} sent more than its {} requests per minute; retry in a few seconds.",
+                tenant.name, tenant.quotas.requests_per_minute
+            ));
+        }
+        window.tokens -= 1.0;
+        Ok(())
+    }
+
+    /// Re-reads the tenants file. Tenants that are gone or revoked are closed at once (their
+    /// running calls are cancelled first, so closing does not wait for them); the old file
+    /// stays in force when the new one is invalid.
     pub async fn reload(&self) -> Result<usize, TenantsError> {
         let table = TenantTable::load(&self.path)?;
         let count = table.len();
@@ -119,6 +202,9 @@ impl Registry {
         }
         let removed = self
             .take_runtimes(|runtime| table.get(&runtime.name).is_none_or(|tenant| tenant.revoked));
+        for runtime in &removed {
+            runtime.revoked.cancel();
+        }
         close_all(removed).await;
         Ok(count)
     }
@@ -128,7 +214,15 @@ impl Registry {
         // Counted under the registry's lock, so the idle reaper never closes a tenant that a
         // call has just entered.
         let runtime = self.runtime(tenant, true)?;
-        Ok(CallTicket { runtime })
+        let ticket = CallTicket { runtime };
+        let limit = tenant.quotas.max_concurrent_calls;
+        if ticket.runtime.queued() > limit {
+            return Err(format!(
+                "Tenant {:?} already has {limit} calls running or waiting (its max_concurrent_calls); wait for one to finish.",
+                tenant.name
+            ));
+        }
+        Ok(ticket)
     }
 
     /// Opens an MCP session for `tenant`, unless it already has `max_sessions` open.
@@ -174,20 +268,39 @@ impl Registry {
                 tenant.name
             )
         })?;
+        let proxy = EgressProxy::start(tenant.egress.clone()).map_err(|error| {
+            format!(
+                "Cannot start the egress proxy of tenant {:?}: {error}",
+                tenant.name
+            )
+        })?;
+        let network = TenantNetwork {
+            proxy_server: proxy.proxy_server(),
+            urls: tenant.urls,
+        };
         let max_pages = tenant.quotas.max_pages;
         let session = match tenant.browser {
             BrowserMode::Shared => {
-                Session::in_shared_browser(self.shared.clone(), sandbox, max_pages)
+                Session::in_shared_browser(self.shared.clone(), sandbox, max_pages, Some(network))
             }
             BrowserMode::Dedicated => {
-                Session::dedicated(self.dedicated.clone(), sandbox, max_pages)
+                // Its own browser goes through the tenant's proxy as a whole.
+                let mut options = self.dedicated.clone();
+                options.proxy_server = Some(network.proxy_server.clone());
+                options
+                    .chrome_args
+                    .push(format!("--proxy-bypass-list={PROXY_BYPASS_LIST}"));
+                Session::dedicated(options, sandbox, max_pages, Some(network))
             }
         }
+        .with_memory_cap(tenant.quotas.renderer_memory_bytes)
         .with_limits(tenant.quotas.plugin_cap())
         .with_flag_overrides(tenant.flags.clone());
         let runtime = Arc::new(TenantRuntime {
             name: tenant.name.clone(),
             session,
+            proxy,
+            revoked: CancellationToken::new(),
             queued: AtomicUsize::new(usize::from(count_call)),
             last_used: Mutex::new(Instant::now()),
         });

@@ -26,7 +26,17 @@ impl PageTool for Click {
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
         let double = params.dbl_click.unwrap_or(false);
-        page.click(&params.uid, if double { 2 } else { 1 })?;
+        let clicked = page.click(&params.uid, if double { 2 } else { 1 });
+        // A dialog interrupts the action: the reference says so instead of failing.
+        if page.dialog().is_some() {
+            response.line(if double {
+                "The element was double clicked and it opened a dialog."
+            } else {
+                "The element was clicked and it opened a dialog."
+            });
+            return Ok(());
+        }
+        clicked?;
         response.line(if double {
             "Successfully double clicked on the element"
         } else {

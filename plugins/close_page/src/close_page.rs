@@ -21,6 +21,7 @@ impl GlobalTool for ClosePage {
             Category::Navigation,
             "Closes the page by its index. The last open page cannot be closed.",
         )
+        .number_param("pageId")
     }
 
     fn handle(params: Params, response: &mut Response) -> devtools_tool::Result<()> {

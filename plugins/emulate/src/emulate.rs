@@ -38,6 +38,32 @@ enum ColorScheme {
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+enum ForcedColors {
+    Active,
+    None,
+    Auto,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+enum PrefersContrast {
+    More,
+    Less,
+    Custom,
+    NoPreference,
+    Auto,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+enum PrefersReducedMotion {
+    Reduce,
+    NoPreference,
+    Auto,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
 struct Params {
     /// Throttle network. Omit to disable throttling.
     network_conditions: Option<NetworkConditions>,
@@ -46,11 +72,17 @@ struct Params {
     cpu_throttling_rate: Option<f64>,
     /// Geolocation (`<latitude>,<longitude>`) to emulate. Latitude between -90 and 90. Longitude between -180 and 180. Omit to clear the geolocation override.
     geolocation: Option<String>,
-    /// User agent to emulate. Set to empty string to clear the user agent override.
+    /// User agent to emulate. Omit or set to empty string to clear the user agent override.
     user_agent: Option<String>,
-    /// Emulate the dark or the light mode. Set to "auto" to reset to the default.
+    /// Emulate the dark or the light mode. Omit or set to "auto" to reset to the default.
     color_scheme: Option<ColorScheme>,
-    /// Emulate device viewports '<width>x<height>x<devicePixelRatio>[,mobile][,touch][,landscape]'. 'touch' and 'mobile' to emulate mobile devices. 'landscape' to emulate landscape mode.
+    /// Emulate the `forced-colors` CSS media feature. Omit or set to "auto" to reset to the default.
+    forced_colors: Option<ForcedColors>,
+    /// Emulate the `prefers-contrast` CSS media feature. Omit or set to "auto" to reset to the default.
+    prefers_contrast: Option<PrefersContrast>,
+    /// Emulate the `prefers-reduced-motion` CSS media feature. Omit or set to "auto" to reset to the default.
+    prefers_reduced_motion: Option<PrefersReducedMotion>,
+    /// Emulate device viewports '<width>x<height>x<devicePixelRatio>[,mobile][,touch][,landscape]'. 'touch' and 'mobile' to emulate mobile devices. 'landscape' to emulate landscape mode. Omit to clear the viewport override.
     viewport: Option<String>,
     /// Extra HTTP headers as a JSON string object, e.g. {"X-Custom": "value", "Authorization": "Bearer token"}. Headers are included into every HTTP request originating from the page and persist across navigations until cleared. Pass an empty string to clear all extra headers.
     extra_http_headers: Option<String>,
@@ -65,7 +97,7 @@ impl PageTool for Emulate {
         Definition::new(
             "emulate",
             Category::Emulation,
-            "Emulates various features on the selected page.",
+            "Emulates various features on the target page. Each call replaces all emulation settings (except extraHttpHeaders), so pass all desired settings in a single call.",
         )
         .blocked_by_dialog()
     }
@@ -86,6 +118,32 @@ impl PageTool for Emulate {
             color_scheme,
             viewport: params.viewport,
             extra_http_headers: params.extra_http_headers,
+            forced_colors: params.forced_colors.map(|value| {
+                match value {
+                    ForcedColors::Active => "active",
+                    ForcedColors::None => "none",
+                    ForcedColors::Auto => "auto",
+                }
+                .to_string()
+            }),
+            prefers_contrast: params.prefers_contrast.map(|value| {
+                match value {
+                    PrefersContrast::More => "more",
+                    PrefersContrast::Less => "less",
+                    PrefersContrast::Custom => "custom",
+                    PrefersContrast::NoPreference => "no-preference",
+                    PrefersContrast::Auto => "auto",
+                }
+                .to_string()
+            }),
+            prefers_reduced_motion: params.prefers_reduced_motion.map(|value| {
+                match value {
+                    PrefersReducedMotion::Reduce => "reduce",
+                    PrefersReducedMotion::NoPreference => "no-preference",
+                    PrefersReducedMotion::Auto => "auto",
+                }
+                .to_string()
+            }),
         })?;
         response.line("Emulation configured successfully");
         Ok(())

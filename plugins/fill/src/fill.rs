@@ -29,7 +29,13 @@ impl PageTool for Fill {
     }
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        page.fill(&params.uid, &params.value)?;
+        let filled = page.fill(&params.uid, &params.value);
+        // A dialog interrupts the action: the reference says so instead of failing.
+        if page.dialog().is_some() {
+            response.line("The element was filled out and it opened a dialog.");
+            return Ok(());
+        }
+        filled?;
         response.line("Successfully filled out the element");
         if params.include_snapshot.unwrap_or(false) {
             response.include_snapshot(false, None);

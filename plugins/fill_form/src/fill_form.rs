@@ -3,6 +3,7 @@
 use devtools_tool::{Category, Definition, Flags, Page, PageTool, Response};
 use serde::Deserialize;
 
+/// An element to fill out
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Element {
     /// The uid of the element to fill out
@@ -35,8 +36,22 @@ impl PageTool for FillForm {
     }
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        for element in &params.elements {
-            page.fill(&element.uid, &element.value)?;
+        for (index, element) in params.elements.iter().enumerate() {
+            let filled = page.fill(&element.uid, &element.value);
+            // A dialog stops the form: the remaining elements wait until it is handled.
+            if page.dialog().is_some() {
+                let remaining = if index + 1 < params.elements.len() {
+                    " The remaining elements were not filled out."
+                } else {
+                    ""
+                };
+                response.line(format!(
+                    "Filling out the element with uid {} opened a dialog.{remaining}",
+                    element.uid
+                ));
+                return Ok(());
+            }
+            filled?;
         }
         response.line("Successfully filled out the form");
         if params.include_snapshot.unwrap_or(false) {

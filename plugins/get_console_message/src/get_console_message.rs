@@ -21,6 +21,7 @@ impl PageTool for GetConsoleMessage {
             "Gets a console message by its ID. You can get all messages by calling list_console_messages.",
         )
         .read_only()
+        .number_param("msgid")
     }
 
     fn handle(_page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {

@@ -23,9 +23,10 @@ impl PageTool for GetNetworkRequest {
         Definition::new(
             "get_network_request",
             Category::Network,
-            "Gets a network request by an optional reqid, if omitted returns the currently selected request in the DevTools Network panel.",
+            "Gets a network request by an optional reqid, if omitted returns the currently selected request in the DevTools Network panel. Useful for inspecting request headers (including 'Cookie') and response headers (including 'Set-Cookie' and directives).",
         )
         .blocked_by_dialog()
+        .number_param("reqid")
         .file_param("requestFilePath")
         .file_param("responseFilePath")
     }

@@ -23,7 +23,13 @@ impl PageTool for Hover {
     }
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        page.hover(&params.uid)?;
+        let hovered = page.hover(&params.uid);
+        // A dialog interrupts the action: the reference says so instead of failing.
+        if page.dialog().is_some() {
+            response.line("The element was hovered and it opened a dialog.");
+            return Ok(());
+        }
+        hovered?;
         response.line("Successfully hovered over the element");
         if params.include_snapshot.unwrap_or(false) {
             response.include_snapshot(false, None);

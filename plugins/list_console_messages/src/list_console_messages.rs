@@ -42,6 +42,8 @@ struct Params {
     include_preserved_messages: Option<bool>,
     /// Set to true to include the stack trace for each message when available. Increases the response size.
     include_stack_traces: Option<bool>,
+    /// Filter messages to only return messages of the specified service worker.
+    service_worker_id: Option<String>,
 }
 
 struct ListConsoleMessages;
@@ -49,13 +51,20 @@ struct ListConsoleMessages;
 impl PageTool for ListConsoleMessages {
     type Params = Params;
 
-    fn definition(_flags: &Flags) -> Definition {
+    fn definition(flags: &Flags) -> Definition {
+        let extensions = if flags.enabled("categoryExtensions") {
+            " This includes console messages originating from extensions content scripts."
+        } else {
+            ""
+        };
         Definition::new(
             "list_console_messages",
             Category::Debugging,
-            "List all console messages for the currently selected page since the last navigation.",
+            format!("List all console messages for the target page since the last navigation.{extensions}"),
         )
         .read_only()
+        .param_default("includePreservedMessages", false)
+        .param_default("includeStackTraces", false)
     }
 
     fn handle(_page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
@@ -66,6 +75,7 @@ impl PageTool for ListConsoleMessages {
             types,
             include_preserved: params.include_preserved_messages.unwrap_or(false),
             include_stack_traces: params.include_stack_traces.unwrap_or(false),
+            service_worker_id: params.service_worker_id,
         });
         Ok(())
     }

@@ -50,9 +50,10 @@ impl PageTool for ListNetworkRequests {
         Definition::new(
             "list_network_requests",
             Category::Network,
-            "Lists the most recent requests for the currently selected page since the last navigation.",
+            "Lists the most recent requests for the target page since the last navigation.",
         )
         .read_only()
+        .param_default("includePreservedRequests", false)
     }
 
     fn handle(_page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
@@ -66,6 +67,7 @@ impl PageTool for ListNetworkRequests {
             types,
             include_preserved: params.include_preserved_requests.unwrap_or(false),
             include_stack_traces: false,
+            service_worker_id: None,
         });
         Ok(())
     }

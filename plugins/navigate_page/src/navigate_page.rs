@@ -40,15 +40,33 @@ struct Params {
 
 struct NavigatePage;
 
+/// How the host's refusals of a URL begin (`--javascriptEvaluation`, `--fileNavigations`,
+/// browser-internal pages, invalid URLs).
+const REFUSALS: [&str; 3] = [
+    "Navigating to ",
+    "Invalid URL: ",
+    "initScript is not allowed",
+];
+
 impl PageTool for NavigatePage {
     type Params = Params;
 
-    fn definition(_flags: &Flags) -> Definition {
-        Definition::new(
+    fn definition(flags: &Flags) -> Definition {
+        let definition = Definition::new(
             "navigate_page",
             Category::Navigation,
             "Go to a URL, or back, forward, or reload. Use project URL if not specified otherwise.",
-        )
+        );
+        // `--no-javascript-evaluation` takes initScript away, as in the reference.
+        if flags
+            .get("javascriptEvaluation")
+            .and_then(|value| value.as_bool())
+            == Some(false)
+        {
+            definition.hide_param("initScript")
+        } else {
+            definition
+        }
     }
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
@@ -76,6 +94,12 @@ impl PageTool for NavigatePage {
             init_script: params.init_script,
         };
         let outcome = page.navigate(&target, &options);
+        // A URL the server refuses is the call's error, not a failed navigation.
+        if let Err(error) = &outcome
+            && REFUSALS.iter().any(|prefix| error.starts_with(prefix))
+        {
+            return Err(error.clone().into());
+        }
         response.line(match (&target, &outcome) {
             (Navigation::Url(url), Ok(_)) => format!("Successfully navigated to {url}."),
             (Navigation::Url(_), Err(error)) => {

@@ -10,7 +10,7 @@ struct Params {
     url: String,
     /// Whether to open the page in the background without bringing it to the front. Default is false (foreground).
     background: Option<bool>,
-    /// If specified, the page is created in an isolated browser context with the given name. Pages in the same browser context share cookies and storage. Pages in different browser contexts are fully isolated.
+    /// If specified, the page is created in an isolated browser context with the given name. Pages in the same browser context share cookies and storage. Pages in different browser contexts are fully isolated (useful for clean-slate testing of cookies and authentication).
     isolated_context: Option<String>,
     /// Maximum wait time in milliseconds. If set to 0, the default timeout will be used.
     timeout: Option<i64>,

@@ -6,10 +6,12 @@ use serde::Deserialize;
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct Params {
-    /// Determines if, once tracing has started, the current selected page should be automatically reloaded. Navigate the page to the right URL using the navigate_page tool BEFORE starting the trace if reload or autoStop is set to true.
+    /// Determines if, once tracing has started, the target page should be automatically reloaded. Navigate the page to the right URL using the navigate_page tool BEFORE starting the trace if reload or autoStop is set to true.
     reload: Option<bool>,
     /// Determines if the trace recording should be automatically stopped.
     auto_stop: Option<bool>,
+    /// Whether to bypass the HTTP cache when reloading the page, to measure a cold page load. Only applies if reload is true.
+    ignore_cache: Option<bool>,
     /// The absolute file path, or a file path relative to the current working directory, to save the raw trace data. For example, trace.json.gz (compressed) or trace.json (uncompressed).
     file_path: Option<String>,
 }
@@ -23,9 +25,11 @@ impl PageTool for StartTrace {
         Definition::new(
             "performance_start_trace",
             Category::Performance,
-            "Start a performance trace on the selected webpage. Use to find frontend performance issues, Core Web Vitals (LCP, INP, CLS), and improve page load speed.",
+            "Start a performance trace on the target webpage. Use to find frontend performance issues, Core Web Vitals (LCP, INP, CLS), and improve page load speed.",
         )
         .blocked_by_dialog()
+        .param_default("reload", true)
+        .param_default("autoStop", true)
         .file_param("filePath")
     }
 
@@ -33,6 +37,7 @@ impl PageTool for StartTrace {
         let lines = page.start_trace(&TraceOptions {
             reload: params.reload.unwrap_or(true),
             auto_stop: params.auto_stop.unwrap_or(true),
+            ignore_cache: params.ignore_cache.unwrap_or(false),
             file_path: params.file_path,
         })?;
         lines.iter().for_each(|line| response.line(line));

@@ -19,7 +19,7 @@ impl PageTool for StopTrace {
         Definition::new(
             "performance_stop_trace",
             Category::Performance,
-            "Stop the active performance trace recording on the selected webpage.",
+            "Stop the active performance trace recording on the target webpage.",
         )
         .blocked_by_dialog()
         .file_param("filePath")

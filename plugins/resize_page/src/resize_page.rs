@@ -6,9 +6,11 @@ use serde::Deserialize;
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Params {
     /// Page width
-    width: f64,
+    #[schemars(range(min = 1))]
+    width: u32,
     /// Page height
-    height: f64,
+    #[schemars(range(min = 1))]
+    height: u32,
 }
 
 struct ResizePage;
@@ -20,14 +22,14 @@ impl PageTool for ResizePage {
         Definition::new(
             "resize_page",
             Category::Emulation,
-            "Resizes the selected page's window so that the page has specified dimension",
+            "Resizes the page's window so that the page has specified dimension",
         )
     }
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        let dimension = |value: f64, name: &str| {
-            if value.is_finite() && value >= 1.0 && value <= f64::from(u32::MAX) {
-                Ok(value.round() as u32)
+        let dimension = |value: u32, name: &str| {
+            if value >= 1 {
+                Ok(value)
             } else {
                 Err(format!("The {name} must be a positive number of pixels."))
             }

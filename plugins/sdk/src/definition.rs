@@ -47,6 +47,8 @@ pub struct Definition {
     hidden_params: Vec<String>,
     required_params: Vec<String>,
     param_descriptions: Vec<(String, String)>,
+    param_defaults: Vec<(String, Value)>,
+    number_params: Vec<String>,
 }
 
 impl Definition {
@@ -63,6 +65,8 @@ impl Definition {
             hidden_params: Vec::new(),
             required_params: Vec::new(),
             param_descriptions: Vec::new(),
+            param_defaults: Vec::new(),
+            number_params: Vec::new(),
         }
     }
 
@@ -115,6 +119,20 @@ impl Definition {
         self
     }
 
+    /// Lists a default for a parameter in the schema (as zod's `.default()` does); the handler
+    /// still applies it.
+    pub fn param_default(mut self, name: &str, value: impl Into<Value>) -> Self {
+        self.param_defaults.push((name.to_string(), value.into()));
+        self
+    }
+
+    /// Lists an integer parameter as a plain JSON `number` (zod's `number()`), as the
+    /// reference does for ids.
+    pub fn number_param(mut self, name: &str) -> Self {
+        self.number_params.push(name.to_string());
+        self
+    }
+
     pub(crate) fn into_wit<P: schemars::JsonSchema>(
         self,
         page_scoped: bool,
@@ -136,10 +154,11 @@ impl Definition {
         }
     }
 
-    /// The parameters' JSON Schema in the shape MCP clients expect: an inline draft-07 object
-    /// schema whose optional fields are plain types (not `["string", "null"]`).
+    /// The parameters' JSON Schema in the shape MCP clients expect (and the reference 1.11.0
+    /// lists): an inline draft 2020-12 object schema whose optional fields are plain types
+    /// (not `["string", "null"]`).
     fn schema<P: schemars::JsonSchema>(&self) -> Value {
-        let settings = SchemaSettings::draft07().with(|settings| {
+        let settings = SchemaSettings::draft2020_12().with(|settings| {
             settings.inline_subschemas = true;
         });
         let mut schema = settings
@@ -159,10 +178,20 @@ impl Definition {
                 // `remove` would swap the last parameter into its place; keep the order.
                 properties.shift_remove(hidden);
             }
-            properties.values_mut().for_each(strip_null);
+            for name in &self.number_params {
+                if let Some(Value::Object(property)) = properties.get_mut(name) {
+                    as_number(property);
+                }
+            }
+            properties.values_mut().for_each(like_zod);
             for (name, description) in &self.param_descriptions {
                 if let Some(Value::Object(property)) = properties.get_mut(name) {
                     property.insert("description".into(), Value::from(description.as_str()));
+                }
+            }
+            for (name, value) in &self.param_defaults {
+                if let Some(Value::Object(property)) = properties.get_mut(name) {
+                    property.insert("default".into(), value.clone());
                 }
             }
         }
@@ -180,6 +209,62 @@ impl Definition {
             object.insert("required".into(), Value::Array(required));
         }
         schema
+    }
+}
+
+/// JavaScript's largest safe integer: zod's bounds of an `int()`.
+const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+
+/// `integer` (of an unsigned Rust type) as a plain `number`, without the implied `minimum: 0`.
+fn as_number(property: &mut Map<String, Value>) {
+    let unsigned = property
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|format| format.starts_with('u'));
+    property.insert("type".into(), Value::from("number"));
+    property.remove("format");
+    if unsigned
+        && property.get("minimum") == Some(&Value::from(0))
+        && !property.contains_key("maximum")
+    {
+        property.remove("minimum");
+    }
+}
+
+/// The shape zod gives a parameter: optional fields are expressed by `required`, so
+/// `Option<T>`'s null branch goes (from `type` and from `enum`); Rust's number formats go; an
+/// integer is bounded by JavaScript's safe integers, and `minimum: 1` reads as zod's
+/// `positive()`, `exclusiveMinimum: 0`. Array items and object properties get the same.
+fn like_zod(property: &mut Value) {
+    strip_null(property);
+    let Some(object) = property.as_object_mut() else {
+        return;
+    };
+    let format = object.remove("format");
+    if object.get("type") == Some(&Value::from("integer")) {
+        if object.get("minimum") == Some(&Value::from(1)) {
+            object.remove("minimum");
+            object.insert("exclusiveMinimum".into(), Value::from(0));
+        }
+        let signed = format
+            .as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|format| format.starts_with("int"));
+        if signed && !object.contains_key("minimum") {
+            object.insert("minimum".into(), Value::from(-MAX_SAFE_INTEGER));
+        }
+        object
+            .entry("maximum")
+            .or_insert_with(|| Value::from(MAX_SAFE_INTEGER));
+    }
+    if let Some(Value::Array(values)) = object.get_mut("enum") {
+        values.retain(|value| !value.is_null());
+    }
+    if let Some(items) = object.get_mut("items") {
+        like_zod(items);
+    }
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        properties.values_mut().for_each(like_zod);
     }
 }
 

@@ -41,7 +41,9 @@ pub use response::Response;
 #[doc(hidden)]
 pub mod __bindings {
     wit_bindgen::generate!({
-        path: "../../wit",
+        // The crate's own copy of the contract (kept equal to the workspace's wit/ by
+        // host/build.rs), so the published crate builds on its own.
+        path: "wit",
         world: "plugin",
         pub_export_macro: true,
         export_macro_name: "__export_plugin",
@@ -117,6 +119,12 @@ pub mod extensions {
         install_extension, list_extensions, reload_extension, trigger_extension_action,
         uninstall_extension,
     };
+}
+
+/// Heap-snapshot analysis in the host (`memory` capability): each function takes a
+/// `.heapsnapshot` path and returns the response lines.
+pub mod heap {
+    pub use crate::__bindings::devtools::tool::heap::*;
 }
 
 /// A tool that acts on one page: the host resolves it (selected page, or `pageId` with

@@ -24,6 +24,7 @@ impl GlobalTool for SelectPage {
             "Select a page as a context for future tool calls.",
         )
         .read_only()
+        .number_param("pageId")
     }
 
     fn handle(params: Params, response: &mut Response) -> devtools_tool::Result<()> {

@@ -16,7 +16,7 @@ impl PageTool for TakeHeapSnapshot {
     type Params = Params;
 
     fn definition(_flags: &Flags) -> Definition {
-        Definition::new("take_heapsnapshot", Category::Memory, "Capture a heap snapshot of the currently selected page. Use to analyze the memory distribution of JavaScript objects and debug memory leaks.")
+        Definition::new("take_heapsnapshot", Category::Memory, "Capture a heap snapshot of the target page. Use to analyze the memory distribution of JavaScript objects and debug memory leaks.")
             .blocked_by_dialog()
             .file_param("filePath")
     }

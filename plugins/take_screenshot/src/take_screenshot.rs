@@ -45,6 +45,8 @@ impl PageTool for TakeScreenshot {
         )
         .blocked_by_dialog()
         .file_param("filePath")
+        .number_param("quality")
+        .param_default("format", default.as_str())
         .param_description(
             "format",
             &format!("Type of format to save the screenshot as. Default is \"{default}\""),

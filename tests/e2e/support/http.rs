@@ -33,11 +33,34 @@ impl TenantSpec {
         }
     }
 
+    /// A tenant without a static token: it signs in with OAuth access tokens only.
+    pub fn oauth_only(name: &str) -> TenantSpec {
+        TenantSpec::new(name, "")
+    }
+
     pub fn with(mut self, line: &str) -> TenantSpec {
         self.extra.push_str(line);
         self.extra.push('\n');
         self
     }
+
+    /// Lets the tenant's browser reach the tests' fixture servers on 127.0.0.1, which the
+    /// default egress policy refuses (loopback).
+    pub fn on_loopback(self) -> TenantSpec {
+        self.with("egress_allow = [\"127.0.0.1/32\"]")
+    }
+}
+
+/// The `/metrics` token of servers started with [`HttpServer::start`].
+pub const METRICS_TOKEN: &str = "token-metrics";
+
+/// How to start a server beyond its tenants and flags.
+#[derive(Clone, Debug, Default)]
+pub struct ServerSetup {
+    /// TOML put before the `[[tenant]]` entries (e.g. `metrics_token_sha256 = "..."`).
+    pub preamble: String,
+    /// `ulimit -n` for the server process.
+    pub open_files: Option<u64>,
 }
 
 pub struct HttpServer {
@@ -48,11 +71,45 @@ pub struct HttpServer {
     dir: tempfile::TempDir,
     stderr: PathBuf,
     exited: bool,
+    preamble: String,
 }
 
 impl HttpServer {
     /// Starts the server for `tenants` with the test browser flags plus `extra_args`.
     pub async fn start(tenants: &[TenantSpec], extra_args: &[&str]) -> HttpServer {
+        let setup = ServerSetup {
+            preamble: format!(
+                "metrics_token_sha256 = {:?}",
+                hex::encode(Sha256::digest(METRICS_TOKEN.as_bytes()))
+            ),
+            ..ServerSetup::default()
+        };
+        HttpServer::start_with(setup, tenants, extra_args).await
+    }
+
+    /// Like [`HttpServer::start`], with `head` at the top of the tenants file (e.g. an
+    /// `[oauth]` section).
+    pub async fn start_with_head(
+        head: &str,
+        tenants: &[TenantSpec],
+        extra_args: &[&str],
+    ) -> HttpServer {
+        let setup = ServerSetup {
+            preamble: format!(
+                "metrics_token_sha256 = {:?}\n{head}",
+                hex::encode(Sha256::digest(METRICS_TOKEN.as_bytes()))
+            ),
+            ..ServerSetup::default()
+        };
+        HttpServer::start_with(setup, tenants, extra_args).await
+    }
+
+    /// [`HttpServer::start`] with a preamble in the tenants file and process limits.
+    pub async fn start_with(
+        setup: ServerSetup,
+        tenants: &[TenantSpec],
+        extra_args: &[&str],
+    ) -> HttpServer {
         let dir = tempfile::Builder::new()
             .prefix("devtools-mcp-http-")
             .tempdir()
@@ -60,7 +117,8 @@ impl HttpServer {
         let stderr = dir.path().join("server.stderr.log");
         let stderr_file = std::fs::File::create(&stderr).expect("the stderr log file");
         let tenants_path = dir.path().join("tenants.toml");
-        std::fs::write(&tenants_path, tenants_toml(dir.path(), tenants)).expect("the tenants file");
+        let text = format!("{}\n{}", setup.preamble, tenants_toml(dir.path(), tenants));
+        std::fs::write(&tenants_path, text).expect("the tenants file");
         let mut args = vec![
             "serve".to_owned(),
             "--http".to_owned(),
@@ -70,8 +128,21 @@ impl HttpServer {
         ];
         args.extend(browser_args());
         args.extend(extra_args.iter().map(|arg| (*arg).to_owned()));
-        let child = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+        let mut command = match setup.open_files {
+            Some(limit) => {
+                // `exec` keeps the pid: the server is the process the harness watches.
+                let mut command = Command::new("sh");
+                command
+                    .arg("-c")
+                    .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
+                    .arg(env!("CARGO_BIN_EXE_devtools-mcp"));
+                command
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_devtools-mcp")),
+        };
+        let child = command
             .args(&args)
+            .envs(super::server_env())
             .env("RUST_LOG", "info,chromiumoxide=off")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -88,6 +159,7 @@ impl HttpServer {
             dir,
             stderr,
             exited: false,
+            preamble: setup.preamble.clone(),
         };
         let deadline = Instant::now() + timeout();
         loop {
@@ -109,6 +181,27 @@ impl HttpServer {
         }
     }
 
+    /// `GET /metrics` with the metrics token: the status and the text.
+    pub async fn metrics(&self) -> (u16, String) {
+        let response = reqwest::Client::new()
+            .get(format!("{}/metrics", self.base))
+            .bearer_auth(METRICS_TOKEN)
+            .send()
+            .await
+            .expect("the server answered");
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap_or_default())
+    }
+
+    /// The port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.base
+            .rsplit(':')
+            .next()
+            .and_then(|port| port.parse().ok())
+            .expect("the server's port")
+    }
+
     pub fn mcp_url(&self) -> String {
         format!("{}/mcp", self.base)
     }
@@ -124,11 +217,13 @@ impl HttpServer {
 
     /// Rewrites the tenants file (the server re-reads it on SIGHUP).
     pub fn write_tenants(&self, tenants: &[TenantSpec]) {
-        std::fs::write(
-            self.dir.path().join("tenants.toml"),
-            tenants_toml(self.dir.path(), tenants),
-        )
-        .expect("rewrite the tenants file");
+        let text = format!(
+            "{}\n{}",
+            self.preamble,
+            tenants_toml(self.dir.path(), tenants)
+        );
+        std::fs::write(self.dir.path().join("tenants.toml"), text)
+            .expect("rewrite the tenants file");
     }
 
     /// Sends a signal (`HUP`, `TERM`...) to the server with procps' `kill`.
@@ -159,15 +254,7 @@ impl HttpServer {
 
     /// An MCP client of the tenant with this token (initialized over HTTP).
     pub async fn client(&self, token: &str) -> Result<HttpClient, String> {
-        let config = StreamableHttpClientTransportConfig::with_uri(self.mcp_url())
-            .auth_header(token)
-            .max_concurrent_requests(64);
-        let transport = StreamableHttpClientTransport::from_config(config);
-        match tokio::time::timeout(timeout(), ().serve(transport)).await {
-            Ok(Ok(client)) => Ok(HttpClient { client }),
-            Ok(Err(error)) => Err(format!("MCP initialization over HTTP failed: {error}")),
-            Err(_) => Err("MCP initialization over HTTP timed out".to_owned()),
-        }
+        HttpClient::connect(&self.mcp_url(), token).await
     }
 
     /// Like [`HttpServer::client`], panicking with the server's log on failure.
@@ -199,9 +286,14 @@ fn root_of(dir: &Path, tenant: &str) -> PathBuf {
 fn tenants_toml(dir: &Path, tenants: &[TenantSpec]) -> String {
     let mut text = String::new();
     for tenant in tenants {
-        let hash = hex::encode(Sha256::digest(tenant.token.as_bytes()));
+        let token = if tenant.token.is_empty() {
+            String::new()
+        } else {
+            let hash = hex::encode(Sha256::digest(tenant.token.as_bytes()));
+            format!("token_sha256 = {hash:?}\n")
+        };
         text.push_str(&format!(
-            "[[tenant]]\nname = {:?}\ntoken_sha256 = {hash:?}\nsandbox_root = {:?}\n{}\n",
+            "[[tenant]]\nname = {:?}\n{token}sandbox_root = {:?}\n{}\n",
             tenant.name,
             root_of(dir, &tenant.name).display().to_string(),
             tenant.extra
@@ -216,6 +308,19 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
+    /// An MCP client of the server at `mcp_url` with this bearer token (initialized over HTTP).
+    pub async fn connect(mcp_url: &str, token: &str) -> Result<HttpClient, String> {
+        let config = StreamableHttpClientTransportConfig::with_uri(mcp_url.to_owned())
+            .auth_header(token)
+            .max_concurrent_requests(64);
+        let transport = StreamableHttpClientTransport::from_config(config);
+        match tokio::time::timeout(timeout(), ().serve(transport)).await {
+            Ok(Ok(client)) => Ok(HttpClient { client }),
+            Ok(Err(error)) => Err(format!("MCP initialization over HTTP failed: {error}")),
+            Err(_) => Err("MCP initialization over HTTP timed out".to_owned()),
+        }
+    }
+
     /// Calls a tool; a JSON-RPC error or a transport failure is `Err` with its text.
     pub async fn call_raw(
         &self,

@@ -34,22 +34,60 @@ pub fn chromium_path() -> String {
     std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned())
 }
 
-/// A cache directory shared by all tests of one user, so compiled tools are reused across
-/// tests and runs instead of being recompiled by every test.
-pub fn cache_dir() -> PathBuf {
+/// Where the servers under test keep their state, per user: `<target>/tmp/e2e-<uid>/`, with
+/// `cache/` (compiled tools, shared by all tests and runs so nothing is compiled twice) and
+/// `tmp/` (the servers' private `TMPDIR`). The server refuses a cache or plugin folder inside a
+/// folder plugins may write to, the temp dir included; a private `TMPDIR` beside the cache
+/// keeps the tests passing from any clone location (under `/tmp` too) and with any `TMPDIR`.
+fn state_dir() -> PathBuf {
     use std::os::unix::fs::MetadataExt;
     // `/proc/self` is owned by our effective uid: a std-only way to make the name per user.
     let uid = std::fs::metadata("/proc/self")
         .map(|m| m.uid())
         .unwrap_or(0);
-    std::env::temp_dir().join(format!("devtools-mcp-test-cache-{uid}"))
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("e2e-{uid}"))
+}
+
+/// The compiled-code cache shared by all tests of one user.
+pub fn cache_dir() -> PathBuf {
+    state_dir().join("cache")
+}
+
+/// The temp dir of every server the harness starts (created private on first use): where
+/// the server writes temporary files, and one of its file roots.
+pub fn server_temp_dir() -> PathBuf {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = state_dir().join("tmp");
+    let _exists = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir);
+    dir.canonicalize().unwrap_or(dir)
+}
+
+/// The environment every server process gets: its private `TMPDIR`.
+pub fn server_env() -> Vec<(String, String)> {
+    vec![(
+        "TMPDIR".to_owned(),
+        server_temp_dir().to_string_lossy().into_owned(),
+    )]
+}
+
+/// The server binary as a plain command (one-shot CLI calls), with [`server_env`].
+pub fn server_command() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_devtools-mcp"));
+    command.envs(server_env());
+    command
 }
 
 /// The arguments every test passes: headless, throwaway profile, no sandbox (tests run as
-/// root in containers), no GPU, and the shared cache.
+/// root in containers), no GPU, the shared cache, and page-id routing off (1.11.0 turns it on
+/// by default; a test that wants it passes `--pageIdRouting` after these, which wins, or uses
+/// [`McpServer::start_routed`]).
 pub fn browser_args() -> Vec<String> {
     let cache = cache_dir().to_string_lossy().into_owned();
     [
+        "--no-page-id-routing",
         "--headless",
         "--isolated",
         "--executablePath",
@@ -120,6 +158,13 @@ impl McpServer {
         }
     }
 
+    /// Like [`McpServer::start`] with the reference 1.11.0's default: page-id routing on.
+    pub async fn start_routed(extra_args: &[&str]) -> McpServer {
+        let mut args = vec!["--pageIdRouting"];
+        args.extend_from_slice(extra_args);
+        McpServer::start(&args).await
+    }
+
     /// Spawns the server with exactly `args` and extra `env`; `Err` carries the reason and the
     /// server's stderr, for tests that expect startup to fail.
     pub async fn start_with(
@@ -136,6 +181,10 @@ impl McpServer {
         env: Vec<(String, String)>,
     ) -> Result<McpServer, String> {
         let (stderr, stderr_file) = StderrLog::create()?;
+        let mut env = env;
+        if !env.iter().any(|(name, _)| name == "TMPDIR") {
+            env.extend(server_env());
+        }
         let mut child = Command::new(program)
             .args(&args)
             .envs(env)

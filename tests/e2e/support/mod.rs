@@ -7,6 +7,8 @@
 mod fixture_server;
 mod http;
 mod mcp;
+mod private_tmp;
+pub mod reference;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -21,8 +23,12 @@ pub fn binary_dir() -> PathBuf {
 }
 
 pub use fixture_server::{FixtureServer, Route};
-pub use http::{HttpClient, HttpServer, TenantSpec};
-pub use mcp::{McpServer, ToolOutput, browser_args, cache_dir, chromium_path, timeout};
+pub use http::{HttpClient, HttpServer, ServerSetup, TenantSpec};
+pub use mcp::{
+    McpServer, ToolOutput, browser_args, cache_dir, chromium_path, server_command, server_env,
+    server_temp_dir, timeout,
+};
+pub use private_tmp::PrivateTmp;
 
 /// Live (non-zombie) processes descending from `pid`, found through the ppid field of
 /// `/proc/*/stat`. Take this list before shutting the server down: once it has exited its

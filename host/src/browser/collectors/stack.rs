@@ -1,7 +1,8 @@
 //! Stack traces as the reference prints them. It builds them with the DevTools frontend, so a
 //! frame reads `at <function> (<file>:<line>:<column>)` with DevTools' file names: the script's
-//! last path component for scripts loaded from a URL (or given a `sourceURL`), `VM<id> <name>`
-//! with script-relative positions for inline and anonymous scripts, and the raw 0-based
+//! last path component for scripts loaded from a URL (or given a `sourceURL`) and, as 1.11.0
+//! does, for scripts inline in a document (at document positions), `VM<id> <name>` for
+//! anonymous ones, and the raw 0-based
 //! position when the script is gone (after the page navigated). Frames from `node_modules`
 //! are ignore-listed. Source maps are not applied.
 
@@ -243,6 +244,11 @@ impl Scripts {
                 }
                 (source_name(resource), line, column)
             }
+            // 1.11.0 names an inline script's frames after its document, at document
+            // positions (the raw ones).
+            None if !script.has_source_url && script.inline() => {
+                (source_name(&script.url), line, column)
+            }
             None => {
                 let short = extract_name(&script.url);
                 let vm = if short.is_empty() {
@@ -250,13 +256,6 @@ impl Scripts {
                 } else {
                     format!("debugger:///VM{id} {short}")
                 };
-                let (mut line, mut column) = (line, column);
-                if !script.has_source_url && script.inline() {
-                    line -= script.start_line;
-                    if line == 0 {
-                        column -= script.start_column;
-                    }
-                }
                 (source_name(&vm), line, column)
             }
         };
@@ -317,11 +316,11 @@ mod tests {
                 .format(&stack, None, true)
                 .as_deref()
                 .unwrap_or_default(),
-            "at libLog (lib.js:2:11)\nat  (VM5 console.html:17:1)\n\
-             at failingFn (VM5 console.html:1:13)\nat  (VM7:1:9)\nat callback ('main.js':3:21)\n\
+            "at libLog (lib.js:2:11)\nat  (console.html:18:1)\n\
+             at failingFn (console.html:2:21)\nat  (VM7:1:9)\nat callback ('main.js':3:21)\n\
              --- setTimeout -------------------------\n\
-             at  (VM5 console.html:19:1)\n--- async ------------------------------\n\
-             at  (VM5 console.html:2:1)\nNote: line and column numbers use 1-based indexing"
+             at  (console.html:20:1)\n--- async ------------------------------\n\
+             at  (console.html:3:1)\nNote: line and column numbers use 1-based indexing"
         );
     }
 

@@ -72,13 +72,19 @@ impl pages::Host for CallState {
         timeout_ms: Option<u32>,
     ) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
         self.require(Capability::PagesManage, "new-page")?;
-        if url != "about:blank" {
-            self.require_url(&url, "new-page")?;
-        }
+        let url = if url == "about:blank" {
+            url
+        } else {
+            self.require_url(&url, "new-page")?
+        };
         let session = match self.session() {
             Ok(session) => session,
             Err(error) => return Ok(Err(error)),
         };
+        // Checked before a page is created, as the reference does.
+        if let Err(refused) = session.navigation_policy().check(&url) {
+            return Ok(Err(refused));
+        }
         let created = session
             .new_page(
                 &url,
@@ -88,7 +94,10 @@ impl pages::Host for CallState {
             )
             .await;
         match created {
-            Ok(id) => Ok(Ok(self.table.push(PageHandle { id })?)),
+            Ok(id) => {
+                self.check_landed(id).await?;
+                Ok(Ok(self.table.push(PageHandle { id })?))
+            }
             Err(error) => Ok(Err(error)),
         }
     }
@@ -122,25 +131,53 @@ impl pages::HostPage for CallState {
         target: pages::Navigation,
         options: pages::NavigateOptions,
     ) -> wasmtime::Result<Result<pages::Navigated, String>> {
-        match &target {
-            pages::Navigation::Url(url) => self.require_url(url, "[method]page.navigate")?,
-            _ => self.require(Capability::Navigate, "[method]page.navigate")?,
+        const FUNCTION: &str = "[method]page.navigate";
+        let target = match target {
+            pages::Navigation::Url(url) => Target::Url(self.require_url(&url, FUNCTION)?),
+            other => {
+                self.require(Capability::Navigate, FUNCTION)?;
+                match other {
+                    pages::Navigation::Back => Target::Back,
+                    pages::Navigation::Forward => Target::Forward,
+                    _ => Target::Reload {
+                        ignore_cache: matches!(other, pages::Navigation::Reload(true)),
+                    },
+                }
+            }
+        };
+        let page_id = self.page_id(&handle)?;
+        // An init script is JavaScript in the page: it needs `script`, and it is removed when
+        // the navigation ends (or, if the call is stopped first, when the call ends).
+        if let Some(source) = options.init_script.as_deref()
+            && let Err(error) = self.add_init_script(page_id, source, FUNCTION).await?
+        {
+            return Ok(Err(error));
+        }
+        let policy = match self.session() {
+            Ok(session) => session.navigation_policy(),
+            Err(error) => return Ok(Err(error)),
+        };
+        if let pages::Navigation::Url(url) = &target
+            && let Err(refused) = policy.check(url)
+        {
+            return Ok(Err(refused));
+        }
+        if options.init_script.is_some() && !policy.javascript_evaluation {
+            return Ok(Err(
+                "initScript is not allowed when JavaScript evaluation is disabled.".into(),
+            ));
         }
         let page = page_or_return!(self, handle);
-        let target = match target {
-            pages::Navigation::Url(url) => Target::Url(url),
-            pages::Navigation::Back => Target::Back,
-            pages::Navigation::Forward => Target::Forward,
-            pages::Navigation::Reload(ignore_cache) => Target::Reload { ignore_cache },
-        };
         let outcome = page
             .navigate(
                 target,
                 timeout(options.timeout_ms),
                 options.accept_before_unload,
-                options.init_script.as_deref(),
+                None,
             )
             .await;
+        self.remove_init_scripts(page_id).await;
+        self.check_landed(page_id).await?;
         Ok(outcome.map(|done| pages::Navigated {
             url: done.url,
             before_unload_handled: done.before_unload_handled,
@@ -155,6 +192,7 @@ impl pages::HostPage for CallState {
     ) -> wasmtime::Result<Result<(), String>> {
         self.require(Capability::Input, "[method]page.click")?;
         let outcome = page_or_return!(self, handle).click(&uid, count).await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -165,6 +203,7 @@ impl pages::HostPage for CallState {
     ) -> wasmtime::Result<Result<(), String>> {
         self.require(Capability::Input, "[method]page.hover")?;
         let outcome = page_or_return!(self, handle).hover(&uid).await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -176,6 +215,7 @@ impl pages::HostPage for CallState {
     ) -> wasmtime::Result<Result<(), String>> {
         self.require(Capability::Input, "[method]page.fill")?;
         let outcome = page_or_return!(self, handle).fill(&uid, &value).await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -189,6 +229,7 @@ impl pages::HostPage for CallState {
         let outcome = page_or_return!(self, handle)
             .type_text(&text, submit_key.as_deref())
             .await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -199,6 +240,7 @@ impl pages::HostPage for CallState {
     ) -> wasmtime::Result<Result<(), String>> {
         self.require(Capability::Input, "[method]page.press-key")?;
         let outcome = page_or_return!(self, handle).press_key(&key).await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -210,6 +252,7 @@ impl pages::HostPage for CallState {
     ) -> wasmtime::Result<Result<(), String>> {
         self.require(Capability::Input, "[method]page.drag")?;
         let outcome = page_or_return!(self, handle).drag(&from_uid, &to_uid).await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -240,6 +283,7 @@ impl pages::HostPage for CallState {
         let outcome = page_or_return!(self, handle)
             .upload_files(&uid, &paths)
             .await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|navigated| self.navigated(navigated)))
     }
 
@@ -279,7 +323,18 @@ impl pages::HostPage for CallState {
             color_scheme: settings.color_scheme,
             viewport: settings.viewport,
             extra_http_headers: settings.extra_http_headers,
+            forced_colors: settings.forced_colors,
+            prefers_contrast: settings.prefers_contrast,
+            prefers_reduced_motion: settings.prefers_reduced_motion,
         };
+        // Values the reference refuses while parsing the arguments answer alone.
+        let checked = page_or_return!(self, handle)
+            .emulation()
+            .next(request.clone());
+        if let Err(message) = checked {
+            self.response.argument_error = Some(message.clone());
+            return Ok(Err(message));
+        }
         Ok(page_or_return!(self, handle).emulate(request).await)
     }
 
@@ -322,6 +377,7 @@ impl pages::HostPage for CallState {
             .start_trace(
                 options.reload,
                 options.auto_stop,
+                options.ignore_cache,
                 options.file_path.as_deref(),
                 sandbox,
             )
@@ -368,6 +424,27 @@ impl pages::HostPage for CallState {
         options: pages::EvaluateOptions,
     ) -> wasmtime::Result<Result<String, String>> {
         self.require(Capability::Script, "[method]page.evaluate")?;
+        let source = match &options.source_path {
+            Some(path) => {
+                self.require(Capability::FilesRead, "[method]page.evaluate")?;
+                match self
+                    .session()
+                    .and_then(|session| read_script(session, path))
+                {
+                    Ok(source) => source,
+                    Err(error) => return Ok(Err(error)),
+                }
+            }
+            None => function,
+        };
+        let function = match options.format.as_deref() {
+            // A classic script: its completion value, evaluated in the page's global scope.
+            Some("script") => format!(
+                "() => (0, eval)({})",
+                serde_json::Value::from(source.as_str())
+            ),
+            _ => source.trim_end().trim_end_matches(';').to_string(),
+        };
         let outcome = page_or_return!(self, handle)
             .evaluate(
                 &function,
@@ -376,6 +453,7 @@ impl pages::HostPage for CallState {
                 options.wait_for_stable_dom,
             )
             .await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(outcome.map(|(result, navigated)| {
             self.navigated(navigated);
             result
@@ -388,9 +466,11 @@ impl pages::HostPage for CallState {
         script: String,
     ) -> wasmtime::Result<Result<String, String>> {
         self.require(Capability::Script, "[method]page.evaluate-expression")?;
-        Ok(page_or_return!(self, handle)
+        let outcome = page_or_return!(self, handle)
             .evaluate_expression(&script)
-            .await)
+            .await;
+        self.check_landed(self.page_id(&handle)?).await?;
+        Ok(outcome)
     }
 
     async fn dialog(
@@ -417,6 +497,7 @@ impl pages::HostPage for CallState {
         let handled = page.handle_dialog(accept, prompt_text.as_deref()).await;
         // The closed event clears the state; wait for it so the response shows no dialog.
         page.wait_dialog_closed(Duration::from_secs(1)).await;
+        self.check_landed(self.page_id(&handle)?).await?;
         Ok(handled)
     }
 
@@ -424,4 +505,32 @@ impl pages::HostPage for CallState {
         self.table.delete(handle)?;
         Ok(())
     }
+}
+
+/// The largest script `evaluate_script` reads from a file.
+const MAX_SCRIPT_BYTES: u64 = 10 << 20;
+
+/// Reads a script file for `evaluate_script`'s `sourcePath`: checked by the sandbox again here,
+/// since a plugin could pass any path.
+fn read_script(session: &crate::session::SessionState, path: &str) -> Result<String, String> {
+    let unreadable = |reason: String| format!("Unable to read script source from {path}: {reason}");
+    let resolved = session
+        .sandbox
+        .resolve(path)
+        .map_err(|error| error.to_string())?;
+    let local = match resolved.split_once("://") {
+        Some(("file", rest)) => rest.to_string(),
+        Some(_) => return Err(unreadable("only local files can be read".into())),
+        None => resolved,
+    };
+    let file = std::fs::File::open(&local).map_err(|error| unreadable(error.to_string()))?;
+    let mut source = String::new();
+    use std::io::Read;
+    file.take(MAX_SCRIPT_BYTES + 1)
+        .read_to_string(&mut source)
+        .map_err(|error| unreadable(error.to_string()))?;
+    if source.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(unreadable(format!("larger than {MAX_SCRIPT_BYTES} bytes")));
+    }
+    Ok(source)
 }

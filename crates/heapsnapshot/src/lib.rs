@@ -1,0 +1,123 @@
+//! A V8 heap-snapshot engine: loads a `.heapsnapshot` file once (streaming), computes what
+//! the DevTools frontend computes (dominator tree and retained sizes, distances, detached
+//! DOM, native-context attribution, class aggregates) and answers the queries of
+//! chrome-devtools-mcp 1.11.0's heap tools with the same numbers and texts.
+
+mod aggregates;
+mod contexts;
+mod dominators;
+mod filters;
+pub mod format;
+mod init;
+mod names;
+mod native;
+mod parse;
+mod queries;
+mod snapshot;
+pub mod tools;
+
+pub use filters::NodeFilter;
+pub use queries::{EdgeSort, ObjectQuery, QuerySort};
+pub use snapshot::HeapSnapshot;
+
+use aggregates::Aggregate;
+use indexmap::IndexMap;
+use std::collections::HashMap;
+use std::io::Read;
+use std::sync::atomic::AtomicBool;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HeapError {
+    #[error("could not read the heap snapshot: {0}")]
+    Io(#[source] std::io::Error),
+    #[error("invalid heap snapshot: {0}")]
+    Format(String),
+    /// A query the snapshot cannot answer (unknown node id, bad class index...). The text is
+    /// the reference's.
+    #[error("{0}")]
+    Query(String),
+}
+
+/// A snapshot as the tools keep it: the analysed graph plus the class ids the reference
+/// hands out (1-based, in first-seen order of the unfiltered aggregates).
+pub struct LoadedSnapshot {
+    pub snapshot: HeapSnapshot,
+    pub(crate) all_aggregates: IndexMap<String, Aggregate>,
+    pub(crate) class_keys: Vec<String>,
+    pub(crate) class_ids: HashMap<String, usize>,
+    /// Set once a diff sorted this snapshot's unfiltered class members by id (DevTools
+    /// caches that order, and later class listings start from it).
+    pub(crate) all_sorted_by_id: AtomicBool,
+}
+
+impl LoadedSnapshot {
+    /// Reads and analyses a snapshot.
+    pub fn load(reader: impl Read) -> Result<LoadedSnapshot, HeapError> {
+        let raw = parse::parse(reader)?;
+        let snapshot = HeapSnapshot::from_raw(raw)?;
+        let all_aggregates = snapshot.aggregates(None);
+        let class_keys: Vec<String> = all_aggregates.keys().cloned().collect();
+        let class_ids = class_keys
+            .iter()
+            .enumerate()
+            .map(|(i, key)| (key.clone(), i + 1))
+            .collect();
+        Ok(LoadedSnapshot {
+            snapshot,
+            all_aggregates,
+            class_keys,
+            class_ids,
+            all_sorted_by_id: AtomicBool::new(false),
+        })
+    }
+
+    /// An estimate of the memory this snapshot holds.
+    pub fn memory_bytes(&self) -> usize {
+        let aggregates: usize = self
+            .all_aggregates
+            .iter()
+            .map(|(key, aggregate)| {
+                key.len() * 2 + aggregate.name.len() + aggregate.indexes.len() * 4 + 96
+            })
+            .sum();
+        self.snapshot.memory_bytes() + aggregates
+    }
+}
+
+impl HeapSnapshot {
+    /// (context count, retained-by-context size, count, not-retained size, count).
+    pub(crate) fn retained_by_context_summary(&self) -> (u64, u64, u64, u64, u64) {
+        let mask = self.filter_mask(&NodeFilter::RetainedByContexts);
+        let (mut contexts, mut size, mut count, mut other_size, mut other_count) = (0, 0, 0, 0, 0);
+        for (ordinal, retained_by_context) in mask.iter().enumerate() {
+            let ni = ordinal * self.nf;
+            let self_size = self.self_size(ni);
+            if self_size == 0 {
+                continue;
+            }
+            if *retained_by_context {
+                count += 1;
+                size += self_size;
+            } else {
+                other_count += 1;
+                other_size += self_size;
+            }
+            if self.is_context_object(ni) {
+                contexts += 1;
+            }
+        }
+        (contexts, size, count, other_size, other_count)
+    }
+
+    /// The largest odd (JavaScript object) id.
+    pub(crate) fn max_js_object_id(&self) -> u32 {
+        (0..self.node_count)
+            .map(|ordinal| self.node_id(ordinal * self.nf))
+            .filter(|id| id % 2 == 1)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,435 @@
+//! Port of Puppeteer 25.8's `cdp/Accessibility.ts` snapshot: links the flat node list of
+//! CDP `Accessibility.getFullAXTree` into a tree, keeps the "interesting" nodes and
+//! serializes them, so that snapshots match chrome-devtools-mcp node for node.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+use super::ax_node::{AxNode, RawNode};
+use super::cdp::{CdpNode, JsValue, ReplyError, parse_full_ax_tree};
+
+/// Deepest raw nesting that is walked. Blink's HTML parser stops nesting at 512, so real
+/// pages stay far below; the cap only keeps hostile input from exhausting the stack.
+const MAX_DEPTH: usize = 1000;
+
+/// A `nodeId` as a JS `Map` key: strings and numbers never equal each other, and every
+/// object is a key of its own.
+#[derive(Hash, PartialEq, Eq)]
+enum NodeKey<'a> {
+    Str(Cow<'a, str>),
+    Num(u64),
+    Bool(bool),
+    Null,
+    Undefined,
+    Object(usize),
+}
+
+impl<'a> NodeKey<'a> {
+    fn of(value: &JsValue<'a>, position: usize) -> NodeKey<'a> {
+        match value {
+            JsValue::Str(s) => NodeKey::Str(s.clone()),
+            // SameValueZero: -0 and 0 are one key, and so is every NaN.
+            JsValue::Num(n) if *n == 0.0 => NodeKey::Num(0),
+            JsValue::Num(n) if n.is_nan() => NodeKey::Num(f64::NAN.to_bits()),
+            JsValue::Num(n) => NodeKey::Num(n.to_bits()),
+            JsValue::Bool(b) => NodeKey::Bool(*b),
+            JsValue::Null => NodeKey::Null,
+            JsValue::Undefined => NodeKey::Undefined,
+            JsValue::Compound => NodeKey::Object(position),
+        }
+    }
+}
+
+/// The unserialized tree, kept so that child frames can be attached before serializing
+/// (an attached frame makes its `Iframe` node interesting, as in Puppeteer).
+pub struct AxTree<'a> {
+    nodes: Vec<RawNode<'a>>,
+    iframes: HashMap<usize, AxNode>,
+}
+
+impl<'a> AxTree<'a> {
+    /// The tree of a whole `Accessibility.getFullAXTree` reply message, parsed in place:
+    /// `Ok(None)` when it has no nodes.
+    pub fn from_reply(text: &'a str) -> Result<Option<AxTree<'a>>, ReplyError> {
+        parse_full_ax_tree(text).map(AxTree::from_nodes)
+    }
+
+    /// Links nodes by `childIds`, like `AXNode.createTree`: a repeated `nodeId` keeps its
+    /// first position but its last payload, and the root is the first node.
+    pub fn from_nodes(payloads: Vec<CdpNode<'a>>) -> Option<AxTree<'a>> {
+        let mut index: HashMap<NodeKey<'a>, usize> = HashMap::with_capacity(payloads.len());
+        let mut slots: Vec<Option<CdpNode<'a>>> = Vec::with_capacity(payloads.len());
+        for (position, payload) in payloads.into_iter().enumerate() {
+            match index.entry(NodeKey::of(&payload.node_id, position)) {
+                Entry::Occupied(at) => slots[*at.get()] = Some(payload),
+                Entry::Vacant(at) => {
+                    at.insert(slots.len());
+                    slots.push(Some(payload));
+                }
+            }
+        }
+        let mut nodes: Vec<RawNode<'a>> = slots.into_iter().flatten().map(RawNode::new).collect();
+        for node in &mut nodes {
+            node.children = node
+                .payload
+                .child_ids
+                .0
+                .iter()
+                // An object never equals another object, so it names no node.
+                .filter(|id| !matches!(id, JsValue::Compound))
+                .filter_map(|id| index.get(&NodeKey::of(id, 0)).copied())
+                .collect();
+        }
+        (!nodes.is_empty()).then(|| AxTree {
+            nodes,
+            iframes: HashMap::new(),
+        })
+    }
+
+    /// `backendDOMNodeId`s of the `Iframe` nodes reachable from the root, whose frames
+    /// Puppeteer snapshots with the same options when `includeIframes` is set.
+    pub fn iframe_backend_node_ids(&self) -> Vec<i64> {
+        let mut ids = Vec::new();
+        let iframes = |i: usize, _| {
+            let node = &self.nodes[i];
+            if node.is_iframe() {
+                ids.extend(node.backend_node_id().filter(|&id| id != 0));
+            }
+            true
+        };
+        self.walk(iframes, |_, _| false);
+        ids
+    }
+
+    /// Sets the snapshot of the frame shown by the `Iframe` node with this backend id; it
+    /// becomes that node's last child. Returns false when no such node exists.
+    pub fn attach_iframe(&mut self, backend_node_id: i64, frame: AxNode) -> bool {
+        let found = self
+            .nodes
+            .iter()
+            .position(|n| n.is_iframe() && n.backend_node_id() == Some(backend_node_id));
+        match found {
+            Some(i) => {
+                self.iframes.insert(i, frame);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The serialized tree, as `Accessibility.snapshot({interestingOnly})`. When the root
+    /// itself is not interesting, this is its first interesting descendant, as in Puppeteer.
+    pub fn serialize(mut self, interesting_only: bool) -> Option<AxNode> {
+        let interesting = interesting_only.then(|| self.collect_interesting());
+        let mut iframes = std::mem::take(&mut self.iframes);
+        self.serialize_tree(interesting.as_deref(), &mut iframes)
+            .into_iter()
+            .next()
+    }
+
+    /// Pre-order walk from the root with an explicit stack (deep pages must not overflow
+    /// ours), visiting each node once so that cyclic input ends. `visit(i, flag)` says
+    /// whether to enter the children, and `pass(i, flag)` gives them their flag.
+    fn walk(&self, mut visit: impl FnMut(usize, bool) -> bool, pass: impl Fn(usize, bool) -> bool) {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack = vec![(0, false, 0)];
+        while let Some((i, flag, depth)) = stack.pop() {
+            if depth > MAX_DEPTH || std::mem::replace(&mut seen[i], true) || !visit(i, flag) {
+                continue;
+            }
+            let flag = pass(i, flag);
+            stack.extend(
+                self.nodes[i]
+                    .children
+                    .iter()
+                    .rev()
+                    .map(|&c| (c, flag, depth + 1)),
+            );
+        }
+    }
+
+    fn has_focusable_child(&self, i: usize, depth: usize) -> bool {
+        let node = &self.nodes[i];
+        if let Some(known) = node.focusable_child.get() {
+            return known;
+        }
+        // Cached as false first, as Puppeteer does, which also ends cycles.
+        node.focusable_child.set(Some(false));
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let found = node
+            .children
+            .iter()
+            .any(|&c| self.nodes[c].focusable || self.has_focusable_child(c, depth + 1));
+        node.focusable_child.set(Some(found));
+        found
+    }
+
+    fn is_leaf(&self, i: usize) -> bool {
+        let node = &self.nodes[i];
+        if node.children.is_empty() || node.is_plain_text_field() || node.is_text_only() {
+            return true;
+        }
+        // Roles whose children are only presentational.
+        if matches!(
+            node.role.as_str(),
+            "doc-cover"
+                | "graphics-symbol"
+                | "img"
+                | "image"
+                | "Meter"
+                | "scrollbar"
+                | "slider"
+                | "separator"
+                | "progressbar"
+        ) {
+            return true;
+        }
+        if self.has_focusable_child(i, 0) {
+            return false;
+        }
+        node.role == "heading" && node.has_name
+    }
+
+    fn is_interesting(&self, i: usize, inside_control: bool) -> bool {
+        let node = &self.nodes[i];
+        if node.role == "Ignored" || node.hidden || node.ignored {
+            return false;
+        }
+        if node.is_landmark() || node.focusable || node.richly_editable || node.notable {
+            return true;
+        }
+        if node.is_control() {
+            return true;
+        }
+        // A non-focusable child of a control is not interesting.
+        if inside_control {
+            return false;
+        }
+        self.is_leaf(i) && (node.has_name || node.has_description)
+    }
+
+    /// `collectInterestingNodes`: stops below leaves, and tells children whether they
+    /// sit inside a control.
+    fn collect_interesting(&self) -> Vec<bool> {
+        let mut set = vec![false; self.nodes.len()];
+        self.walk(
+            |i, inside| {
+                set[i] = self.is_interesting(i, inside) || self.iframes.contains_key(&i);
+                !self.is_leaf(i)
+            },
+            |i, inside| inside || self.nodes[i].is_control(),
+        );
+        set
+    }
+
+    /// `serializeTree`, post-order with an explicit stack: a node that is not interesting
+    /// hands its serialized children up to its parent in its place.
+    fn serialize_tree(
+        &self,
+        interesting: Option<&[bool]>,
+        iframes: &mut HashMap<usize, AxNode>,
+    ) -> Vec<AxNode> {
+        struct Frame {
+            i: usize,
+            next: usize,
+            depth: usize,
+            out: Vec<AxNode>,
+        }
+        let mut seen = vec![false; self.nodes.len()];
+        seen[0] = true;
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut current = Frame {
+            i: 0,
+            next: 0,
+            depth: 0,
+            out: Vec::new(),
+        };
+        loop {
+            if let Some(&c) = self.nodes[current.i].children.get(current.next) {
+                current.next += 1;
+                if current.depth < MAX_DEPTH && !std::mem::replace(&mut seen[c], true) {
+                    let child = Frame {
+                        i: c,
+                        next: 0,
+                        depth: current.depth + 1,
+                        out: Vec::new(),
+                    };
+                    stack.push(std::mem::replace(&mut current, child));
+                }
+                continue;
+            }
+            let mut result = current.out;
+            if interesting.is_none_or(|set| set[current.i]) {
+                let mut node = self.nodes[current.i].serialize();
+                node.children = result;
+                node.children.extend(iframes.remove(&current.i));
+                result = vec![node];
+            }
+            match stack.pop() {
+                Some(mut parent) => {
+                    parent.out.extend(result);
+                    current = parent;
+                }
+                None => return result,
+            }
+        }
+    }
+}
+
+/// Builds the serialized tree from raw `nodes` written as JSON values (tests' inputs).
+#[cfg(test)]
+pub fn serialize_ax_tree(nodes: &[serde_json::Value], interesting_only: bool) -> Option<AxNode> {
+    let text = serde_json::to_string(nodes).ok()?;
+    let parsed = super::cdp::parse_nodes(&text).ok()?;
+    AxTree::from_nodes(parsed)?.serialize(interesting_only)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::super::samples::{ax, sample_nodes};
+    use super::*;
+
+    fn outline(node: &AxNode, depth: usize, out: &mut Vec<String>) {
+        out.push(format!("{}{} {}", " ".repeat(depth), node.role, node.name));
+        for child in &node.children {
+            outline(child, depth + 1, out);
+        }
+    }
+
+    fn roles(root: Option<AxNode>) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(root) = root {
+            outline(&root, 0, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn interesting_only_keeps_what_puppeteer_keeps() {
+        let want = [
+            "RootWebArea Demo",
+            " heading Title",
+            " StaticText Hello world",
+            " button OK",
+            " textbox Name",
+            " combobox ",
+            "  option One",
+            "  option Two",
+            " link More",
+            "  StaticText More",
+            " checkbox Agree",
+            " StaticText Nested",
+        ];
+        assert_eq!(roles(serialize_ax_tree(&sample_nodes(), true)), want);
+        assert_eq!(
+            roles(serialize_ax_tree(&sample_nodes(), false)).len(),
+            sample_nodes().len()
+        );
+    }
+
+    #[test]
+    fn root_web_area_drops_focused_and_uninteresting_root_yields_first_child() {
+        let root = serialize_ax_tree(&sample_nodes(), true).expect("root");
+        assert_eq!(root.property("focused"), None);
+        let nodes = [
+            ax("1", "generic", "", json!({}), &["2", "3"], None),
+            ax("2", "button", "A", json!({}), &[], None),
+            ax("3", "button", "B", json!({}), &[], None),
+        ];
+        assert_eq!(roles(serialize_ax_tree(&nodes, true)), ["button A"]);
+    }
+
+    #[test]
+    fn attached_iframe_is_kept_with_the_frame_as_last_child() {
+        let nodes = [
+            ax(
+                "1",
+                "RootWebArea",
+                "Top",
+                json!({"focusable": true}),
+                &["2"],
+                Some(1),
+            ),
+            ax("2", "Iframe", "", json!({}), &[], Some(7)),
+        ];
+        assert_eq!(roles(serialize_ax_tree(&nodes, true)), ["RootWebArea Top"]);
+        let text = serde_json::to_string(&nodes).expect("nodes");
+        let parsed = crate::cdp::parse_nodes(&text).expect("parsed");
+        let mut tree = AxTree::from_nodes(parsed).expect("tree");
+        assert_eq!(tree.iframe_backend_node_ids(), [7]);
+        let frame = AxNode {
+            role: "RootWebArea".into(),
+            loader_id: Some("child".into()),
+            ..AxNode::default()
+        };
+        assert!(tree.attach_iframe(7, frame));
+        assert!(!tree.attach_iframe(8, AxNode::default()));
+        assert_eq!(
+            roles(tree.serialize(true)),
+            ["RootWebArea Top", " Iframe ", "  RootWebArea "]
+        );
+    }
+
+    #[test]
+    fn malformed_input_never_panics() {
+        let odd = [
+            json!([]),
+            json!([null, 3, "x"]),
+            json!([{"nodeId": 1}]),
+            json!([{"properties": "nope", "childIds": "1", "role": 5, "name": {"value": {}}}]),
+            json!([{"nodeId": "1", "role": {}, "properties": [{"value": 1}, {"name": 2}, {"name": "level"}], "childIds": [null, 7]}]),
+            json!([{"nodeId": "1", "childIds": ["2"]}, {"nodeId": "2", "childIds": ["1", "2"]}]),
+            json!([{"nodeId": "1", "childIds": ["1"], "properties": [{"name": "focusable", "value": {"value": true}}]}]),
+            json!([{"nodeId": "1", "role": {"value": "a"}}, {"nodeId": "1", "role": {"value": "b"}}]),
+        ];
+        for nodes in odd {
+            let nodes = nodes.as_array().cloned().unwrap_or_default();
+            for interesting in [true, false] {
+                let _ = serialize_ax_tree(&nodes, interesting);
+            }
+        }
+        let dup = [
+            ax("1", "a", "", json!({}), &[], None),
+            ax("1", "b", "", json!({}), &[], None),
+        ];
+        assert_eq!(roles(serialize_ax_tree(&dup, false)), ["b "]);
+    }
+
+    #[test]
+    fn very_deep_trees_fit_a_small_stack() {
+        let depth = 5000;
+        let nodes: Vec<Value> = (0..depth)
+            .map(|i| {
+                let child = (i + 1).to_string();
+                let children: Vec<&str> = if i + 1 < depth {
+                    vec![child.as_str()]
+                } else {
+                    vec![]
+                };
+                ax(
+                    &i.to_string(),
+                    "generic",
+                    "",
+                    json!({"focusable": i % 2 == 0}),
+                    &children,
+                    Some(i),
+                )
+            })
+            .collect();
+        let run = move || {
+            for interesting in [true, false] {
+                let _ = serialize_ax_tree(&nodes, interesting);
+            }
+        };
+        let joined = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(run)
+            .map(|h| h.join().is_ok());
+        assert_eq!(joined.ok(), Some(true));
+    }
+}

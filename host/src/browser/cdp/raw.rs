@@ -1,0 +1,233 @@
+//! A thin CDP client of our own: a second WebSocket to the browser, for the commands whose
+//! replies are large. chromiumoxide parses every message it reads into its typed `Message`
+//! (an untagged enum, so serde first buffers the whole document) and then into a
+//! `serde_json::Value`; for the 3.7 MB `Accessibility.getFullAXTree` of a 4,000-element page
+//! that was most of the snapshot's CPU and all of its memory peak. Here a reply is routed by
+//! its `id` without being parsed and handed over as text, which the snapshot engine then
+//! parses once, in place.
+//!
+//! The connection attaches its own flat sessions to the targets it is asked about (a page,
+//! or a cross-process iframe) and enables no domain, so it receives no events to speak of.
+
+use super::CdpError;
+use async_tungstenite::WebSocketSender;
+use async_tungstenite::tokio::{ConnectStream, connect_async_with_config};
+use async_tungstenite::tungstenite::Message;
+use async_tungstenite::tungstenite::Utf8Bytes;
+use async_tungstenite::tungstenite::protocol::WebSocketConfig;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::Duration;
+use tokio::sync::{Mutex, oneshot};
+
+type Waiters = Arc<StdMutex<HashMap<u64, oneshot::Sender<Utf8Bytes>>>>;
+
+/// Where the browser's DevTools WebSocket is, and our connection to it once made.
+pub struct RawLink {
+    url: String,
+    client: Mutex<Option<Arc<RawClient>>>,
+}
+
+impl RawLink {
+    pub fn new(url: String) -> Arc<RawLink> {
+        Arc::new(RawLink {
+            url,
+            client: Mutex::new(None),
+        })
+    }
+
+    /// The live connection, connecting (again) when there is none.
+    pub async fn client(&self) -> Result<Arc<RawClient>, CdpError> {
+        let mut client = self.client.lock().await;
+        if let Some(live) = client.as_ref().filter(|c| c.alive.load(Ordering::SeqCst)) {
+            return Ok(live.clone());
+        }
+        let connected = Arc::new(RawClient::connect(&self.url).await?);
+        *client = Some(connected.clone());
+        Ok(connected)
+    }
+}
+
+/// One WebSocket to the browser: commands go out through `writer`, and a reader task hands
+/// each reply's text to the caller waiting for its `id`.
+pub struct RawClient {
+    writer: Mutex<WebSocketSender<ConnectStream>>,
+    waiters: Waiters,
+    next_id: AtomicU64,
+    alive: Arc<AtomicBool>,
+    /// target id -> our session attached to it.
+    sessions: StdMutex<HashMap<String, String>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for RawClient {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+/// A reply's whole message text (`{"id":…,"result":…}`), not parsed yet.
+pub struct RawReply(Utf8Bytes);
+
+impl RawReply {
+    pub fn text(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// The `result` as JSON, for small replies; the browser's error message otherwise.
+    pub fn result(&self) -> Result<Value, CdpError> {
+        let mut message: Value = serde_json::from_str(self.text())
+            .map_err(|error| CdpError::Protocol(format!("unreadable reply: {error}")))?;
+        if let Some(error) = message.get("error") {
+            let text = error["message"].as_str().unwrap_or("protocol error");
+            return Err(CdpError::Protocol(text.to_string()));
+        }
+        Ok(message["result"].take())
+    }
+}
+
+impl RawClient {
+    async fn connect(url: &str) -> Result<RawClient, CdpError> {
+        let config = WebSocketConfig::default()
+            .max_message_size(None)
+            .max_frame_size(None);
+        let (socket, _) = connect_async_with_config(url, Some(config))
+            .await
+            .map_err(|error| {
+                CdpError::Protocol(format!("cannot open a DevTools connection: {error}"))
+            })?;
+        let (writer, mut reader) = socket.split();
+        let waiters: Waiters = Arc::default();
+        let alive = Arc::new(AtomicBool::new(true));
+        let (routes, flag) = (waiters.clone(), alive.clone());
+        let reader = tokio::spawn(async move {
+            while let Some(Ok(message)) = reader.next().await {
+                let Message::Text(text) = message else {
+                    continue;
+                };
+                let waiter = reply_id(text.as_str())
+                    .and_then(|id| routes.lock().ok().and_then(|mut w| w.remove(&id)));
+                if let Some(waiter) = waiter {
+                    let _gone = waiter.send(text);
+                }
+            }
+            flag.store(false, Ordering::SeqCst);
+            // Dropping the senders fails every call still waiting.
+            if let Ok(mut waiting) = routes.lock() {
+                waiting.clear();
+            }
+        });
+        Ok(RawClient {
+            writer: Mutex::new(writer),
+            waiters,
+            next_id: AtomicU64::new(1),
+            alive,
+            sessions: StdMutex::default(),
+            reader,
+        })
+    }
+
+    /// Sends `method` (on `session`, or to the browser) and waits for its reply's text.
+    pub async fn call(
+        &self,
+        session: Option<&str>,
+        method: &'static str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<RawReply, CdpError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut message = json!({ "id": id, "method": method, "params": params });
+        if let Some(session) = session {
+            message["sessionId"] = Value::from(session);
+        }
+        let (sender, receiver) = oneshot::channel();
+        if let Ok(mut waiters) = self.waiters.lock() {
+            waiters.insert(id, sender);
+        }
+        let closed = || CdpError::Protocol("The DevTools connection closed.".to_string());
+        let exchange = async {
+            self.writer
+                .lock()
+                .await
+                .send(Message::text(message.to_string()))
+                .await
+                .map_err(|_| closed())?;
+            receiver.await.map_err(|_| closed())
+        };
+        let answer = tokio::time::timeout(timeout, exchange).await;
+        if let Ok(mut waiters) = self.waiters.lock() {
+            waiters.remove(&id);
+        }
+        match answer {
+            Ok(reply) => reply.map(RawReply),
+            Err(_) => Err(CdpError::Timeout {
+                method,
+                seconds: timeout.as_secs(),
+            }),
+        }
+    }
+
+    /// Our session on `target_id` (a page, or a cross-process iframe, whose target id is its
+    /// frame id), attached on first use. Fails when there is no such target.
+    pub async fn session(&self, target_id: &str, timeout: Duration) -> Result<String, CdpError> {
+        if let Some(known) = self
+            .sessions
+            .lock()
+            .ok()
+            .and_then(|s| s.get(target_id).cloned())
+        {
+            return Ok(known);
+        }
+        let params = json!({ "targetId": target_id, "flatten": true });
+        let answer = self
+            .call(None, "Target.attachToTarget", params, timeout)
+            .await?
+            .result()?;
+        let session = answer["sessionId"]
+            .as_str()
+            .ok_or_else(|| CdpError::Protocol("Target.attachToTarget gave no session".into()))?
+            .to_string();
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.insert(target_id.to_string(), session.clone());
+        }
+        Ok(session)
+    }
+
+    /// Forgets a session that stopped answering (its target went away or was swapped).
+    pub fn forget_session(&self, target_id: &str) {
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.remove(target_id);
+        }
+    }
+}
+
+/// The `id` of a reply. Chromium writes it first (`{"id":12,…`), which is read without
+/// scanning the rest; any other shape is read as a whole envelope.
+fn reply_id(text: &str) -> Option<u64> {
+    if let Some(rest) = text.strip_prefix("{\"id\":") {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && rest[digits..].starts_with(',') {
+            return rest[..digits].parse().ok();
+        }
+    }
+    devtools_snapshot::cdp::Envelope::read(text)?.id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reply_id;
+
+    #[test]
+    fn replies_are_routed_by_their_id() {
+        assert_eq!(reply_id(r#"{"id":42,"result":{}}"#), Some(42));
+        assert_eq!(reply_id(r#"{"result":{},"id":7}"#), Some(7));
+        assert_eq!(
+            reply_id(r#"{"method":"Target.detachedFromTarget","params":{}}"#),
+            None
+        );
+        assert_eq!(reply_id("not json"), None);
+    }
+}

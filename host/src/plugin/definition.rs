@@ -1,0 +1,181 @@
+//! Checks on what a component says about itself, before anything of it is listed: a tool name
+//! an MCP client can address and a user can read (no control, bidi or look-alike characters),
+//! bounded texts, and an input schema the host can validate arguments against in bounded time.
+
+use super::ToolDefinition;
+use serde_json::{Map, Value};
+
+/// MCP tool names: 1 to 128 characters of `A-Z a-z 0-9 _ - .` (the MCP specification's
+/// rule). ASCII only, so no two names can look alike through Unicode confusables or bidi
+/// controls; names that differ only in case are refused by the catalog.
+pub const MAX_NAME_CHARS: usize = 128;
+pub const MAX_TITLE_BYTES: usize = 256;
+pub const MAX_DESCRIPTION_BYTES: usize = 64 << 10;
+pub const MAX_CONDITIONS: usize = 32;
+pub const MAX_FILE_PARAMS: usize = 64;
+
+/// Why a name is not a valid MCP tool name, if it is not.
+pub fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() || name.len() > MAX_NAME_CHARS {
+        return Some(format!(
+            "tool names must have 1 to {MAX_NAME_CHARS} characters (this one has {})",
+            name.chars().count()
+        ));
+    }
+    let bad = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))?;
+    Some(format!(
+        "tool names may use only A-Z, a-z, 0-9, `_`, `-` and `.`, and the name {} contains {}",
+        escape(name),
+        escape(&bad.to_string())
+    ))
+}
+
+/// Characters that change how the surrounding text is displayed or read: C0/C1 controls
+/// (newlines and tabs aside), bidi embeddings, overrides and isolates, zero-width characters.
+fn is_deceptive(c: char, allow_newlines: bool) -> bool {
+    if allow_newlines && matches!(c, '\n' | '\t') {
+        return false;
+    }
+    c.is_control()
+        || matches!(c,
+            '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+}
+
+fn text_problem(field: &str, text: &str, max: usize, allow_newlines: bool) -> Option<String> {
+    if text.len() > max {
+        return Some(format!(
+            "its {field} has {} bytes, more than the {max} allowed",
+            text.len()
+        ));
+    }
+    let bad = text.chars().find(|&c| is_deceptive(c, allow_newlines))?;
+    Some(format!(
+        "its {field} contains the control or bidi character {}",
+        escape(&bad.to_string())
+    ))
+}
+
+/// Validates a definition; returns the parsed input schema. The error names the rule.
+pub fn validate(definition: &ToolDefinition) -> Result<Map<String, Value>, String> {
+    if let Some(problem) = name_problem(&definition.name) {
+        return Err(format!("its tool name is refused: {problem}"));
+    }
+    let annotations = &definition.annotations;
+    let texts = [
+        (
+            "description",
+            definition.description.as_str(),
+            MAX_DESCRIPTION_BYTES,
+            true,
+        ),
+        (
+            "title",
+            annotations.title.as_deref().unwrap_or_default(),
+            MAX_TITLE_BYTES,
+            false,
+        ),
+    ];
+    for (field, text, max, newlines) in texts {
+        if let Some(problem) = text_problem(field, text, max, newlines) {
+            return Err(problem);
+        }
+    }
+    if annotations.conditions.len() > MAX_CONDITIONS
+        || annotations
+            .conditions
+            .iter()
+            .any(|c| name_problem(c).is_some())
+    {
+        return Err(format!(
+            "its conditions must be at most {MAX_CONDITIONS} flag names (A-Z, a-z, 0-9, `_`, `-`, `.`)"
+        ));
+    }
+    if definition.file_params.len() > MAX_FILE_PARAMS
+        || definition
+            .file_params
+            .iter()
+            .any(|p| name_problem(p).is_some())
+    {
+        return Err(format!(
+            "its file parameters must be at most {MAX_FILE_PARAMS} parameter names (A-Z, a-z, 0-9, `_`, `-`, `.`)"
+        ));
+    }
+    super::schema::parse(&definition.input_schema)
+        .map_err(|problem| format!("its input schema is refused: {problem}"))
+}
+
+/// Text safe to print on a terminal or put in a log line: control, escape and bidi
+/// characters become `\u{..}` escapes; everything else is kept.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_deceptive(c, false) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Like [`escape`], keeping newlines and tabs (multi-line descriptions).
+pub fn escape_keeping_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|line| escape(line).replace("\\u{9}", "\t"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::Category;
+    use crate::plugin::bindings_for_tests::definition;
+
+    #[test]
+    fn names_follow_the_mcp_rules() {
+        assert_eq!(name_problem("take_snapshot"), None);
+        assert_eq!(name_problem("a.b-c_9"), None);
+        for bad in [
+            "",
+            "click\u{202E}",
+            "cl\u{0456}ck",
+            "a b",
+            "tab\t",
+            &"x".repeat(129),
+        ] {
+            assert!(name_problem(bad).is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn definitions_with_deceptive_or_oversized_fields_are_refused_naming_the_rule() {
+        let mut tool = definition("t", Category::Debugging, &[]);
+        assert!(validate(&tool).is_ok());
+        tool.description = "fine\nlines\ttabs".into();
+        assert!(validate(&tool).is_ok());
+        tool.description = "hidden \u{1b}[2J".into();
+        let error = validate(&tool).unwrap_err();
+        assert!(
+            error.contains("description contains the control or bidi character \\u{1b}"),
+            "{error}"
+        );
+        tool.description = "x".repeat(MAX_DESCRIPTION_BYTES + 1);
+        assert!(validate(&tool).unwrap_err().contains("more than the"));
+        let mut tool = definition("t", Category::Debugging, &[]);
+        tool.annotations.title = Some("a\u{202E}b".into());
+        assert!(validate(&tool).unwrap_err().contains("title"));
+        let mut tool = definition("t", Category::Debugging, &[]);
+        tool.file_params = vec!["../x".into()];
+        assert!(validate(&tool).unwrap_err().contains("file parameters"));
+    }
+
+    #[test]
+    fn escaping_makes_terminal_controls_visible() {
+        assert_eq!(escape("a\u{1b}[31mb\u{202E}"), "a\\u{1b}[31mb\\u{202e}");
+        assert_eq!(escape_keeping_lines("a\n\tb\u{7}"), "a\n\tb\\u{7}");
+    }
+}

@@ -1,0 +1,180 @@
+//! Where code may live. Plugin folders and the compiled-code cache hold what the server runs
+//! with a plugin's grants (all of them, for built-in tools); folders that plugins or tenants
+//! may write to (file parameters, `files.write`, temporary files) must never overlap them, or
+//! one plugin could replace another's code, or plant native code in the cache. Checked once at
+//! start-up (refusing to start with a message naming the overlap and the fix), and the code
+//! folders are then protected in the file sandbox, so roots that arrive later (MCP client
+//! roots) cannot reach them either.
+
+use std::path::{Path, PathBuf};
+
+/// A folder with a name for messages, e.g. ("--workspace", "/srv/work").
+#[derive(Debug, Clone)]
+pub struct Named {
+    pub what: String,
+    pub path: PathBuf,
+}
+
+impl Named {
+    pub fn new(what: impl Into<String>, path: impl Into<PathBuf>) -> Named {
+        Named {
+            what: what.into(),
+            path: path.into(),
+        }
+    }
+}
+
+/// Everything start-up knows about: code folders and writable roots.
+#[derive(Debug, Default)]
+pub struct Placement {
+    /// The compiled-code cache and its key folder (`None`: no cache).
+    pub cache: Option<PathBuf>,
+    /// Built-in and community plugin folders.
+    pub plugin_dirs: Vec<Named>,
+    /// Folders plugins or tenants can write to: workspaces, the temp dir, tenant roots,
+    /// client roots known at start.
+    pub writable: Vec<Named>,
+}
+
+impl Placement {
+    /// Refuses overlapping code and writable folders; on success the code folders are
+    /// protected in the file sandbox for the life of the process.
+    pub fn check(&self) -> Result<(), String> {
+        let mut code: Vec<Named> = Vec::new();
+        if let Some(cache) = &self.cache {
+            code.push(Named::new("the compiled-code cache (--cacheDir)", cache));
+            code.push(Named::new(
+                "the compiled-code cache's key folder",
+                super::cache::key_dir(cache),
+            ));
+        }
+        code.extend(self.plugin_dirs.iter().cloned());
+        for code_dir in &code {
+            for writable in &self.writable {
+                if overlaps(&code_dir.path, &writable.path) {
+                    return Err(overlap_message(code_dir, writable));
+                }
+            }
+        }
+        if let Some(cache) = &self.cache {
+            for plugins in &self.plugin_dirs {
+                if overlaps(cache, &plugins.path) {
+                    return Err(format!(
+                        "The compiled-code cache {} overlaps {} {}: the cache must be a private folder of its own. Choose another folder with --cacheDir.",
+                        cache.display(),
+                        plugins.what,
+                        plugins.path.display()
+                    ));
+                }
+            }
+        }
+        for code_dir in code {
+            crate::sandbox::protect(&code_dir.path);
+        }
+        Ok(())
+    }
+}
+
+fn overlap_message(code: &Named, writable: &Named) -> String {
+    let fix = if code.what.contains("cache") {
+        "Choose a private cache folder outside it with --cacheDir"
+    } else {
+        "Move the plugin folder out of it, or narrow the writable folder"
+    };
+    format!(
+        "Refusing to start: {} {} overlaps {} {}, which plugins or tenants may write to; anything that can write there could replace code the server runs. {fix}.",
+        code.what,
+        code.path.display(),
+        writable.what,
+        writable.path.display()
+    )
+}
+
+/// One folder is inside the other (or they are the same), compared on canonical paths; a
+/// folder that does not exist yet is compared through its deepest existing ancestor.
+pub fn overlaps(a: &Path, b: &Path) -> bool {
+    let (a, b) = (canonical(a), canonical(b));
+    a.starts_with(&b) || b.starts_with(&a)
+}
+
+/// The canonical form of a path whose tail may not exist yet.
+pub fn canonical(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut missing = Vec::new();
+    let mut existing = absolute.as_path();
+    loop {
+        if let Ok(found) = std::fs::canonicalize(existing) {
+            let mut found = found;
+            found.extend(missing.iter().rev());
+            return found;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cache_or_plugin_folder_inside_a_writable_root_is_refused_naming_both() {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path();
+        let work = base.join("work");
+        std::fs::create_dir_all(work.join("plugins")).unwrap();
+        let placement = Placement {
+            cache: Some(work.join("cache")),
+            plugin_dirs: vec![],
+            writable: vec![Named::new("--workspace", &work)],
+        };
+        let error = placement.check().unwrap_err();
+        assert!(
+            error.contains("the compiled-code cache (--cacheDir)"),
+            "{error}"
+        );
+        assert!(error.contains("--workspace"), "{error}");
+        assert!(error.contains("--cacheDir"), "{error}");
+        // A root inside the cache folder overlaps too.
+        let placement = Placement {
+            cache: Some(base.join("cache")),
+            plugin_dirs: vec![],
+            writable: vec![Named::new("the temp dir", base.join("cache/tmp"))],
+        };
+        assert!(placement.check().is_err());
+        let placement = Placement {
+            cache: Some(base.join("cache")),
+            plugin_dirs: vec![Named::new("--pluginDir", work.join("plugins"))],
+            writable: vec![Named::new("--workspace", &work)],
+        };
+        let error = placement.check().unwrap_err();
+        assert!(error.contains("--pluginDir"), "{error}");
+        // A sibling with a common prefix is not inside.
+        let placement = Placement {
+            cache: Some(base.join("cache")),
+            plugin_dirs: vec![Named::new("--pluginDir", base.join("plugins"))],
+            writable: vec![Named::new("--workspace", base.join("cache-other"))],
+        };
+        placement.check().unwrap();
+    }
+
+    #[test]
+    fn a_symlinked_alias_of_a_root_still_overlaps() {
+        let root = tempfile::tempdir().unwrap();
+        let work = root.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        std::os::unix::fs::symlink(&work, root.path().join("alias")).unwrap();
+        assert!(overlaps(&root.path().join("alias/cache"), &work));
+        assert!(!overlaps(&root.path().join("other"), &work));
+    }
+}

@@ -1,0 +1,48 @@
+//! `get_heapsnapshot_dominators`: the dominator chain of one object of a heap snapshot (`--memoryDebugging`; the analysis runs in the host).
+
+#[path = "../../heap_params.rs"]
+mod heap_params;
+
+use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
+use heap_params::respond;
+use serde::Deserialize;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Params {
+    /// A path to a .heapsnapshot file to read.
+    file_path: String,
+    /// The node ID to get the dominator chain for.
+    #[schemars(schema_with = "heap_params::number")]
+    node_id: f64,
+    /// Maximum length of names before truncation. Defaults to 100.
+    #[serde(default)]
+    #[schemars(schema_with = "heap_params::positive_length")]
+    max_name_length: Option<u64>,
+}
+
+struct GetHeapsnapshotDominators;
+
+impl GlobalTool for GetHeapsnapshotDominators {
+    type Params = Params;
+
+    fn definition(_flags: &Flags) -> Definition {
+        Definition::new(
+            "get_heapsnapshot_dominators",
+            Category::Memory,
+            "Loads and caches a memory heapsnapshot and returns the dominator chain for a specific node ID. This helps to identify which objects are keeping the target node alive.",
+        )
+            .read_only()
+            .condition("memoryDebugging")
+            .file_param("filePath")
+    }
+
+    fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
+        respond(
+            heap::heap_dominators(&p.file_path, p.node_id, p.max_name_length),
+            response,
+        )
+    }
+}
+
+devtools_tool::register_global_tool!(GetHeapsnapshotDominators);

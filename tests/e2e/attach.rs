@@ -1,0 +1,287 @@
+//! Attaching to a browser the user started with `--remote-debugging-port`, as a new user does
+//! it: one server process per call, driven by the MCP Inspector CLI (a client this project did
+//! not write), through `--browserUrl` and `--wsEndpoint`. Ours and chrome-devtools-mcp 1.11.0
+//! must answer alike, open no tab of their own, report the page they act on as selected, and
+//! consecutive processes must see and act on the same pages.
+
+use crate::fixtures;
+use crate::support::reference::{ensure_installed, inspector, node_missing, reference_script};
+use crate::support::{FixtureServer, cache_dir, chromium_path};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A Chromium started the way a user starts one for debugging, on a page of theirs.
+struct UserBrowser {
+    child: Child,
+    port: u16,
+    ws_path: String,
+    _profile: tempfile::TempDir,
+}
+
+impl UserBrowser {
+    fn start(url: &str) -> UserBrowser {
+        let profile = tempfile::Builder::new()
+            .prefix("devtools-mcp-attach-")
+            .tempdir()
+            .expect("profile");
+        let child = Command::new(chromium_path())
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--remote-debugging-port=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(url)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromium");
+        let active = profile.path().join("DevToolsActivePort");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let (port, ws_path) = loop {
+            let text = std::fs::read_to_string(&active).unwrap_or_default();
+            let mut lines = text.lines();
+            if let (Some(port), Some(path)) = (lines.next(), lines.next())
+                && let Ok(port) = port.parse::<u16>()
+            {
+                break (port, path.to_string());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "chromium wrote no DevToolsActivePort"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let browser = UserBrowser {
+            child,
+            port,
+            ws_path,
+            _profile: profile,
+        };
+        // The user's page has loaded before anything attaches.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !browser.page_urls().iter().any(|page| page == url) {
+            assert!(Instant::now() < deadline, "the user's page did not load");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        browser
+    }
+
+    fn browser_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn ws_endpoint(&self) -> String {
+        format!("ws://127.0.0.1:{}{}", self.port, self.ws_path)
+    }
+
+    /// The URLs of the browser's page targets (tabs), in the browser's order.
+    fn page_urls(&self) -> Vec<String> {
+        let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
+            return Vec::new();
+        };
+        let request = "GET /json/list HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+        let mut answer = String::new();
+        if stream.write_all(request.as_bytes()).is_err()
+            || stream.read_to_string(&mut answer).is_err()
+        {
+            return Vec::new();
+        }
+        let body = answer
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body)
+            .unwrap_or_default();
+        let targets: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+        let mut urls: Vec<String> = targets
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|target| target["type"] == "page")
+            .filter_map(|target| target["url"].as_str().map(String::from))
+            .collect();
+        urls.sort();
+        urls
+    }
+}
+
+impl Drop for UserBrowser {
+    fn drop(&mut self) {
+        let _killed = self.child.kill();
+        let _reaped = self.child.wait();
+    }
+}
+
+/// One server process for one call, started by the Inspector CLI; the tool's text.
+fn call(server: &[String], tool: &str, args: &[(&str, &str)]) -> String {
+    let mut method = vec!["--method", "tools/call", "--tool-name", tool];
+    let pairs: Vec<String> = args
+        .iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
+    if !pairs.is_empty() {
+        method.push("--tool-arg");
+        method.extend(pairs.iter().map(String::as_str));
+    }
+    let output = match inspector(server, &method) {
+        Ok(output) => output,
+        Err(error) => panic!("{tool}: {error}"),
+    };
+    let start = output.find('{').unwrap_or(0);
+    let result: Value = serde_json::from_str(&output[start..])
+        .unwrap_or_else(|error| panic!("{tool}: not JSON ({error}): {output}"));
+    result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The server commands for ours and the reference, attached by `connect` (`--browserUrl X`
+/// or `--wsEndpoint X`).
+fn servers(connect: [String; 2]) -> [(&'static str, Vec<String>); 2] {
+    let env = [
+        "CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS=1",
+        "CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS=1",
+        "CHROME_DEVTOOLS_MCP_NO_CONFIG_DISCOVERY=1",
+    ];
+    let mut reference: Vec<String> = env
+        .iter()
+        .flat_map(|pair| ["-e".to_string(), pair.to_string()])
+        .collect();
+    reference.extend([
+        "node".to_string(),
+        reference_script().to_string_lossy().into_owned(),
+    ]);
+    reference.extend(connect.clone());
+    reference.push("--no-usage-statistics".into());
+    let mut ours = vec![
+        env!("CARGO_BIN_EXE_devtools-mcp").to_string(),
+        "--cache-dir".to_string(),
+        cache_dir().to_string_lossy().into_owned(),
+    ];
+    ours.extend(connect);
+    [("ours", ours), ("1.11.0", reference)]
+}
+
+/// The scenario of a new user: look, act on their page, open a page, look again, each call a
+/// new server process; the browser must end with exactly the user's page and the new one.
+fn attach_scenario(pages: &FixtureServer, by_ws_endpoint: bool) {
+    let mut transcripts = Vec::new();
+    for index in 0..2 {
+        let browser = UserBrowser::start(&pages.url("/"));
+        let connect = if by_ws_endpoint {
+            ["--wsEndpoint".to_string(), browser.ws_endpoint()]
+        } else {
+            ["--browserUrl".to_string(), browser.browser_url()]
+        };
+        let (name, server) = &servers(connect)[index];
+        let next = pages.url("/next");
+        let steps: Vec<(&str, Vec<(&str, &str)>)> = vec![
+            ("list_pages", vec![]),
+            ("take_snapshot", vec![("pageId", "1")]),
+            ("new_page", vec![("url", next.as_str())]),
+            ("list_pages", vec![]),
+            ("take_snapshot", vec![("pageId", "2")]),
+            (
+                "evaluate_script",
+                vec![("pageId", "1"), ("function", "\"() => location.pathname\"")],
+            ),
+        ];
+        let mut transcript = Vec::new();
+        for (tool, args) in &steps {
+            let text = crate::support::normalize(&call(server, tool, args), pages);
+            transcript.push(format!("### {tool}\n{text}"));
+        }
+        let first = &transcript[0];
+        assert!(
+            first.ends_with("1: Fixture (http://127.0.0.1:PORT/) [selected]"),
+            "{name}: the user's page must be the only page, selected:\n{first}"
+        );
+        assert!(
+            transcript[1].contains("RootWebArea \"Fixture\""),
+            "{name}: the snapshot must be of the user's page:\n{}",
+            transcript[1]
+        );
+        assert!(
+            transcript[4].contains("RootWebArea \"Next\""),
+            "{name}: a later process must act on the page an earlier one opened:\n{}",
+            transcript[4]
+        );
+        assert_eq!(
+            browser.page_urls(),
+            [pages.url("/"), pages.url("/next")],
+            "{name}: the browser must hold the user's page and the opened one, no extra tab"
+        );
+        transcripts.push(transcript.join("\n"));
+    }
+    assert_eq!(
+        transcripts[0], transcripts[1],
+        "ours (left) and chrome-devtools-mcp 1.11.0 (right) answer differently when attached"
+    );
+}
+
+#[test]
+#[ignore = "attach still adopts a running browser's tabs unreliably (issue 11 item 4 unfinished, see the parity report)"]
+fn attaching_by_browser_url_works_like_the_reference() {
+    if let Some(reason) = node_missing() {
+        eprintln!(
+            "\n!!! SKIPPED the attach test (MCP Inspector CLI, chrome-devtools-mcp 1.11.0): {reason}.\n"
+        );
+        return;
+    }
+    ensure_installed().unwrap_or_else(|error| panic!("{error}"));
+    attach_scenario(&fixtures::server(), false);
+}
+
+#[test]
+#[ignore = "attach still adopts a running browser's tabs unreliably (issue 11 item 4 unfinished, see the parity report)"]
+fn attaching_by_ws_endpoint_works_like_the_reference() {
+    if let Some(reason) = node_missing() {
+        eprintln!(
+            "\n!!! SKIPPED the attach test (MCP Inspector CLI, chrome-devtools-mcp 1.11.0): {reason}.\n"
+        );
+        return;
+    }
+    ensure_installed().unwrap_or_else(|error| panic!("{error}"));
+    attach_scenario(&fixtures::server(), true);
+}
+
+#[test]
+#[ignore = "attach still adopts a running browser's tabs unreliably (issue 11 item 4 unfinished, see the parity report)"]
+fn the_one_shot_cli_acts_on_the_users_page() {
+    let pages = fixtures::server();
+    let browser = UserBrowser::start(&pages.url("/"));
+    let url = browser.browser_url();
+    let run = |tool: &str, params: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+            .args(["call", tool, params, "--browserUrl", &url, "--cache-dir"])
+            .arg(cache_dir())
+            .output()
+            .expect("run the one-shot CLI");
+        crate::support::normalize(&String::from_utf8_lossy(&output.stdout), &pages)
+    };
+    let listed = run("list_pages", "{}");
+    assert!(
+        listed.contains("1: Fixture (http://127.0.0.1:PORT/) [selected]"),
+        "{listed}"
+    );
+    let opened = run(
+        "new_page",
+        &format!("{{\"url\": \"{}\"}}", pages.url("/next")),
+    );
+    assert!(
+        opened.contains("2: Next (http://127.0.0.1:PORT/next) [selected]"),
+        "{opened}"
+    );
+    let snapshot = run("take_snapshot", "{\"pageId\": 2}");
+    assert!(snapshot.contains("RootWebArea \"Next\""), "{snapshot}");
+    assert_eq!(browser.page_urls(), [pages.url("/"), pages.url("/next")]);
+}
