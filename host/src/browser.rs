@@ -11,12 +11,17 @@ mod navigation_policy;
 mod page;
 mod page_actions;
 mod page_snapshot;
+mod page_tools;
 mod page_trace;
 mod screencast;
 mod screenshot;
 mod settle;
 mod shared;
+mod side;
+pub mod extensions;
+pub mod tab;
 mod trace;
+mod vision;
 mod ws_headers;
 
 pub use cdp::cdp;
@@ -56,6 +61,12 @@ pub struct BrowserOptions {
     pub screencast: ScreencastOptions,
     /// `--nodePath`, `--lighthousePath`.
     pub lighthouse: crate::lighthouse::LighthouseOptions,
+    /// `--categoryExperimentalWebmcp` or `--categoryExperimentalThirdParty`: pages may register
+    /// WebMCP tools (`document.modelContext`), a Blink feature off by default.
+    pub webmcp: bool,
+    /// `--categoryExtensions`: the launched browser allows extensions and installing them over
+    /// CDP (`Extensions.loadUnpacked`), as Puppeteer's `enableExtensions` does.
+    pub extensions: bool,
     /// Keep Chromium's popup blocker on (chromiumoxide turns it off): a tenant's page must
     /// not open windows without a user gesture, beyond every quota.
     pub block_popups: bool,
@@ -199,6 +210,13 @@ impl BrowserConn {
         }
         if options.accept_insecure_certs {
             builder = builder.arg("ignore-certificate-errors");
+        }
+        if options.extensions {
+            // chromiumoxide passes --disable-extensions unless it loads one; an empty
+            // --load-extension= loads none and keeps extensions on.
+            builder = builder
+                .extension("")
+                .arg("enable-unsafe-extension-debugging");
         }
         let config = builder.build().map_err(|reason| BrowserError::Launch {
             executable: executable.display().to_string(),
@@ -351,6 +369,13 @@ fn launch_args(options: &BrowserOptions) -> Vec<String> {
     }
     if let Some(proxy) = &options.proxy_server {
         args.push(format!("--proxy-server={proxy}"));
+    }
+    let own_blink_features = options
+        .chrome_args
+        .iter()
+        .any(|arg| arg.starts_with("--enable-blink-features"));
+    if options.webmcp && !own_blink_features {
+        args.push("--enable-blink-features=WebMCP".into());
     }
     args.extend(options.chrome_args.iter().cloned());
     args

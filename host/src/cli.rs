@@ -83,6 +83,9 @@ pub struct Args {
     /// Enable interop tools such as get_tab_id.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, hide = true)]
     pub experimental_interop_tools: Option<bool>,
+    /// DevTools comment tools (hidden, as in the reference).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, hide = true)]
+    pub devtools_comments: Option<bool>,
     /// Enable the heap-snapshot analysis tools.
     #[arg(long, alias = "experimental-memory", num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub memory_debugging: Option<bool>,

@@ -281,6 +281,9 @@ fn browser_options(args: &Args) -> BrowserOptions {
             node_path: args.node_path.clone(),
             lighthouse_path: args.lighthouse_path.clone(),
         },
+        webmcp: Args::enabled(args.category_experimental_webmcp)
+            || Args::enabled(args.category_experimental_third_party),
+        extensions: Args::enabled(args.category_extensions),
         // Tenants' browsers turn it on (see tenants/registry.rs); stdio keeps the reference's.
         block_popups: false,
         navigation: devtools_mcp::browser::NavigationPolicy {

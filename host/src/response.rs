@@ -24,6 +24,8 @@ pub struct ResponseDraft {
     pub network_request: Option<NetworkRequestDetail>,
     /// Failures of declarations (e.g. a file that could not be written): the call fails.
     pub errors: Vec<String>,
+    /// `get_tab_id`: the tab id, for `structuredContent.tabId`.
+    pub tab_id: Option<String>,
     /// An argument the reference refuses while parsing it (a zod transform, e.g. `emulate`'s
     /// geolocation): the answer is this message alone, as 1.11.0 gives it.
     pub argument_error: Option<String>,
@@ -100,6 +102,9 @@ impl Assembly<'_> {
             out.data
                 .insert("message".into(), Value::from(draft.lines.join("\n")));
             out.text.append(&mut draft.lines);
+        }
+        if let Some(tab_id) = &draft.tab_id {
+            out.data.insert("tabId".into(), Value::from(tab_id.as_str()));
         }
         if let Some(url) = &draft.navigated_to {
             out.text.push(format!("Page navigated to {url}."));

@@ -2,11 +2,13 @@
 //! Chromium on fixture pages served by the tests on 127.0.0.1, with the real tool components.
 
 mod attach;
+mod catalog;
 mod container;
 mod contract;
 mod debugging;
 mod deploy;
 mod differential;
+mod extensions;
 mod fixtures;
 mod harness_selftest;
 mod heap;
@@ -20,6 +22,7 @@ mod integrity;
 mod lifecycle;
 mod lighthouse;
 mod oauth;
+mod page_tools;
 mod parity;
 mod performance;
 mod pipeline;
@@ -34,3 +37,4 @@ mod styles;
 mod support;
 mod tenant_quotas;
 mod tools;
+mod vision;

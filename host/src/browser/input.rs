@@ -31,7 +31,7 @@ const UPLOAD_FAILED: &str = "Failed to upload file. The element could not accept
 const NOT_CLICKABLE: &str = "Node is either not clickable or not an Element";
 
 /// A viewport position in CSS pixels.
-type Point = (f64, f64);
+pub type Point = (f64, f64);
 
 /// Moves the mouse to the element's centre, scrolling it into view first (Puppeteer's `hover`).
 pub async fn hover(page: &Page, object_id: &str) -> Result<(), String> {

@@ -109,7 +109,7 @@ impl McpPage {
     /// URL it navigated to, if it did.
     pub async fn click(&self, uid: &str, count: u32) -> Result<Option<String>, String> {
         // A node in a cross-process iframe is reached through that frame's own target.
-        if let Some(point) = self.frame_click_point(uid).await? {
+        if let Some(point) = self.frame_click_at(uid).await? {
             let click = async {
                 input::click_at(&self.page, point, count)
                     .await

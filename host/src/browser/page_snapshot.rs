@@ -100,7 +100,7 @@ impl McpPage {
     /// centre in the page's viewport, found through the frame's own session (scrolled into
     /// view there) plus the frame's place in the page. `None`: the node is in the page's
     /// own process, where the usual path applies.
-    pub(super) async fn frame_click_point(&self, uid: &str) -> Result<Option<(f64, f64)>, String> {
+    pub(super) async fn frame_click_at(&self, uid: &str) -> Result<Option<(f64, f64)>, String> {
         let Some(snapshot) = self.snapshot.as_ref() else {
             return Ok(None);
         };

@@ -35,10 +35,18 @@ pub enum Capability {
     Screencast,
     /// Run Lighthouse (a Node.js process the host starts) against a page.
     Lighthouse,
+    /// List and run the tools a page offers (third-party developer tools, WebMCP): they run
+    /// the page's own code with arguments the agent chose.
+    PageTools,
+    /// Install (or reload) a browser extension from a folder: code from disk runs in the whole
+    /// browser. Never part of a default grant.
+    ExtensionsInstall,
+    /// List, uninstall and trigger installed extensions.
+    Extensions,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 13] = [
+    pub const ALL: [Capability; 16] = [
         Capability::PagesRead,
         Capability::PagesManage,
         Capability::Navigate,
@@ -52,6 +60,9 @@ impl Capability {
         Capability::Styles,
         Capability::Screencast,
         Capability::Lighthouse,
+        Capability::PageTools,
+        Capability::ExtensionsInstall,
+        Capability::Extensions,
     ];
 
     /// The name used in policy files.
@@ -70,6 +81,9 @@ impl Capability {
             Capability::Styles => "styles",
             Capability::Screencast => "screencast",
             Capability::Lighthouse => "lighthouse",
+            Capability::PageTools => "page-tools",
+            Capability::ExtensionsInstall => "extensions.install",
+            Capability::Extensions => "extensions",
         }
     }
 
@@ -87,14 +101,13 @@ impl Capability {
             .or_else(|| function.strip_prefix("[resource-drop]"))
             .unwrap_or(function);
         Some(match name {
-            "selected" | "get" | "id" | "url" | "dialog" | "wait-for" | "screenshot" => {
+            "selected" | "get" | "id" | "url" | "dialog" | "wait-for" | "screenshot" | "tab-id" => {
                 Capability::PagesRead
             }
             "select" | "new-page" | "close" => Capability::PagesManage,
             "navigate" => Capability::Navigate,
-            "click" | "hover" | "fill" | "type-text" | "press-key" | "drag" | "handle-dialog" => {
-                Capability::Input
-            }
+            "click" | "hover" | "fill" | "type-text" | "press-key" | "drag" | "handle-dialog"
+            | "click-at" => Capability::Input,
             "evaluate" | "evaluate-expression" => Capability::Script,
             "emulate" | "resize" => Capability::Emulate,
             "save-file" | "save-temp-file" => Capability::FilesWrite,
@@ -104,6 +117,14 @@ impl Capability {
             "get-css-styles" => Capability::Styles,
             "start-screencast" | "stop-screencast" => Capability::Screencast,
             "run-lighthouse-audit" => Capability::Lighthouse,
+            "list-developer-tools"
+            | "execute-developer-tool"
+            | "list-webmcp-tools"
+            | "execute-webmcp-tool" => Capability::PageTools,
+            "install-extension" | "reload-extension" => Capability::ExtensionsInstall,
+            "uninstall-extension" | "list-extensions" | "trigger-extension-action" => {
+                Capability::Extensions
+            }
             heap if heap.starts_with("heap-") => Capability::Memory,
             _ => return None,
         })

@@ -1,12 +1,16 @@
 //! The interfaces a tool imports, implemented over the session. These impls hold no logic
 //! of their own: they forward to the session and its pages, and record response intents.
 
+mod extensions;
+mod interop;
 mod heap;
 mod lighthouse;
+mod page_tools;
 mod pages;
 mod response;
 mod screencast;
 mod styles;
+mod vision;
 
 use super::capability::{Capability, Grants};
 use super::limits::{LimitExceeded, Limits, MemoryLimiter, OutputMeter};

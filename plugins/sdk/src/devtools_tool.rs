@@ -95,6 +95,32 @@ pub mod lighthouse {
     pub use crate::__bindings::devtools::tool::lighthouse::{AuditOptions, run_lighthouse_audit};
 }
 
+/// Coordinate input (`click_at`).
+pub mod vision {
+    pub use crate::__bindings::devtools::tool::vision::click_at;
+}
+
+/// Ids other clients know a page by (`get_tab_id`).
+pub mod interop {
+    pub use crate::__bindings::devtools::tool::interop::tab_id;
+}
+
+/// Tools a page offers: third-party developer tools and WebMCP tools. The host escapes what the
+/// page says in the lines it returns.
+pub mod page_tools {
+    pub use crate::__bindings::devtools::tool::page_tools::{
+        execute_developer_tool, execute_webmcp_tool, list_developer_tools, list_webmcp_tools,
+    };
+}
+
+/// The browser's extensions (`--categoryExtensions`).
+pub mod extensions {
+    pub use crate::__bindings::devtools::tool::extensions::{
+        install_extension, list_extensions, reload_extension, trigger_extension_action,
+        uninstall_extension,
+    };
+}
+
 /// Heap-snapshot analysis in the host (`memory` capability): each function takes a
 /// `.heapsnapshot` path and returns the response lines.
 pub mod heap {
