@@ -104,7 +104,8 @@ impl Assembly<'_> {
             out.text.append(&mut draft.lines);
         }
         if let Some(tab_id) = &draft.tab_id {
-            out.data.insert("tabId".into(), Value::from(tab_id.as_str()));
+            out.data
+                .insert("tabId".into(), Value::from(tab_id.as_str()));
         }
         if let Some(url) = &draft.navigated_to {
             out.text.push(format!("Page navigated to {url}."));

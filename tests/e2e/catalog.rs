@@ -86,5 +86,8 @@ fn every_flag_on_lists_the_reference_catalog() {
         .iter()
         .filter(|name| !enabled.contains(*name) && !NOT_YET.contains(&name.as_str()))
         .collect();
-    assert!(missing.is_empty(), "1.11.0 tools missing: {missing:?}\n{stdout}");
+    assert!(
+        missing.is_empty(),
+        "1.11.0 tools missing: {missing:?}\n{stdout}"
+    );
 }

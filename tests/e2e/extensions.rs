@@ -44,18 +44,26 @@ async fn extensions_install_list_trigger_reload_and_uninstall() {
 
     let empty = server.call("list_extensions", json!({})).await;
     assert!(!empty.is_error, "{}", empty.text);
-    assert!(empty.text.contains("## Extensions\nNo extensions installed."), "{}", empty.text);
+    assert!(
+        empty
+            .text
+            .contains("## Extensions\nNo extensions installed."),
+        "{}",
+        empty.text
+    );
 
-    let installed = server.call("install_extension", json!({ "path": path })).await;
+    let installed = server
+        .call("install_extension", json!({ "path": path }))
+        .await;
     assert!(!installed.is_error, "{}", installed.text);
     let id = installed_id(&installed.text);
     assert_eq!(id.len(), 32, "{id}");
 
     let listed = server.call("list_extensions", json!({})).await;
     assert!(
-        listed
-            .text
-            .contains(&format!("## Extensions\nid={id} \"Catalog fixture\" v1.2.3 Enabled")),
+        listed.text.contains(&format!(
+            "## Extensions\nid={id} \"Catalog fixture\" v1.2.3 Enabled"
+        )),
         "{}",
         listed.text
     );
@@ -71,7 +79,9 @@ async fn extensions_install_list_trigger_reload_and_uninstall() {
         .await;
     assert!(!triggered.is_error, "{}", triggered.text);
     assert!(
-        triggered.text.contains(&format!("Extension action triggered for ID {id}")),
+        triggered
+            .text
+            .contains(&format!("Extension action triggered for ID {id}")),
         "{}",
         triggered.text
     );
@@ -91,19 +101,47 @@ async fn extensions_install_list_trigger_reload_and_uninstall() {
     std::fs::write(&manifest, changed).expect("write manifest");
     let reloaded = server.call("reload_extension", json!({ "id": id })).await;
     assert!(!reloaded.is_error, "{}", reloaded.text);
-    assert!(reloaded.text.contains("Extension reloaded."), "{}", reloaded.text);
+    assert!(
+        reloaded.text.contains("Extension reloaded."),
+        "{}",
+        reloaded.text
+    );
     let listed = server.call("list_extensions", json!({})).await;
-    assert!(listed.text.contains(&format!("id={id} \"Catalog fixture\" v1.2.4 Enabled")), "{}", listed.text);
+    assert!(
+        listed
+            .text
+            .contains(&format!("id={id} \"Catalog fixture\" v1.2.4 Enabled")),
+        "{}",
+        listed.text
+    );
 
-    let unknown = server.call("reload_extension", json!({ "id": "nope" })).await;
+    let unknown = server
+        .call("reload_extension", json!({ "id": "nope" }))
+        .await;
     assert!(unknown.is_error);
-    assert!(unknown.text.contains("Extension with ID nope not found."), "{}", unknown.text);
+    assert!(
+        unknown.text.contains("Extension with ID nope not found."),
+        "{}",
+        unknown.text
+    );
 
-    let uninstalled = server.call("uninstall_extension", json!({ "id": id })).await;
+    let uninstalled = server
+        .call("uninstall_extension", json!({ "id": id }))
+        .await;
     assert!(!uninstalled.is_error, "{}", uninstalled.text);
-    assert!(uninstalled.text.contains(&format!("Extension uninstalled. Id: {id}")), "{}", uninstalled.text);
+    assert!(
+        uninstalled
+            .text
+            .contains(&format!("Extension uninstalled. Id: {id}")),
+        "{}",
+        uninstalled.text
+    );
     let after = server.call("list_extensions", json!({})).await;
-    assert!(after.text.contains("No extensions installed."), "{}", after.text);
+    assert!(
+        after.text.contains("No extensions installed."),
+        "{}",
+        after.text
+    );
     server.shutdown().await;
 }
 
@@ -112,9 +150,15 @@ async fn install_extension_refuses_folders_outside_the_sandbox() {
     let (_workspace, path) = workspace_with_extension();
     // No --workspace: the extension's folder is outside every allowed root.
     let server = McpServer::start(&["--categoryExtensions"]).await;
-    let refused = server.call("install_extension", json!({ "path": path })).await;
+    let refused = server
+        .call("install_extension", json!({ "path": path }))
+        .await;
     assert!(refused.is_error, "{}", refused.text);
     let listed = server.call("list_extensions", json!({})).await;
-    assert!(listed.text.contains("No extensions installed."), "{}", listed.text);
+    assert!(
+        listed.text.contains("No extensions installed."),
+        "{}",
+        listed.text
+    );
     server.shutdown().await;
 }

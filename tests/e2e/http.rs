@@ -676,11 +676,11 @@ async fn tenant_flags_switch_tool_categories_on_and_off_per_tenant() {
     );
 }
 
-/// The shared-browser refusal of tracing is decided where the trace starts, not on the tool's
-/// name: a community plugin granted `performance` under any name is refused the same way in a
-/// shared browser.
+/// The shared-browser refusal of browser-wide effects (a trace, extensions) is decided where
+/// the browser is reached, not on the tool's name: a community plugin granted `performance`
+/// under any name is refused the same way in a shared browser.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_plugin_under_another_name_cannot_trace_a_shared_browser() {
+async fn a_plugin_under_another_name_cannot_trace_a_shared_browser_nor_use_extensions() {
     let pages = FixtureServer::start(vec![Route::html("/shared", "<title>Shared</title>")]);
     let scratch = tempfile::tempdir().expect("temp dir");
     let policy = scratch.path().join("policy.toml");
@@ -691,7 +691,9 @@ async fn a_plugin_under_another_name_cannot_trace_a_shared_browser() {
     .expect("write policy");
     let plugins = crate::support::binary_dir().join("test-plugins");
     let server = HttpServer::start(
-        &[TenantSpec::new("small", "token-small").on_loopback()],
+        &[TenantSpec::new("small", "token-small")
+            .on_loopback()
+            .with("flags = { categoryExtensions = true }")],
         &[
             "--plugin-dir",
             &plugins.to_string_lossy(),
@@ -712,5 +714,12 @@ async fn a_plugin_under_another_name_cannot_trace_a_shared_browser() {
             && traced.text.contains("dedicated"),
         "{}",
         traced.text
+    );
+    // Extensions see every tab too: refused where the browser is reached, not by tool name.
+    let listed = small.call("list_extensions", json!({})).await;
+    assert!(
+        listed.is_error && listed.text.contains("dedicated"),
+        "{}",
+        listed.text
     );
 }

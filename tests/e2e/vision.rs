@@ -48,8 +48,12 @@ async fn click_at_clicks_where_it_is_told() {
         .await;
     assert!(!click.is_error, "{}", click.text);
     assert!(
-        click.text.starts_with("# click_at response\nSuccessfully clicked at the coordinates")
-            || click.text.starts_with("Successfully clicked at the coordinates"),
+        click
+            .text
+            .starts_with("# click_at response\nSuccessfully clicked at the coordinates")
+            || click
+                .text
+                .starts_with("Successfully clicked at the coordinates"),
         "{}",
         click.text
     );
@@ -63,11 +67,17 @@ async fn click_at_clicks_where_it_is_told() {
         .await;
     assert!(!double.is_error, "{}", double.text);
     assert!(
-        double.text.contains("Successfully double clicked at the coordinates"),
+        double
+            .text
+            .contains("Successfully double clicked at the coordinates"),
         "{}",
         double.text
     );
-    assert!(double.text.contains("## Latest page snapshot"), "{}", double.text);
+    assert!(
+        double.text.contains("## Latest page snapshot"),
+        "{}",
+        double.text
+    );
     // A double click is two clicks and one dblclick, as in Puppeteer.
     assert!(counters(&server, page).await.contains("[3,1]"));
 

@@ -25,7 +25,9 @@ pub struct Extension {
 
 /// A protocol error with what to do about the usual cause.
 fn explained(error: String) -> String {
-    if error.contains("not found") && error.contains("Extensions.") || error.contains("wasn't found") {
+    if error.contains("not found") && error.contains("Extensions.")
+        || error.contains("wasn't found")
+    {
         format!(
             "{error}. The browser does not allow extension debugging: launch it with --enable-unsafe-extension-debugging (devtools-mcp does when it launches the browser with --categoryExtensions)."
         )
@@ -38,47 +40,66 @@ fn explained(error: String) -> String {
 /// its id.
 pub async fn install(ws_endpoint: &str, path: &str) -> Result<String, String> {
     let path = path.to_string();
-    with_connection(ws_endpoint, EXTENSION_TIMEOUT, "installing extension", |mut cdp| async move {
-        let result = cdp
-            .browser("Extensions.loadUnpacked", json!({ "path": path, "enableInIncognito": false }))
-            .await
-            .map_err(explained)
-            .and_then(|answer| {
-                answer["id"]
-                    .as_str()
-                    .map(String::from)
-                    .ok_or_else(|| "The browser did not return the extension's id.".to_string())
-            });
-        (cdp, result)
-    })
+    with_connection(
+        ws_endpoint,
+        EXTENSION_TIMEOUT,
+        "installing extension",
+        |mut cdp| async move {
+            let result = cdp
+                .browser(
+                    "Extensions.loadUnpacked",
+                    json!({ "path": path, "enableInIncognito": false }),
+                )
+                .await
+                .map_err(explained)
+                .and_then(|answer| {
+                    answer["id"]
+                        .as_str()
+                        .map(String::from)
+                        .ok_or_else(|| "The browser did not return the extension's id.".to_string())
+                });
+            (cdp, result)
+        },
+    )
     .await
 }
 
 pub async fn uninstall(ws_endpoint: &str, id: &str) -> Result<(), String> {
     let id = id.to_string();
-    with_connection(ws_endpoint, EXTENSION_TIMEOUT, "uninstalling extension", |mut cdp| async move {
-        let result = cdp
-            .browser("Extensions.uninstall", json!({ "id": id }))
-            .await
-            .map(drop)
-            .map_err(explained);
-        (cdp, result)
-    })
+    with_connection(
+        ws_endpoint,
+        EXTENSION_TIMEOUT,
+        "uninstalling extension",
+        |mut cdp| async move {
+            let result = cdp
+                .browser("Extensions.uninstall", json!({ "id": id }))
+                .await
+                .map(drop)
+                .map_err(explained);
+            (cdp, result)
+        },
+    )
     .await
 }
 
 pub async fn list(ws_endpoint: &str) -> Result<Vec<Extension>, String> {
-    with_connection(ws_endpoint, EXTENSION_TIMEOUT, "listing extensions", |mut cdp| async move {
-        let result = cdp
-            .browser("Extensions.getExtensions", json!({}))
-            .await
-            .map_err(explained)
-            .and_then(|answer| {
-                serde_json::from_value::<Vec<Extension>>(answer["extensions"].clone())
-                    .map_err(|error| format!("The browser's extension list is malformed: {error}"))
-            });
-        (cdp, result)
-    })
+    with_connection(
+        ws_endpoint,
+        EXTENSION_TIMEOUT,
+        "listing extensions",
+        |mut cdp| async move {
+            let result = cdp
+                .browser("Extensions.getExtensions", json!({}))
+                .await
+                .map_err(explained)
+                .and_then(|answer| {
+                    serde_json::from_value::<Vec<Extension>>(answer["extensions"].clone()).map_err(
+                        |error| format!("The browser's extension list is malformed: {error}"),
+                    )
+                });
+            (cdp, result)
+        },
+    )
     .await
 }
 
@@ -96,17 +117,25 @@ pub async fn trigger_action(
 ) -> Result<(), String> {
     find(ws_endpoint, id).await?;
     let (id, page) = (id.to_string(), page_target_id.to_string());
-    with_connection(ws_endpoint, EXTENSION_TIMEOUT, "triggering the extension action", |mut cdp| async move {
-        let result = async {
-            let tab = tab_of(&mut cdp, &page).await?;
-            cdp.browser("Extensions.triggerAction", json!({ "id": id, "targetId": tab }))
+    with_connection(
+        ws_endpoint,
+        EXTENSION_TIMEOUT,
+        "triggering the extension action",
+        |mut cdp| async move {
+            let result = async {
+                let tab = tab_of(&mut cdp, &page).await?;
+                cdp.browser(
+                    "Extensions.triggerAction",
+                    json!({ "id": id, "targetId": tab }),
+                )
                 .await
                 .map(drop)
                 .map_err(explained)
-        }
-        .await;
-        (cdp, result)
-    })
+            }
+            .await;
+            (cdp, result)
+        },
+    )
     .await
 }
 
@@ -131,7 +160,11 @@ pub fn lines(extensions: &[Extension]) -> Vec<String> {
             extension.id,
             untrusted::quoted(&extension.name),
             untrusted::quoted(&extension.version).trim_matches('"'),
-            if extension.enabled { "Enabled" } else { "Disabled" }
+            if extension.enabled {
+                "Enabled"
+            } else {
+                "Disabled"
+            }
         ));
     }
     lines

@@ -216,20 +216,15 @@ impl McpPage {
         .map_err(|error| error.to_string())?;
         let _released = send(
             &self.page,
-            cdp(
-                "Runtime.releaseObject",
-                json!({ "objectId": object_id }),
-            ),
+            cdp("Runtime.releaseObject", json!({ "objectId": object_id })),
             COMMAND_TIMEOUT,
         )
         .await;
-        Ok(listeners["listeners"]
-            .as_array()
-            .is_some_and(|listeners| {
-                listeners
-                    .iter()
-                    .any(|listener| listener["type"] == "devtoolstooldiscovery")
-            }))
+        Ok(listeners["listeners"].as_array().is_some_and(|listeners| {
+            listeners
+                .iter()
+                .any(|listener| listener["type"] == "devtoolstooldiscovery")
+        }))
     }
 
     /// Dispatches `devtoolstooldiscovery` and reads back the groups the page answered with.
@@ -362,10 +357,7 @@ fn replace_elements_with_uids(schema: &mut Value) {
         return;
     };
     if object.get("x-mcp-type").and_then(Value::as_str) == Some("HTMLElement") {
-        object.insert(
-            "properties".into(),
-            json!({ "uid": { "type": "string" } }),
-        );
+        object.insert("properties".into(), json!({ "uid": { "type": "string" } }));
         object.insert("required".into(), json!(["uid"]));
     }
     if let Some(Value::Object(properties)) = object.get_mut("properties") {
@@ -479,7 +471,10 @@ mod tests {
         let schema = json!({ "type": "object", "properties": { "a": { "type": "number" } }, "required": ["a"] });
         assert!(check_params("t", &schema, &json!({ "a": 1 })).is_ok());
         let error = check_params("t", &schema, &json!({ "a": "x" })).unwrap_err();
-        assert!(error.starts_with("Invalid parameters for tool \"t\": "), "{error}");
+        assert!(
+            error.starts_with("Invalid parameters for tool \"t\": "),
+            "{error}"
+        );
     }
 
     #[test]

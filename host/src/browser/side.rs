@@ -87,6 +87,8 @@ impl SideConnection {
 
     /// The result of a browser-level command.
     pub async fn browser(&mut self, method: &str, params: Value) -> Result<Value, String> {
-        self.call(None, method, params).await.map(|(result, _)| result)
+        self.call(None, method, params)
+            .await
+            .map(|(result, _)| result)
     }
 }

@@ -24,9 +24,15 @@ pub async fn tab_id(ws_endpoint: &str, page_target_id: &str) -> Result<String, S
 }
 
 /// Attaches to each tab target in turn; auto-attach names the page each one holds.
-pub async fn tab_of(connection: &mut SideConnection, page_target_id: &str) -> Result<String, String> {
+pub async fn tab_of(
+    connection: &mut SideConnection,
+    page_target_id: &str,
+) -> Result<String, String> {
     let tabs = connection
-        .browser("Target.getTargets", json!({ "filter": [{ "type": "tab" }] }))
+        .browser(
+            "Target.getTargets",
+            json!({ "filter": [{ "type": "tab" }] }),
+        )
         .await?;
     let tab_ids: Vec<String> = tabs["targetInfos"]
         .as_array()

@@ -2,8 +2,8 @@
 //! of their own: they forward to the session and its pages, and record response intents.
 
 mod extensions;
-mod interop;
 mod heap;
+mod interop;
 mod lighthouse;
 mod page_tools;
 mod pages;

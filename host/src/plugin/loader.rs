@@ -29,8 +29,14 @@ pub const ALLOWED_IMPORTS: [&str; 10] = [
     concat!("devtools:tool/heap@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
     concat!("devtools:tool/vision@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
     concat!("devtools:tool/interop@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
-    concat!("devtools:tool/page-tools@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
-    concat!("devtools:tool/extensions@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
+    concat!(
+        "devtools:tool/page-tools@",
+        env!("DEVTOOLS_TOOL_WIT_VERSION")
+    ),
+    concat!(
+        "devtools:tool/extensions@",
+        env!("DEVTOOLS_TOOL_WIT_VERSION")
+    ),
 ];
 
 /// The interface every tool exports.

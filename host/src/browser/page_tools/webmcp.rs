@@ -116,9 +116,13 @@ impl McpPage {
             .await
             .map_err(|error| error.to_string())?;
         let params = json!({ "frameId": tool.frame_id, "toolName": tool.name, "input": input });
-        let invoked = send(&self.page, cdp("WebMCP.invokeTool", params), COMMAND_TIMEOUT)
-            .await
-            .map_err(|error| error.to_string())?;
+        let invoked = send(
+            &self.page,
+            cdp("WebMCP.invokeTool", params),
+            COMMAND_TIMEOUT,
+        )
+        .await
+        .map_err(|error| error.to_string())?;
         let invocation = invoked["invocationId"]
             .as_str()
             .ok_or("The browser did not return an invocation id.")?
@@ -136,9 +140,12 @@ impl McpPage {
             Ok(None) => Err("The page closed before the tool answered.".into()),
             Err(_) => {
                 let cancel = json!({ "invocationId": invocation });
-                let _ignored =
-                    send(&self.page, cdp("WebMCP.cancelInvocation", cancel), COMMAND_TIMEOUT)
-                        .await;
+                let _ignored = send(
+                    &self.page,
+                    cdp("WebMCP.cancelInvocation", cancel),
+                    COMMAND_TIMEOUT,
+                )
+                .await;
                 Err(format!(
                     "The tool {} did not answer within {} s.",
                     tool.name,

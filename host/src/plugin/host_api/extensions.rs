@@ -9,8 +9,14 @@ use crate::plugin::capability::Capability;
 use wasmtime::component::Resource;
 
 impl CallState {
+    /// The browser's own endpoint, for browser-wide extension commands: never for a session
+    /// that shares its browser with other tenants (an extension sees every tab).
     fn ws_endpoint(&mut self) -> Result<String, String> {
-        self.session()?
+        let session = self.session()?;
+        if session.shares_browser() {
+            return Err("Extensions act on the whole browser, and this session shares its browser with other tenants; the tenants file must give it browser = \"dedicated\".".into());
+        }
+        session
             .browser_ws_endpoint()
             .ok_or_else(|| "The browser is not connected.".to_string())
     }
@@ -23,7 +29,10 @@ impl wit::Host for CallState {
     ) -> wasmtime::Result<Result<String, String>> {
         self.require(Capability::ExtensionsInstall, "install-extension")?;
         let checked = match self.session() {
-            Ok(session) => session.sandbox.resolve(&path).map_err(|error| error.to_string()),
+            Ok(session) => session
+                .sandbox
+                .resolve(&path)
+                .map_err(|error| error.to_string()),
             Err(error) => Err(error),
         };
         let checked = match checked {

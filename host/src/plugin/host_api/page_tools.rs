@@ -12,7 +12,9 @@ use wasmtime::component::Resource;
 fn object(text: &str, what: &str) -> Result<Value, String> {
     match serde_json::from_str::<Value>(text) {
         Ok(value @ Value::Object(_)) => Ok(value),
-        Ok(_) => Err(format!("Failed to parse {what} as JSON: Parsed {what} is not an object")),
+        Ok(_) => Err(format!(
+            "Failed to parse {what} as JSON: Parsed {what} is not an object"
+        )),
         Err(error) => Err(format!("Failed to parse {what} as JSON: {error}")),
     }
 }
