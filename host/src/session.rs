@@ -423,10 +423,12 @@ impl SessionState {
             } else {
                 ATTACH_WAIT
             };
+        // Once: chromiumoxide replaces every listed target with a fresh, unattached one on
+        // each fetch, so fetching in the loop would restart the attachment it waits for.
+        if let Some(BrowserHandle::Owned(connection)) = self.browser.as_mut() {
+            let _fetched = connection.browser.fetch_targets().await;
+        }
         loop {
-            if let Some(BrowserHandle::Owned(connection)) = self.browser.as_mut() {
-                let _fetched = connection.browser.fetch_targets().await;
-            }
             self.sync_pages().await;
             let own_contexts = self.own_contexts();
             let listed = self
@@ -465,14 +467,17 @@ impl SessionState {
             .into_iter()
             .filter(|page| adoptable(targets.get(&target_key(page)), own_contexts.as_deref()))
             .collect();
-        // Adopted (and numbered) in the order `Target.getTargets` lists them, oldest first.
         let mut live = live;
+        // `Target.getTargets` lists the newest target first (Chromium 156); 1.11.0 numbers a
+        // running browser's tabs oldest first, so they are taken in reverse.
         live.sort_by_key(|page| {
-            targets
-                .keys_in_order
-                .iter()
-                .position(|id| *id == target_key(page))
-                .unwrap_or(usize::MAX)
+            std::cmp::Reverse(
+                targets
+                    .keys_in_order
+                    .iter()
+                    .position(|id| *id == target_key(page))
+                    .map_or(-1, |position| position as i64),
+            )
         });
         let live_ids: Vec<String> = live.iter().map(target_key).collect();
         self.pages

@@ -470,7 +470,7 @@ mod tests {
     fn parameters_are_checked_against_the_tool_schema() {
         let schema = json!({ "type": "object", "properties": { "a": { "type": "number" } }, "required": ["a"] });
         assert!(check_params("t", &schema, &json!({ "a": 1 })).is_ok());
-        let error = check_params("t", &schema, &json!({ "a": "x" })).unwrap_err();
+        let error = check_params("t", &schema, &json!({ "a": "x" })).expect_err("refused");
         assert!(
             error.starts_with("Invalid parameters for tool \"t\": "),
             "{error}"

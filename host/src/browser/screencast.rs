@@ -37,10 +37,9 @@ pub struct Recording {
 
 enum Recorder {
     /// Chrome's recorder: the IO stream handle to read when stopped.
-    Chrome {
-        stream: String,
-    },
-    Ffmpeg(ffmpeg::FfmpegRecorder),
+    Chrome { stream: String },
+    /// Boxed: the legacy recorder holds the ffmpeg child and its pipes.
+    Ffmpeg(Box<ffmpeg::FfmpegRecorder>),
 }
 
 const SUPPORTED_LEGACY: [&str; 2] = [".webm", ".mp4"];
@@ -106,7 +105,7 @@ impl McpPage {
         let (max_width, max_height) = self.device_pixel_size().await?;
         let recorder = if options.legacy {
             let ffmpeg = find_ffmpeg(options.ffmpeg_path.as_deref())?;
-            Recorder::Ffmpeg(
+            Recorder::Ffmpeg(Box::new(
                 ffmpeg::FfmpegRecorder::start(
                     &self.page,
                     &ffmpeg,
@@ -115,7 +114,7 @@ impl McpPage {
                     (max_width, max_height),
                 )
                 .await?,
-            )
+            ))
         } else {
             let mut params = json!({ "maxWidth": max_width, "maxHeight": max_height });
             if let Some(fps) = options.fps {

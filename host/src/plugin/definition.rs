@@ -158,19 +158,27 @@ mod tests {
         tool.description = "fine\nlines\ttabs".into();
         assert!(validate(&tool).is_ok());
         tool.description = "hidden \u{1b}[2J".into();
-        let error = validate(&tool).unwrap_err();
+        let error = validate(&tool).expect_err("refused");
         assert!(
             error.contains("description contains the control or bidi character \\u{1b}"),
             "{error}"
         );
         tool.description = "x".repeat(MAX_DESCRIPTION_BYTES + 1);
-        assert!(validate(&tool).unwrap_err().contains("more than the"));
+        assert!(
+            validate(&tool)
+                .expect_err("refused")
+                .contains("more than the")
+        );
         let mut tool = definition("t", Category::Debugging, &[]);
         tool.annotations.title = Some("a\u{202E}b".into());
-        assert!(validate(&tool).unwrap_err().contains("title"));
+        assert!(validate(&tool).expect_err("refused").contains("title"));
         let mut tool = definition("t", Category::Debugging, &[]);
         tool.file_params = vec!["../x".into()];
-        assert!(validate(&tool).unwrap_err().contains("file parameters"));
+        assert!(
+            validate(&tool)
+                .expect_err("refused")
+                .contains("file parameters")
+        );
     }
 
     #[test]

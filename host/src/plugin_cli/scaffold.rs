@@ -184,7 +184,7 @@ mod tests {
             local,
             format!("devtools-tool = {{ path = \"{}\" }}", canonical.display())
         );
-        let missing = sdk_dependency(Some(Path::new("/no/such/sdk"))).unwrap_err();
+        let missing = sdk_dependency(Some(Path::new("/no/such/sdk"))).expect_err("refused");
         assert!(missing.contains("--sdk-path"), "{missing}");
     }
 

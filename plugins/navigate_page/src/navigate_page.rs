@@ -98,7 +98,7 @@ impl PageTool for NavigatePage {
         if let Err(error) = &outcome
             && REFUSALS.iter().any(|prefix| error.starts_with(prefix))
         {
-            return Err(error.clone().into());
+            return Err(error.clone());
         }
         response.line(match (&target, &outcome) {
             (Navigation::Url(url), Ok(_)) => format!("Successfully navigated to {url}."),

@@ -149,10 +149,11 @@ impl Model {
         for prop in all {
             let canonical = canonical_name(&self.props[prop].name);
             if self.props[prop].disabled || !self.props[prop].parsed_ok {
-                if !self.props[prop].disabled && is_custom_property(&self.props[prop].name) {
-                    if let Some(previous) = active.remove(&canonical) {
-                        self.props[previous].active_in_style = false;
-                    }
+                if !self.props[prop].disabled
+                    && is_custom_property(&self.props[prop].name)
+                    && let Some(previous) = active.remove(&canonical)
+                {
+                    self.props[previous].active_in_style = false;
                 }
                 self.props[prop].active_in_style = false;
                 continue;

@@ -199,7 +199,7 @@ impl OAuthConfig {
         let held: Vec<&Scope> = self
             .scopes
             .iter()
-            .filter(|scope| granted.iter().any(|name| *name == scope.name))
+            .filter(|scope| granted.contains(&scope.name))
             .collect();
         if held.iter().any(|scope| scope.tools.is_none()) {
             return ToolPolicy::default();
@@ -232,7 +232,7 @@ impl OAuthConfig {
     pub fn knows_any(&self, granted: &[String]) -> bool {
         self.scopes
             .iter()
-            .any(|scope| granted.iter().any(|name| *name == scope.name))
+            .any(|scope| granted.contains(&scope.name))
     }
 }
 
