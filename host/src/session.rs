@@ -437,8 +437,9 @@ impl SessionState {
                 .values()
                 .filter(|info| adoptable(Some(info), own_contexts.as_deref()))
                 .count();
-            let adopted = !self.pages.is_empty() && self.pages.len() >= listed;
-            if adopted || listed == 0 && !self.pages.is_empty() {
+            // Nothing listed means the listing failed (a busy browser): the pages we have
+            // cannot be all there is, so keep waiting, up to the bound.
+            if listed > 0 && self.pages.len() >= listed {
                 break;
             }
             if tokio::time::Instant::now() >= deadline {
