@@ -111,10 +111,14 @@ async fn bench(args: &Args) -> Result<String, String> {
         let report = tenants::bench(&options, &fixtures).await?;
         return Ok(format!("Machine: {}.\n\n{report}", machine()));
     }
+    // Both servers default to page-id routing (1.11.0's default); the steps call without a
+    // `pageId`, so both run with routing off.
+    let mut our_args = browser_flags(&args.chromium);
+    our_args.push("--no-page-id-routing".to_owned());
     let ours = Launch {
         name: "devtools-mcp".to_owned(),
         program: our_server(args)?,
-        args: browser_flags(&args.chromium),
+        args: our_args,
     };
     let reference = reference_server(args)?;
     let fixtures = fixtures::FixtureServer::start()
@@ -329,8 +333,8 @@ fn reference_server(args: &Args) -> Result<Option<Launch>, String> {
     }
     let mut launch_args = vec![script.display().to_string()];
     launch_args.extend(browser_flags(&args.chromium));
-    // 1.11.0 requires a `pageId` on every page-scoped tool by default; devtools-mcp follows
-    // the earlier default (routing behind a flag). Same calls for both: routing off.
+    // 1.11.0 requires a `pageId` on every page-scoped tool by default, as devtools-mcp does
+    // now. Same calls for both: routing off.
     launch_args.push("--no-page-id-routing".to_owned());
     Ok(Some(Launch {
         name: format!("{REFERENCE_PACKAGE} {version}"),
