@@ -30,6 +30,13 @@ pub fn protect(folder: &Path) {
     }
 }
 
+/// Whether `root` is the unrestricted root `/` (`--workspace=/`, `--allowUnrestrictedPaths`),
+/// asked for on purpose: it holds every folder, so protected folders are excluded from it
+/// path by path instead of refusing it.
+pub fn is_unrestricted_root(root: &Path) -> bool {
+    root == Path::new("/")
+}
+
 /// The protected folder `path` (canonical) is in, or that lies inside `path`.
 fn protected_overlap(path: &Path) -> Option<PathBuf> {
     let protected = PROTECTED.read().ok()?;
@@ -102,10 +109,7 @@ impl Sandbox {
         if self.roots.iter().any(|r| r.path == path) {
             return Ok(());
         }
-        // `/` (--workspace=/, --allowUnrestrictedPaths) is asked for on purpose and holds every
-        // folder: the protected ones stay excluded path by path, as in every root.
-        let unrestricted = path == Path::new("/");
-        if let Some(folder) = protected_overlap(&path).filter(|_| !unrestricted) {
+        if let Some(folder) = protected_overlap(&path).filter(|_| !is_unrestricted_root(&path)) {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 format!(

@@ -590,10 +590,16 @@ impl SessionState {
             .ok_or_else(|| "No page found".to_string())
     }
 
-    /// Whether this session is one browser context of a browser other tenants use too: then
-    /// nothing may act on the whole browser (a trace records every renderer of it).
-    pub fn shares_browser(&self) -> bool {
-        self.scope.is_some()
+    /// Refuses an effect on the whole browser (`what` does it: a trace records every tab, an
+    /// extension sees every tab) when this session is one browser context of a browser other
+    /// tenants use too.
+    pub fn require_own_browser(&self, what: &str) -> Result<(), String> {
+        match self.scope {
+            Some(_) => Err(format!(
+                "{what}, and this session shares its browser with other tenants; the tenants file must give it browser = \"dedicated\"."
+            )),
+            None => Ok(()),
+        }
     }
 
     pub fn page_mut(&mut self, id: u32) -> Result<&mut McpPage, String> {

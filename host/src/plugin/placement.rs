@@ -51,9 +51,8 @@ impl Placement {
         code.extend(self.plugin_dirs.iter().cloned());
         for code_dir in &code {
             for writable in &self.writable {
-                // `/` is the unrestricted root asked for on purpose: it holds every folder, so
-                // code folders are excluded from it (see `sandbox::protect`) instead.
-                let unrestricted = writable.path == Path::new("/");
+                // Code folders are excluded from the unrestricted root (`sandbox::protect`).
+                let unrestricted = crate::sandbox::is_unrestricted_root(&writable.path);
                 if !unrestricted && overlaps(&code_dir.path, &writable.path) {
                     return Err(overlap_message(code_dir, writable));
                 }
@@ -129,6 +128,23 @@ pub fn canonical(path: &Path) -> PathBuf {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_unrestricted_root_keeps_code_folders_out_of_reach_instead_of_refusing_them() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let cache = root.path().join("cache");
+        std::fs::create_dir_all(&cache).expect("mkdir");
+        let placement = Placement {
+            cache: Some(cache.clone()),
+            plugin_dirs: vec![],
+            writable: vec![Named::new("the --workspace", "/")],
+        };
+        placement.check().expect("`/` is accepted");
+        let sandbox = crate::sandbox::Sandbox::new([PathBuf::from("/")]).expect("the / root");
+        let planted = cache.join("planted");
+        assert!(sandbox.write(&planted, b"x").is_err());
+        assert!(!planted.exists());
+    }
 
     #[test]
     fn a_cache_or_plugin_folder_inside_a_writable_root_is_refused_naming_both() {

@@ -13,9 +13,7 @@ impl CallState {
     /// that shares its browser with other tenants (an extension sees every tab).
     fn ws_endpoint(&mut self) -> Result<String, String> {
         let session = self.session()?;
-        if session.shares_browser() {
-            return Err("Extensions act on the whole browser, and this session shares its browser with other tenants; the tenants file must give it browser = \"dedicated\".".into());
-        }
+        session.require_own_browser("Extensions act on the whole browser")?;
         session
             .browser_ws_endpoint()
             .ok_or_else(|| "The browser is not connected.".to_string())

@@ -31,9 +31,6 @@ macro_rules! page_and_sandbox_or_return {
     }};
 }
 
-/// Why a session in a shared browser cannot trace.
-const SHARED_BROWSER_TRACE: &str = "A performance trace records every tab of the browser, and this session shares its browser with other tenants; the tenants file must give it browser = \"dedicated\".";
-
 impl pages::Host for CallState {
     async fn selected(&mut self) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
         self.require(Capability::PagesRead, "selected")?;
@@ -378,8 +375,11 @@ impl pages::HostPage for CallState {
         self.require(Capability::Performance, "[method]page.start-trace")?;
         self.require_file(options.file_path.as_deref(), "[method]page.start-trace")?;
         // Decided on the effect, whatever tool asks: a trace records every tab of the browser.
-        if self.session().is_ok_and(|session| session.shares_browser()) {
-            return Ok(Err(SHARED_BROWSER_TRACE.to_string()));
+        let own_browser = self.session().and_then(|session| {
+            session.require_own_browser("A performance trace records every tab of the browser")
+        });
+        if let Err(refused) = own_browser {
+            return Ok(Err(refused));
         }
         let (page, sandbox) = page_and_sandbox_or_return!(self, handle);
         Ok(page
