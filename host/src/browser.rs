@@ -14,6 +14,8 @@ mod page_actions;
 mod page_snapshot;
 mod page_tools;
 mod page_trace;
+pub mod pipe;
+pub mod pwa;
 mod screencast;
 mod screenshot;
 mod settle;
@@ -67,6 +69,9 @@ pub struct BrowserOptions {
     /// `--categoryExtensions`: the launched browser allows extensions and installing them over
     /// CDP (`Extensions.loadUnpacked`), as Puppeteer's `enableExtensions` does.
     pub extensions: bool,
+    /// `--categoryPwa`: the launched browser gets a DevTools pipe too (the `PWA` domain is
+    /// offered on the pipe only); see `pipe`.
+    pub pwa: bool,
     /// Keep Chromium's popup blocker on (chromiumoxide turns it off): a tenant's page must
     /// not open windows without a user gesture, beyond every quota.
     pub block_popups: bool,
@@ -103,6 +108,11 @@ pub struct BrowserConn {
     pub raw: Arc<cdp::raw::RawLink>,
     alive: Arc<AtomicBool>,
     pub launched: bool,
+    /// The DevTools pipe of a browser launched with one (`--categoryPwa`).
+    pub pipe: Option<Arc<pipe::PipeLink>>,
+    /// The process of a browser this server started itself (with a pipe); chromiumoxide owns
+    /// the process of the others.
+    own_child: Option<tokio::process::Child>,
     /// Deleted (with the profile) when the browser is closed: `--isolated`.
     _temporary_profile: Option<tempfile::TempDir>,
 }
@@ -180,6 +190,9 @@ impl BrowserConn {
             return Err(BrowserError::ProfileInUse(
                 profile_dir.display().to_string(),
             ));
+        }
+        if options.pwa {
+            return Self::launch_with_pipe(options, &executable, &profile_dir, temporary).await;
         }
         let mut builder = BrowserConfig::builder()
             .chrome_executable(&executable)
@@ -263,8 +276,65 @@ impl BrowserConn {
             raw,
             alive,
             launched,
+            pipe: None,
+            own_child: None,
             _temporary_profile: temporary_profile,
         }
+    }
+
+    /// The launch of [`BrowserConn::launch`] for a browser that also needs its DevTools pipe:
+    /// the flags chromiumoxide would pass, started by us (see `pipe`).
+    async fn launch_with_pipe(
+        options: &BrowserOptions,
+        executable: &std::path::Path,
+        profile_dir: &std::path::Path,
+        temporary: Option<tempfile::TempDir>,
+    ) -> Result<BrowserConn, BrowserError> {
+        let failed = |reason: String| BrowserError::Launch {
+            executable: executable.display().to_string(),
+            reason,
+        };
+        let mut args: Vec<String> = AUTOMATION_ARGS_WITH_POPUP_BLOCKING
+            .iter()
+            .map(|arg| (*arg).to_string())
+            .collect();
+        if !options.block_popups {
+            args.push("--disable-popup-blocking".into());
+        }
+        args.extend(launch_args(options));
+        args.extend([
+            "--remote-debugging-port=0".to_string(),
+            "--remote-debugging-pipe".to_string(),
+            format!("--user-data-dir={}", profile_dir.display()),
+        ]);
+        if options.extensions {
+            args.extend([
+                "--load-extension=".to_string(),
+                "--enable-unsafe-extension-debugging".to_string(),
+            ]);
+        } else {
+            args.push("--disable-extensions".into());
+        }
+        if let Some((width, height)) = options.viewport {
+            args.push(format!("--window-size={width},{height}"));
+        }
+        if options.headless {
+            args.extend(["--headless=new", "--hide-scrollbars", "--mute-audio"].map(String::from));
+        }
+        if options.accept_insecure_certs {
+            args.push("--ignore-certificate-errors".into());
+        }
+        let piped = pipe::launch(executable, &args, Duration::from_secs(30))
+            .await
+            .map_err(failed)?;
+        protect_debugging_endpoint(&piped.ws_url);
+        let (browser, handler) = Browser::connect(piped.ws_url.clone())
+            .await
+            .map_err(|error| failed(error.to_string()))?;
+        let mut connection = Self::with_handler(browser, handler, true, temporary);
+        connection.pipe = Some(Arc::new(piped.link));
+        connection.own_child = Some(piped.child);
+        Ok(connection)
     }
 
     pub fn is_alive(&self) -> bool {
@@ -275,6 +345,16 @@ impl BrowserConn {
     /// one, which keeps running.
     pub async fn shutdown(mut self, budget: Duration) {
         if !self.launched {
+            return;
+        }
+        if let Some(mut child) = self.own_child.take() {
+            let graceful = async {
+                let _closed = self.browser.close().await;
+                let _exited = child.wait().await;
+            };
+            if tokio::time::timeout(budget, graceful).await.is_err() {
+                let _killed = child.kill().await;
+            }
             return;
         }
         let graceful = async {

@@ -72,13 +72,21 @@ impl Catalog {
             if embedded::tools().is_empty() {
                 return Err("this binary was built without its built-in tools (DEVTOOLS_MCP_SKIP_PLUGIN_BUILD); pass --builtin-plugins DIR".into());
             }
-            for tool in embedded::tools() {
-                let tool = self
-                    .loader
-                    .load_bytes(&tool.source(), tool.wasm, Origin::Builtin, &self.flags_json)
-                    .await
-                    .map_err(|error| error.to_string())?;
-                loaded.push(tool);
+            // Owned futures, collected first: a stream over an iterator borrowing `self` is not
+            // `Send` for every lifetime, which `tokio::spawn` (the watcher, config reload) needs.
+            let loads: Vec<_> = embedded::tools()
+                .iter()
+                .map(|tool| {
+                    let (loader, flags_json) = (self.loader.clone(), self.flags_json.clone());
+                    async move {
+                        loader
+                            .load_bytes(&tool.source(), tool.wasm, Origin::Builtin, &flags_json)
+                            .await
+                    }
+                })
+                .collect();
+            for result in on_workers(loads).await {
+                loaded.push(result.map_err(|error| error.to_string())?);
             }
         }
         let mut files = Vec::new();
@@ -87,15 +95,15 @@ impl Catalog {
                 files.push((file, *origin));
             }
         }
-        let loader = &self.loader;
-        let flags_json = self.flags_json.as_str();
-        // Owned items (not `files.iter()`): a stream of futures borrowing from a borrowed
-        // iterator is not `Send` for every lifetime, which `tokio::spawn` (the watcher) needs.
-        let loads = futures::stream::iter(files.clone())
-            .map(|(file, origin)| async move { loader.load_file(&file, origin, flags_json).await })
-            .buffered(PARALLEL_LOADS)
-            .collect::<Vec<_>>();
-        let results = tokio::time::timeout(STARTUP_BUDGET, loads)
+        let loads: Vec<_> = files
+            .iter()
+            .cloned()
+            .map(|(file, origin)| {
+                let (loader, flags_json) = (self.loader.clone(), self.flags_json.clone());
+                async move { loader.load_file(&file, origin, &flags_json).await }
+            })
+            .collect();
+        let results = tokio::time::timeout(STARTUP_BUDGET, on_workers(loads))
             .await
             .map_err(|_| {
                 format!(
@@ -225,6 +233,30 @@ impl Catalog {
     fn watched_dirs(&self) -> Vec<PathBuf> {
         self.dirs.iter().map(|(dir, _)| dir.clone()).collect()
     }
+}
+
+/// Runs the loads as tasks on the runtime's workers, at most [`PARALLEL_LOADS`] at a time, and
+/// returns their results in order. Describing a component is CPU work (deserialising code,
+/// instantiating, running `definition()`): polled in one task the loads would take turns on
+/// one core; as tasks they use every core, which is most of a cold start.
+async fn on_workers<T, F>(loads: Vec<F>) -> Vec<Result<T, LoadError>>
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = Result<T, LoadError>> + Send + 'static,
+{
+    futures::stream::iter(loads)
+        .map(|load| tokio::spawn(load))
+        .buffered(PARALLEL_LOADS)
+        .map(|joined| {
+            joined.unwrap_or_else(|error| {
+                Err(LoadError::Definition {
+                    file: PathBuf::from("<load task>"),
+                    reason: format!("the load task failed: {error}"),
+                })
+            })
+        })
+        .collect()
+        .await
 }
 
 /// A tool whose name another loaded tool has, or differs from one only in letter case (which

@@ -341,7 +341,27 @@ impl Args {
         }
         args.apply_defaults();
         args.apply_cli_defaults();
+        args.check_conflicts()?;
         Ok(args)
+    }
+
+    /// Conflicts that depend on a flag's value, which clap's `conflicts_with` cannot see: as in
+    /// the reference, `--categoryPwa=false` conflicts with nothing. The PWA tools need the
+    /// DevTools pipe of a browser this server launches.
+    fn check_conflicts(&self) -> Result<(), clap::Error> {
+        if self.category_pwa == Some(true) {
+            let connecting = [
+                ("browserUrl", self.browser_url.is_some()),
+                ("wsEndpoint", self.ws_endpoint.is_some()),
+            ];
+            if let Some((flag, _)) = connecting.iter().find(|(_, given)| *given) {
+                return Err(Args::command().error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!("Arguments categoryPwa and {flag} are mutually exclusive"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The reference 1.11.0's defaults for flags that are on unless turned off.
@@ -759,6 +779,38 @@ mod tests {
             parse(&["--pluginTimeout", "0.5"]).plugin_timeout,
             Some(std::time::Duration::from_millis(500))
         );
+    }
+
+    #[test]
+    fn pwa_tools_conflict_with_a_browser_they_did_not_launch() {
+        for connect in [
+            ["--browserUrl", "http://127.0.0.1:1"],
+            ["--wsEndpoint", "ws://127.0.0.1:1/x"],
+        ] {
+            let refused = Args::try_parse_compatible(
+                ["devtools-mcp", "--categoryPwa", connect[0], connect[1]].map(String::from),
+            )
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+            let flag = connect[0].trim_start_matches("--");
+            assert!(
+                refused.contains(&format!(
+                    "Arguments categoryPwa and {flag} are mutually exclusive"
+                )),
+                "{refused}"
+            );
+        }
+        let off = Args::try_parse_compatible(
+            [
+                "devtools-mcp",
+                "--categoryPwa=false",
+                "--browserUrl",
+                "http://127.0.0.1:1",
+            ]
+            .map(String::from),
+        );
+        assert!(off.is_ok());
     }
 
     #[test]

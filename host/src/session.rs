@@ -307,6 +307,13 @@ impl SessionState {
             .map(|browser| browser.connection().browser.websocket_address().clone())
     }
 
+    /// The DevTools pipe of a browser launched with one (`--categoryPwa`).
+    pub fn browser_pipe(&self) -> Option<std::sync::Arc<crate::browser::pipe::PipeLink>> {
+        self.browser
+            .as_ref()
+            .and_then(|browser| browser.connection().pipe.clone())
+    }
+
     /// Stops the script running in this session's pages (`Runtime.terminateExecution`).
     pub async fn terminate_scripts(&self) -> usize {
         self.watch.terminate_scripts().await
@@ -578,6 +585,11 @@ impl SessionState {
         self.pages
             .get(&id)
             .ok_or_else(|| CLOSED_SELECTED_PAGE.to_string())
+    }
+
+    /// The ids of the pages the session knows, in id order.
+    pub fn page_ids(&self) -> Vec<u32> {
+        self.pages.keys().copied().collect()
     }
 
     pub fn selected_id(&self) -> Result<u32, String> {

@@ -8,11 +8,6 @@ use std::process::Command;
 
 /// 1.11.0 tools this server does not provide yet, each with why (README says the same).
 const NOT_YET: &[&str] = &[
-    // PWA (--categoryPwa): not built yet.
-    "get_os_app_state",
-    "install_pwa",
-    "launch_pwa",
-    "uninstall_pwa",
     // DevTools comments (hidden --devtoolsComments): they need a headful DevTools frontend
     // window; absent rather than faked (README).
     "get_devtools_comments",

@@ -62,6 +62,48 @@ fn the_contract_is_a_versioned_wit_package_with_the_plugin_world() {
     }
 }
 
+/// Every function a tool imports acts on the browser or the disk, except the response
+/// declarations: each of those needs a capability, so a new interface cannot be added without
+/// deciding who may call it.
+#[test]
+fn every_host_function_that_acts_needs_a_capability() {
+    use devtools_mcp::plugin::capability::Capability;
+    let mut resolve = wit_parser::Resolve::default();
+    let (package, _files) = resolve
+        .push_dir(workspace().join("wit"))
+        .unwrap_or_else(|error| panic!("wit/ is not a valid WIT package: {error:#}"));
+    let world = resolve.packages[package].worlds["plugin"];
+    let mut ungranted = Vec::new();
+    let mut checked = 0;
+    for item in resolve.worlds[world].imports.values() {
+        let wit_parser::WorldItem::Interface { id, .. } = item else {
+            continue;
+        };
+        let interface = &resolve.interfaces[*id];
+        if interface.name.as_deref() == Some("response") {
+            continue;
+        }
+        for (name, function) in &interface.functions {
+            // Resource bookkeeping aside: handles of pages the host gave out.
+            if matches!(function.kind, wit_parser::FunctionKind::Constructor(_)) {
+                continue;
+            }
+            checked += 1;
+            if Capability::for_function(name).is_none() {
+                ungranted.push(format!(
+                    "{}.{name}",
+                    interface.name.as_deref().unwrap_or("?")
+                ));
+            }
+        }
+    }
+    assert!(checked > 40, "only {checked} host functions found");
+    assert!(
+        ungranted.is_empty(),
+        "host functions that no capability guards: {ungranted:?}"
+    );
+}
+
 #[test]
 fn the_sdk_crate_packages_with_its_contract_readme_and_metadata() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());

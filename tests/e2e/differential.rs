@@ -116,7 +116,7 @@ impl Side {
 }
 
 /// The answer as compared: the error flag, the texts, and each image's type (not its bytes).
-fn render(output: &ToolOutput) -> String {
+pub(crate) fn render(output: &ToolOutput) -> String {
     let mut text = format!("isError={}\n{}", output.is_error, output.text);
     for (mime, _) in &output.images {
         text.push_str(&format!("\n<image {mime}>"));
@@ -125,7 +125,7 @@ fn render(output: &ToolOutput) -> String {
 }
 
 /// Replaces what differs by nature: the fixture port, temp paths, dates and timings.
-fn normalize(text: &str, pages: &FixtureServer) -> String {
+pub(crate) fn normalize(text: &str, pages: &FixtureServer) -> String {
     let temp = std::env::temp_dir()
         .to_string_lossy()
         .trim_end_matches('/')
@@ -612,7 +612,7 @@ fn fixture_pages() -> FixtureServer {
 /// Each tool as compared. The rmcp client keeps MCP's annotations only, so the reference's
 /// `category` and `conditions` do not survive parsing; ours travel in `_meta` (a difference on
 /// purpose) and are checked against 1.11.0's stored list by `parity.rs`.
-fn tools_by_name(tools: &[rmcp::model::Tool]) -> Map<String, Value> {
+pub(crate) fn tools_by_name(tools: &[rmcp::model::Tool]) -> Map<String, Value> {
     let mut by_name = Map::new();
     for tool in tools {
         let Ok(Value::Object(mut value)) = serde_json::to_value(tool) else {
@@ -625,7 +625,7 @@ fn tools_by_name(tools: &[rmcp::model::Tool]) -> Map<String, Value> {
 }
 
 /// Parameter names in order, then the whole tool (key order inside objects aside).
-fn same_tool(ours: &Value, theirs: &Value) -> bool {
+pub(crate) fn same_tool(ours: &Value, theirs: &Value) -> bool {
     let names = |tool: &Value| -> Vec<String> {
         tool["inputSchema"]["properties"]
             .as_object()

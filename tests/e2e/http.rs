@@ -680,7 +680,8 @@ async fn tenant_flags_switch_tool_categories_on_and_off_per_tenant() {
 /// the browser is reached, not on the tool's name: a community plugin granted `performance`
 /// under any name is refused the same way in a shared browser.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_plugin_under_another_name_cannot_trace_a_shared_browser_nor_use_extensions() {
+async fn a_plugin_under_another_name_cannot_trace_a_shared_browser_nor_use_extensions_or_web_apps()
+{
     let pages = FixtureServer::start(vec![Route::html("/shared", "<title>Shared</title>")]);
     let scratch = tempfile::tempdir().expect("temp dir");
     let policy = scratch.path().join("policy.toml");
@@ -693,7 +694,7 @@ async fn a_plugin_under_another_name_cannot_trace_a_shared_browser_nor_use_exten
     let server = HttpServer::start(
         &[TenantSpec::new("small", "token-small")
             .on_loopback()
-            .with("flags = { categoryExtensions = true }")],
+            .with("flags = { categoryExtensions = true, categoryPwa = true }")],
         &[
             "--plugin-dir",
             &plugins.to_string_lossy(),
@@ -721,5 +722,19 @@ async fn a_plugin_under_another_name_cannot_trace_a_shared_browser_nor_use_exten
         listed.is_error && listed.text.contains("dedicated"),
         "{}",
         listed.text
+    );
+    // So does a web app: it is installed in the whole browser profile.
+    let app = small
+        .call(
+            "get_os_app_state",
+            json!({ "manifestId": pages.url("/app/") }),
+        )
+        .await;
+    assert!(
+        app.is_error
+            && app.text.contains("whole browser profile")
+            && app.text.contains("dedicated"),
+        "{}",
+        app.text
     );
 }

@@ -27,6 +27,7 @@ mod parity;
 mod performance;
 mod pipeline;
 mod plugin_cli;
+mod pwa;
 mod python_client;
 mod python_plugin;
 mod sandbox;

@@ -39,22 +39,30 @@ fn check_object(
         .and_then(Value::as_array)
         .map(|names| names.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    for (name, property) in properties {
+    // The path of a property is built only for a value that is there or missing: this runs
+    // on every call, for every property of the tool's schema.
+    let at = |name: &String| -> Vec<String> {
         let mut here = path.to_vec();
         here.push(name.clone());
+        here
+    };
+    for (name, property) in properties {
         match object.get(name) {
             None if required.contains(&name.as_str()) => {
                 let expected = expected_type(property.as_object().unwrap_or(&empty));
                 issue(
                     issues,
-                    &here,
+                    &at(name),
                     format!("Invalid input: expected {expected}, received undefined"),
                 );
             }
             None => {}
-            Some(value) => {
-                check_value(issues, &here, value, property.as_object().unwrap_or(&empty))
-            }
+            Some(value) => check_value(
+                issues,
+                &at(name),
+                value,
+                property.as_object().unwrap_or(&empty),
+            ),
         }
     }
     let unknown: Vec<String> = object
@@ -90,7 +98,7 @@ fn check_value(
         return;
     }
     let expected = expected_type(schema);
-    let fits = match expected.as_str() {
+    let fits = match expected {
         "string" => value.is_string(),
         "boolean" => value.is_boolean(),
         "number" => value.is_number(),
@@ -104,7 +112,7 @@ fn check_value(
         let named = if expected == "int" {
             "number"
         } else {
-            expected.as_str()
+            expected
         };
         issue(
             issues,
@@ -180,7 +188,7 @@ fn check_value(
 }
 
 /// The schema's type in zod's words (`int` for integers).
-fn expected_type(schema: &Map<String, Value>) -> String {
+fn expected_type(schema: &Map<String, Value>) -> &str {
     let kind = match schema.get("type") {
         Some(Value::String(kind)) => kind.as_str(),
         Some(Value::Array(kinds)) => kinds
@@ -192,8 +200,8 @@ fn expected_type(schema: &Map<String, Value>) -> String {
         _ => "unknown",
     };
     match kind {
-        "integer" => "int".into(),
-        other => other.into(),
+        "integer" => "int",
+        other => other,
     }
 }
 

@@ -43,10 +43,13 @@ pub enum Capability {
     ExtensionsInstall,
     /// List, uninstall and trigger installed extensions.
     Extensions,
+    /// Install, uninstall and launch web apps, and read their OS state: apps belong to the
+    /// whole browser profile.
+    Pwa,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 16] = [
+    pub const ALL: [Capability; 17] = [
         Capability::PagesRead,
         Capability::PagesManage,
         Capability::Navigate,
@@ -63,6 +66,7 @@ impl Capability {
         Capability::PageTools,
         Capability::ExtensionsInstall,
         Capability::Extensions,
+        Capability::Pwa,
     ];
 
     /// The name used in policy files.
@@ -84,6 +88,7 @@ impl Capability {
             Capability::PageTools => "page-tools",
             Capability::ExtensionsInstall => "extensions.install",
             Capability::Extensions => "extensions",
+            Capability::Pwa => "pwa",
         }
     }
 
@@ -125,6 +130,7 @@ impl Capability {
             "uninstall-extension" | "list-extensions" | "trigger-extension-action" => {
                 Capability::Extensions
             }
+            "install-pwa" | "uninstall-pwa" | "launch-pwa" | "get-os-app-state" => Capability::Pwa,
             heap if heap.starts_with("heap-") => Capability::Memory,
             _ => return None,
         })

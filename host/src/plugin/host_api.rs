@@ -7,6 +7,7 @@ mod interop;
 mod lighthouse;
 mod page_tools;
 mod pages;
+mod pwa;
 mod response;
 mod screencast;
 mod styles;

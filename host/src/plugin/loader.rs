@@ -14,7 +14,7 @@ use wasmtime::component::types::ComponentItem;
 
 /// The interfaces of ours a tool may import (the version is the `package` line of
 /// wit/tool.wit, read by host/build.rs).
-pub const ALLOWED_IMPORTS: [&str; 10] = [
+pub const ALLOWED_IMPORTS: [&str; 11] = [
     concat!("devtools:tool/pages@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
     concat!("devtools:tool/response@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
     concat!("devtools:tool/styles@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
@@ -37,6 +37,7 @@ pub const ALLOWED_IMPORTS: [&str; 10] = [
         "devtools:tool/extensions@",
         env!("DEVTOOLS_TOOL_WIT_VERSION")
     ),
+    concat!("devtools:tool/pwa@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
 ];
 
 /// The interface every tool exports.
@@ -74,7 +75,7 @@ pub enum LoadError {
         allowed: String,
     },
     #[error(
-        "Plugin {file} cannot be linked: {reason}. Tools may import only devtools:tool/pages, devtools:tool/response, devtools:tool/styles, devtools:tool/screencast, devtools:tool/lighthouse, devtools:tool/vision, devtools:tool/interop, devtools:tool/page-tools, devtools:tool/extensions and the WASI 0.2 interfaces."
+        "Plugin {file} cannot be linked: {reason}. Tools may import only devtools:tool/pages, devtools:tool/response, devtools:tool/styles, devtools:tool/screencast, devtools:tool/lighthouse, devtools:tool/vision, devtools:tool/interop, devtools:tool/page-tools, devtools:tool/extensions, devtools:tool/pwa and the WASI 0.2 interfaces."
     )]
     Link { file: PathBuf, reason: String },
     #[error("Plugin {file} was refused: {reason}.")]

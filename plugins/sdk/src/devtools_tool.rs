@@ -121,6 +121,13 @@ pub mod extensions {
     };
 }
 
+/// Web apps installed in the browser profile (`--categoryPwa`).
+pub mod pwa {
+    pub use crate::__bindings::devtools::tool::pwa::{
+        OsAppState, get_os_app_state, install_pwa, launch_pwa, uninstall_pwa,
+    };
+}
+
 /// Heap-snapshot analysis in the host (`memory` capability): each function takes a
 /// `.heapsnapshot` path and returns the response lines.
 pub mod heap {

@@ -1,0 +1,203 @@
+//! `devtools:tool/pwa`: web apps installed in the browser profile. Every function needs `pwa`;
+//! the URLs a plugin passes are held to its `navigate` grant (the browser fetches them). A
+//! session that shares its browser, or one with a URL policy, gets the reference's refusal:
+//! an installed app belongs to the whole profile and its windows load what its manifest says.
+
+use super::{CallState, PageHandle};
+use crate::browser::pipe::PipeLink;
+use crate::browser::{pwa, tab};
+use crate::plugin::bindings::devtools::tool::pwa as wit;
+use crate::plugin::capability::Capability;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wasmtime::component::Resource;
+
+/// The reference waits up to its navigation timeout for the launched window's page.
+const LAUNCH_WAIT: Duration = Duration::from_secs(10);
+const POLL: Duration = Duration::from_millis(50);
+
+impl CallState {
+    /// The browser's DevTools pipe for `PWA.*` commands (and its WebSocket endpoint, for tab
+    /// look-ups), after the session's own refusals.
+    fn pwa_browser(&mut self) -> Result<(Arc<PipeLink>, String), String> {
+        let session = self.session()?;
+        session.require_own_browser("Web apps are installed in the whole browser profile")?;
+        if session.url_policy().is_some() {
+            return Err(
+                "PWA APIs are not supported when network restrictions are configured.".into(),
+            );
+        }
+        let endpoint = session
+            .browser_ws_endpoint()
+            .ok_or_else(|| "The browser is not connected.".to_string())?;
+        let pipe = session.browser_pipe().ok_or_else(|| {
+            "The PWA tools need a browser this server launched with --categoryPwa: Chromium offers its PWA domain only on the DevTools pipe of the process it was started with.".to_string()
+        })?;
+        Ok((pipe, endpoint))
+    }
+
+    /// A URL the browser will load for the plugin: its grant, then the server's own policy
+    /// (for values that parse as URLs; a bundle path is the browser's to refuse).
+    fn pwa_url(
+        &mut self,
+        url: &str,
+        function: &'static str,
+    ) -> wasmtime::Result<Result<String, String>> {
+        let url = self.require_url(url, function)?;
+        let session = match self.session() {
+            Ok(session) => session,
+            Err(error) => return Ok(Err(error)),
+        };
+        if url::Url::parse(&url).is_ok()
+            && let Err(refused) = session.navigation_policy().check(&url)
+        {
+            return Ok(Err(refused));
+        }
+        Ok(Ok(url))
+    }
+
+    /// The page the session adopts for the tab `tab_id` the browser opened for an app.
+    async fn adopt_app_window(
+        &mut self,
+        endpoint: &str,
+        tab_id: &str,
+        known: &BTreeSet<u32>,
+        manifest_id: &str,
+    ) -> Result<u32, String> {
+        let deadline = Instant::now() + LAUNCH_WAIT;
+        let session = self.session()?;
+        let mut checked = BTreeSet::new();
+        loop {
+            session.sync_pages().await;
+            for id in session.page_ids() {
+                if known.contains(&id) || !checked.insert(id) {
+                    continue;
+                }
+                let target = session.page(id)?.page.target_id().inner().clone();
+                if tab::tab_id(endpoint, &target).await.as_deref() == Ok(tab_id) {
+                    return Ok(id);
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "Failed to create a page for the launched PWA (manifestId = {manifest_id})"
+                ));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Until the app window has left `about:blank`, within what is left of the launch wait.
+    async fn wait_for_app_url(&mut self, id: u32, started: Instant) {
+        let Ok(session) = self.session() else { return };
+        while started.elapsed() < LAUNCH_WAIT {
+            let Ok(page) = session.page(id) else { return };
+            let url = page.url().await;
+            if !url.is_empty() && url != "about:blank" {
+                return;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}
+
+impl wit::Host for CallState {
+    async fn install_pwa(
+        &mut self,
+        manifest_id: String,
+        install_url_or_bundle_url: String,
+        display_mode: Option<String>,
+    ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Pwa, "install-pwa")?;
+        let install_url = match self.pwa_url(&install_url_or_bundle_url, "install-pwa")? {
+            Ok(url) => url,
+            Err(error) => return Ok(Err(error)),
+        };
+        if let Some(mode) = &display_mode
+            && !matches!(mode.as_str(), "standalone" | "browser")
+        {
+            return Ok(Err(format!(
+                "Invalid display mode \"{mode}\": use \"standalone\" or \"browser\"."
+            )));
+        }
+        let (pipe, _) = match self.pwa_browser() {
+            Ok(browser) => browser,
+            Err(error) => return Ok(Err(error)),
+        };
+        Ok(pwa::install(&pipe, &manifest_id, &install_url, display_mode.as_deref()).await)
+    }
+
+    async fn uninstall_pwa(&mut self, manifest_id: String) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Pwa, "uninstall-pwa")?;
+        let (pipe, _) = match self.pwa_browser() {
+            Ok(browser) => browser,
+            Err(error) => return Ok(Err(error)),
+        };
+        let uninstalled = pwa::uninstall(&pipe, &manifest_id).await;
+        // The browser closes the app's windows: the page table follows.
+        if let Ok(session) = self.session() {
+            session.sync_pages().await;
+        }
+        Ok(uninstalled)
+    }
+
+    async fn launch_pwa(
+        &mut self,
+        manifest_id: String,
+        url: Option<String>,
+    ) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
+        self.require(Capability::Pwa, "launch-pwa")?;
+        let url = match url {
+            Some(url) => match self.pwa_url(&url, "launch-pwa")? {
+                Ok(url) => Some(url),
+                Err(error) => return Ok(Err(error)),
+            },
+            None => None,
+        };
+        let (pipe, endpoint) = match self.pwa_browser() {
+            Ok(browser) => browser,
+            Err(error) => return Ok(Err(error)),
+        };
+        let known: BTreeSet<u32> = match self.session() {
+            Ok(session) => {
+                session.sync_pages().await;
+                session.page_ids().into_iter().collect()
+            }
+            Err(error) => return Ok(Err(error)),
+        };
+        let started = Instant::now();
+        let tab_id = match pwa::launch(&pipe, &manifest_id, url.as_deref()).await {
+            Ok(tab_id) => tab_id,
+            Err(error) => return Ok(Err(error)),
+        };
+        let id = match self
+            .adopt_app_window(&endpoint, &tab_id, &known, &manifest_id)
+            .await
+        {
+            Ok(id) => id,
+            Err(error) => return Ok(Err(error)),
+        };
+        self.wait_for_app_url(id, started).await;
+        // The window loads what the app's manifest says: held to the plugin's URL patterns.
+        self.check_landed(id).await?;
+        Ok(Ok(self.table.push(PageHandle { id })?))
+    }
+
+    async fn get_os_app_state(
+        &mut self,
+        manifest_id: String,
+    ) -> wasmtime::Result<Result<wit::OsAppState, String>> {
+        self.require(Capability::Pwa, "get-os-app-state")?;
+        let (pipe, _) = match self.pwa_browser() {
+            Ok(browser) => browser,
+            Err(error) => return Ok(Err(error)),
+        };
+        Ok(pwa::os_app_state(&pipe, &manifest_id)
+            .await
+            .map(|(badge_count, file_handlers)| wit::OsAppState {
+                badge_count,
+                file_handlers,
+            }))
+    }
+}
