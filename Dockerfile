@@ -25,14 +25,17 @@ COPY --chown=root:root --chmod=0755 devtools-mcp /opt/devtools-mcp/devtools-mcp
 
 USER 10001:10001
 WORKDIR /var/lib/devtools-mcp
+# DEVTOOLS_MCP_HEALTH_PORT: the port the health check asks; set it with `--env` when the
+# server listens elsewhere (`--http=...:PORT`).
 ENV HOME=/var/lib/devtools-mcp \
-    RUST_LOG=info,chromiumoxide=warn
+    RUST_LOG=info,chromiumoxide=warn \
+    DEVTOOLS_MCP_HEALTH_PORT=8808
 EXPOSE 8808
 
 # /healthz answers 200 while the accept loop runs; bash's /dev/tcp needs no extra package.
 # (OCI images drop HEALTHCHECK: build with `--format docker`; Kubernetes uses its own probes.)
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
-    CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/8808 && printf 'GET /healthz HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && head -n1 <&3 | grep -q ' 200 '"]
+    CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${DEVTOOLS_MCP_HEALTH_PORT:-8808} && printf 'GET /healthz HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && head -n1 <&3 | grep -q ' 200 '"]
 
 ENTRYPOINT ["/usr/bin/tini", "--", "/opt/devtools-mcp/devtools-mcp", "serve"]
 # Listen on every interface of the container; mount the tenants file (docs/multi-tenant.md).

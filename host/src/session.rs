@@ -8,6 +8,7 @@
 
 mod scope;
 mod watch;
+mod workers;
 
 use crate::browser::{BrowserConn, BrowserError, BrowserOptions, McpPage, SharedBrowser, cdp};
 use crate::net::TenantNetwork;
@@ -20,6 +21,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tokio::sync::{Mutex, OwnedMutexGuard};
 use watch::{AbortOnDrop, SessionWatch};
+pub use workers::Worker;
 
 /// Page ids come from one process-wide counter, so a stale id fails instead of aliasing a page
 /// opened later (or a page of another session).
@@ -217,6 +219,8 @@ pub struct SessionState {
     watch: Arc<SessionWatch>,
     /// The browser being launched in the background (see `Session::launch_in_background`).
     prelaunch: Option<tokio::task::JoinHandle<Result<BrowserConn, BrowserError>>>,
+    /// Extension service workers seen so far, with their ids.
+    workers: workers::Workers,
 }
 
 impl SessionState {
@@ -242,6 +246,7 @@ impl SessionState {
             network,
             watch: Arc::new(SessionWatch::default()),
             prelaunch: None,
+            workers: Default::default(),
         }
     }
 
@@ -585,6 +590,30 @@ impl SessionState {
         self.pages
             .get(&id)
             .ok_or_else(|| CLOSED_SELECTED_PAGE.to_string())
+    }
+
+    /// The extension service workers of the browser (`## Extension Service Workers`), with
+    /// the ids tools name them by. Only a session with a browser of its own sees them: an
+    /// extension belongs to the whole browser.
+    pub async fn extension_service_workers(&mut self) -> Vec<Worker> {
+        if self.scope.is_some() {
+            return Vec::new();
+        }
+        let targets = self.targets().await;
+        // Oldest first, as the reference meets them (`Target.getTargets` lists newest first).
+        self.workers
+            .refresh(targets.keys_in_order.iter().rev().filter_map(|id| {
+                targets
+                    .get(id)
+                    .map(|info| (id.as_str(), info.kind.as_str(), info.url.as_str()))
+            }));
+        self.workers.list().to_vec()
+    }
+
+    /// A worker listed by [`SessionState::extension_service_workers`], by its id.
+    pub async fn extension_service_worker(&mut self, id: &str) -> Option<Worker> {
+        self.extension_service_workers().await;
+        self.workers.by_id(id).cloned()
     }
 
     /// The ids of the pages the session knows, in id order.

@@ -8,8 +8,8 @@ use std::process::Command;
 
 /// 1.11.0 tools this server does not provide yet, each with why (README says the same).
 const NOT_YET: &[&str] = &[
-    // DevTools comments (hidden --devtoolsComments): they need a headful DevTools frontend
-    // window; absent rather than faked (README).
+    // DevTools comments (hidden --devtoolsComments): they need the comment bridge of the
+    // DevTools frontend, which this Chromium does not offer; absent rather than faked (README).
     "get_devtools_comments",
     "open_devtools",
     "resolve_devtools_comment",

@@ -162,3 +162,149 @@ async fn install_extension_refuses_folders_outside_the_sandbox() {
     );
     server.shutdown().await;
 }
+
+/// With `--categoryExtensions`, `list_pages` lists the extension's service worker
+/// (`## Extension Service Workers`, `sw-N: url`) and `evaluate_script` runs in it by that id;
+/// the same steps against chrome-devtools-mcp 1.11.0 (when Node is here) answer the same texts.
+#[tokio::test]
+async fn extension_service_workers_are_listed_and_evaluated_as_1_11_0_does() {
+    use crate::differential::{normalize, render};
+    use crate::support::reference::{ensure_installed, node_missing, start_reference};
+
+    let pages = FixtureServer::start(vec![Route::html(
+        "/page.html",
+        "<title>Extension target</title><p>Waiting</p>",
+    )]);
+    let (workspace, path) = workspace_with_extension();
+    let root = workspace.path().to_string_lossy().into_owned();
+    let flags = ["--categoryExtensions", "--filesystemRoot", root.as_str()];
+    let mut args = crate::support::browser_args();
+    args.retain(|arg| arg != "--no-page-id-routing");
+    args.extend(flags.iter().map(|flag| flag.to_string()));
+    let ours = match McpServer::start_with(args, Vec::new()).await {
+        Ok(server) => server,
+        Err(message) => panic!("{message}"),
+    };
+    let reference = match node_missing() {
+        Some(reason) => {
+            eprintln!("\n!!! extension service worker steps not compared with 1.11.0: {reason}.\n");
+            None
+        }
+        None => {
+            if let Err(error) = ensure_installed() {
+                panic!("{error}");
+            }
+            Some(start_reference(&flags).await)
+        }
+    };
+    let version = "() => chrome.runtime.getManifest().version";
+    let steps = [
+        ("install", "install_extension", json!({ "path": path })),
+        (
+            "new_page",
+            "new_page",
+            json!({ "url": pages.url("/page.html") }),
+        ),
+        ("list_pages", "list_pages", json!({})),
+        (
+            "evaluate in the worker",
+            "evaluate_script",
+            json!({ "serviceWorkerId": "sw-1", "function": version }),
+        ),
+        (
+            "a classic script in the worker",
+            "evaluate_script",
+            json!({ "serviceWorkerId": "sw-1", "function": "typeof chrome.action.onClicked", "format": "script" }),
+        ),
+        (
+            "a throwing function in the worker",
+            "evaluate_script",
+            json!({ "serviceWorkerId": "sw-1", "function": "() => { throw new Error('worker says no'); }" }),
+        ),
+        (
+            "an unknown worker",
+            "evaluate_script",
+            json!({ "serviceWorkerId": "sw-99", "function": version }),
+        ),
+        (
+            "element arguments in a worker",
+            "evaluate_script",
+            json!({ "serviceWorkerId": "sw-1", "function": version, "args": ["1_1"] }),
+        ),
+        (
+            "a worker and a page",
+            "evaluate_script",
+            json!({ "serviceWorkerId": "sw-1", "function": version, "pageId": 1 }),
+        ),
+        (
+            "the worker's console",
+            "list_console_messages",
+            json!({ "serviceWorkerId": "sw-1", "pageId": 2 }),
+        ),
+    ];
+    let mut answers = Vec::new();
+    let mut differences = Vec::new();
+    for (label, tool, arguments) in steps {
+        let mine = normalize(
+            &render(&ours.call_raw(tool, arguments.clone()).await.expect(label)),
+            &pages,
+        );
+        if let Some(reference) = &reference {
+            let theirs = normalize(
+                &render(&reference.call_raw(tool, arguments).await.expect(label)),
+                &pages,
+            );
+            if mine != theirs {
+                differences.push(format!(
+                    "--- {label}\n--- ours:\n{mine}\n--- 1.11.0:\n{theirs}"
+                ));
+            }
+        }
+        answers.push((label, mine));
+    }
+    ours.shutdown().await;
+    if let Some(reference) = reference {
+        reference.shutdown().await;
+    }
+    let said = |label: &str| {
+        answers
+            .iter()
+            .find(|(step, _)| *step == label)
+            .map(|(_, text)| text.clone())
+            .unwrap_or_default()
+    };
+    let id = installed_id(&said("install"));
+    assert!(
+        said("list_pages").contains(&format!(
+            "## Extension Service Workers\nsw-1: chrome-extension://{id}/worker.js"
+        )),
+        "{}",
+        said("list_pages")
+    );
+    assert!(
+        said("evaluate in the worker")
+            .contains("Script ran on page and returned:\n```json\n\"1.2.3\"\n```"),
+        "{}",
+        said("evaluate in the worker")
+    );
+    assert!(
+        said("a classic script in the worker").contains("\"object\""),
+        "{}",
+        said("a classic script in the worker")
+    );
+    assert!(
+        said("a throwing function in the worker").contains("worker says no"),
+        "{}",
+        said("a throwing function in the worker")
+    );
+    assert!(
+        said("an unknown worker").contains("Service worker not found."),
+        "{}",
+        said("an unknown worker")
+    );
+    assert!(
+        differences.is_empty(),
+        "extension service worker steps answer differently from chrome-devtools-mcp 1.11.0:\n{}",
+        differences.join("\n")
+    );
+}

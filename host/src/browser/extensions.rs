@@ -12,6 +12,8 @@ use std::time::Duration;
 
 /// The reference's bound on installing and uninstalling.
 const EXTENSION_TIMEOUT: Duration = Duration::from_secs(30);
+/// A script in a service worker, as a page evaluation is bounded.
+const WORKER_EVALUATION_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One installed extension, as `Extensions.getExtensions` reports it.
 #[derive(Debug, Clone, Deserialize)]
@@ -145,6 +147,60 @@ async fn find(ws_endpoint: &str, id: &str) -> Result<Extension, String> {
         .into_iter()
         .find(|extension| extension.id == id)
         .ok_or_else(|| format!("Extension with ID {id} not found."))
+}
+
+/// Runs `function` (a function declaration, no arguments) in the service worker target
+/// `target_id` and returns the JSON text of its awaited result, as a page evaluation does.
+pub async fn evaluate_in_worker(
+    ws_endpoint: &str,
+    target_id: &str,
+    function: &str,
+) -> Result<String, String> {
+    let target = target_id.to_string();
+    let expression =
+        format!("(async function() {{ return JSON.stringify(await ({function})()); }})()");
+    with_connection(
+        ws_endpoint,
+        WORKER_EVALUATION_TIMEOUT,
+        "evaluating in the service worker",
+        |mut cdp| async move {
+            let result = async {
+                let attached = cdp
+                    .browser(
+                        "Target.attachToTarget",
+                        json!({ "targetId": target, "flatten": true }),
+                    )
+                    .await
+                    .map_err(|_| "Service worker target not found.".to_string())?;
+                let session = attached["sessionId"]
+                    .as_str()
+                    .ok_or("Service worker target not found.")?
+                    .to_string();
+                let evaluated = cdp
+                    .call(
+                        Some(&session),
+                        "Runtime.evaluate",
+                        json!({ "expression": expression, "awaitPromise": true, "returnByValue": true }),
+                    )
+                    .await
+                    .map(|(result, _)| result);
+                let _detached = cdp
+                    .browser("Target.detachFromTarget", json!({ "sessionId": session }))
+                    .await;
+                let evaluated = evaluated?;
+                if let Some(exception) = evaluated.get("exceptionDetails") {
+                    return Err(super::page_actions::exception_message(exception));
+                }
+                Ok(match &evaluated["result"]["value"] {
+                    serde_json::Value::String(json) => json.clone(),
+                    _ => "undefined".to_string(),
+                })
+            }
+            .await;
+            (cdp, result)
+        },
+    )
+    .await
 }
 
 /// The `## Extensions` section; names come from the extensions' manifests and are printed

@@ -322,7 +322,7 @@ fn interaction_failed(uid: &str, reason: &str) -> String {
 }
 
 /// The message of a thrown error, as Puppeteer reports it (`x is not defined`).
-fn exception_message(details: &Value) -> String {
+pub(super) fn exception_message(details: &Value) -> String {
     let description = details["exception"]["description"]
         .as_str()
         .or_else(|| details["text"].as_str())

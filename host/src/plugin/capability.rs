@@ -113,7 +113,7 @@ impl Capability {
             "navigate" => Capability::Navigate,
             "click" | "hover" | "fill" | "type-text" | "press-key" | "drag" | "handle-dialog"
             | "click-at" => Capability::Input,
-            "evaluate" | "evaluate-expression" => Capability::Script,
+            "evaluate" | "evaluate-expression" | "evaluate-in-service-worker" => Capability::Script,
             "emulate" | "resize" => Capability::Emulate,
             "save-file" | "save-temp-file" => Capability::FilesWrite,
             "upload-files" => Capability::FilesRead,

@@ -34,15 +34,44 @@ pub fn dialog(out: &mut Output, state: &SessionState, page: u32) {
     );
 }
 
-/// `## Pages`.
+/// `## Pages`; with `--categoryExtensions`, extension pages apart (`## Extension Pages`) and
+/// `## Extension Service Workers`. Without it, extension pages are not listed, as in 1.11.0.
 pub async fn pages(out: &mut Output, state: &mut SessionState) {
+    let extensions = state.browser_options().extensions;
     let entries = state.page_list().await;
-    if entries.is_empty() {
+    let (extension_pages, regular): (Vec<_>, Vec<_>) = entries
+        .iter()
+        .partition(|entry| entry.url.starts_with("chrome-extension://"));
+    if !regular.is_empty() {
+        out.text.push("## Pages".into());
+        let rows = page_rows(out, &regular);
+        out.data.insert("pages".into(), Value::Array(rows));
+    }
+    if !extensions {
         return;
     }
-    out.text.push("## Pages".into());
-    let mut pages = Vec::new();
-    for entry in &entries {
+    if !extension_pages.is_empty() {
+        out.text.push("## Extension Pages".into());
+        let rows = page_rows(out, &extension_pages);
+        out.data.insert("extensionPages".into(), Value::Array(rows));
+    }
+    let workers = state.extension_service_workers().await;
+    if !workers.is_empty() {
+        out.text.push("## Extension Service Workers".into());
+    }
+    let mut listed = Vec::with_capacity(workers.len());
+    for worker in workers {
+        out.text.push(format!("{}: {}", worker.id, worker.url));
+        listed.push(json!({ "id": worker.id, "url": worker.url }));
+    }
+    out.data
+        .insert("extensionServiceWorkers".into(), Value::Array(listed));
+}
+
+/// One line per page (`1: Title (url) [selected]`), and the structured rows.
+fn page_rows(out: &mut Output, entries: &[&crate::session::PageEntry]) -> Vec<Value> {
+    let mut pages = Vec::with_capacity(entries.len());
+    for entry in entries {
         let title = truncate_title(&entry.title);
         let label = if title.is_empty() {
             entry.url.clone()
@@ -64,7 +93,7 @@ pub async fn pages(out: &mut Output, state: &mut SessionState) {
         }
         pages.push(page);
     }
-    out.data.insert("pages".into(), Value::Array(pages));
+    pages
 }
 
 /// `## Latest page snapshot`, or `Saved snapshot to <file>.`

@@ -99,29 +99,40 @@ impl GlobalTool for EvaluateScript {
         if format == "script" && !args.is_empty() {
             return Err("args cannot be used when format is \"script\".".into());
         }
-        if params.service_worker_id.is_some() {
-            if !args.is_empty() {
-                return Err(
-                    "args (element uids) cannot be used when evaluating in a service worker."
-                        .into(),
-                );
+        let result = match params.service_worker_id {
+            Some(worker) => {
+                if !args.is_empty() {
+                    return Err(
+                        "args (element uids) cannot be used when evaluating in a service worker."
+                            .into(),
+                    );
+                }
+                if params.page_id.is_some() {
+                    return Err("specify either a pageId or a serviceWorkerId.".into());
+                }
+                // Service workers have no DOM: nothing to wait for.
+                let options = EvaluateOptions {
+                    dialog_action: params.dialog_action,
+                    wait_for_stable_dom: false,
+                    format: Some(format.to_string()),
+                    source_path,
+                };
+                devtools_tool::extensions::evaluate_in_service_worker(&worker, &function, &options)?
             }
-            if params.page_id.is_some() {
-                return Err("specify either a pageId or a serviceWorkerId.".into());
+            None => {
+                let page = match params.page_id {
+                    Some(id) => pages::get(id)?,
+                    None => pages::selected()?,
+                };
+                let options = EvaluateOptions {
+                    dialog_action: params.dialog_action,
+                    wait_for_stable_dom: params.wait_for_stable_dom.unwrap_or(true),
+                    format: Some(format.to_string()),
+                    source_path,
+                };
+                page.evaluate(&function, &args, &options)?
             }
-            return Err("Service worker not found.".into());
-        }
-        let page = match params.page_id {
-            Some(id) => pages::get(id)?,
-            None => pages::selected()?,
         };
-        let options = EvaluateOptions {
-            dialog_action: params.dialog_action,
-            wait_for_stable_dom: params.wait_for_stable_dom.unwrap_or(true),
-            format: Some(format.to_string()),
-            source_path,
-        };
-        let result = page.evaluate(&function, &args, &options)?;
         if let Some(path) = params.file_path {
             let file = response.save_file(&path, result.as_bytes(), ".json")?;
             response.line(format!("Script ran on page. Output saved to {file}."));

@@ -116,8 +116,8 @@ pub mod page_tools {
 /// The browser's extensions (`--categoryExtensions`).
 pub mod extensions {
     pub use crate::__bindings::devtools::tool::extensions::{
-        install_extension, list_extensions, reload_extension, trigger_extension_action,
-        uninstall_extension,
+        evaluate_in_service_worker, install_extension, list_extensions, reload_extension,
+        trigger_extension_action, uninstall_extension,
     };
 }
 

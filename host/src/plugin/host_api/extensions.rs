@@ -5,6 +5,7 @@
 use super::{CallState, PageHandle};
 use crate::browser::extensions;
 use crate::plugin::bindings::devtools::tool::extensions as wit;
+use crate::plugin::bindings::devtools::tool::pages::EvaluateOptions;
 use crate::plugin::capability::Capability;
 use wasmtime::component::Resource;
 
@@ -94,5 +95,31 @@ impl wit::Host for CallState {
             Err(error) => return Ok(Err(error)),
         };
         Ok(extensions::trigger_action(&endpoint, &id, &target).await)
+    }
+
+    async fn evaluate_in_service_worker(
+        &mut self,
+        service_worker_id: String,
+        function: String,
+        options: EvaluateOptions,
+    ) -> wasmtime::Result<Result<String, String>> {
+        self.require(Capability::Script, "evaluate-in-service-worker")?;
+        let function =
+            match self.evaluation_source(function, &options, "evaluate-in-service-worker")? {
+                Ok(function) => function,
+                Err(error) => return Ok(Err(error)),
+            };
+        let endpoint = match self.ws_endpoint() {
+            Ok(endpoint) => endpoint,
+            Err(error) => return Ok(Err(error)),
+        };
+        let worker = match self.session() {
+            Ok(session) => session.extension_service_worker(&service_worker_id).await,
+            Err(error) => return Ok(Err(error)),
+        };
+        let Some(worker) = worker else {
+            return Ok(Err("Service worker not found.".into()));
+        };
+        Ok(extensions::evaluate_in_worker(&endpoint, &worker.target_id, &function).await)
     }
 }

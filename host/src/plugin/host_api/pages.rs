@@ -433,26 +433,9 @@ impl pages::HostPage for CallState {
         options: pages::EvaluateOptions,
     ) -> wasmtime::Result<Result<String, String>> {
         self.require(Capability::Script, "[method]page.evaluate")?;
-        let source = match &options.source_path {
-            Some(path) => {
-                self.require(Capability::FilesRead, "[method]page.evaluate")?;
-                match self
-                    .session()
-                    .and_then(|session| read_script(session, path))
-                {
-                    Ok(source) => source,
-                    Err(error) => return Ok(Err(error)),
-                }
-            }
-            None => function,
-        };
-        let function = match options.format.as_deref() {
-            // A classic script: its completion value, evaluated in the page's global scope.
-            Some("script") => format!(
-                "() => (0, eval)({})",
-                serde_json::Value::from(source.as_str())
-            ),
-            _ => source.trim_end().trim_end_matches(';').to_string(),
+        let function = match self.evaluation_source(function, &options, "[method]page.evaluate")? {
+            Ok(function) => function,
+            Err(error) => return Ok(Err(error)),
         };
         let outcome = page_or_return!(self, handle)
             .evaluate(
@@ -521,6 +504,39 @@ const MAX_SCRIPT_BYTES: u64 = 10 << 20;
 
 /// Reads a script file for `evaluate_script`'s `sourcePath`: checked by the sandbox again here,
 /// since a plugin could pass any path.
+impl CallState {
+    /// The function declaration to run for an evaluation: the inline source or the file at
+    /// `source_path` (which needs `files.read`), a classic script (`format` = `script`) made
+    /// a function that returns its completion value in the global scope.
+    pub(super) fn evaluation_source(
+        &mut self,
+        function: String,
+        options: &pages::EvaluateOptions,
+        host_function: &'static str,
+    ) -> wasmtime::Result<Result<String, String>> {
+        let source = match &options.source_path {
+            Some(path) => {
+                self.require(Capability::FilesRead, host_function)?;
+                match self
+                    .session()
+                    .and_then(|session| read_script(session, path))
+                {
+                    Ok(source) => source,
+                    Err(error) => return Ok(Err(error)),
+                }
+            }
+            None => function,
+        };
+        Ok(Ok(match options.format.as_deref() {
+            Some("script") => format!(
+                "() => (0, eval)({})",
+                serde_json::Value::from(source.as_str())
+            ),
+            _ => source.trim_end().trim_end_matches(';').to_string(),
+        }))
+    }
+}
+
 fn read_script(session: &crate::session::SessionState, path: &str) -> Result<String, String> {
     let unreadable = |reason: String| format!("Unable to read script source from {path}: {reason}");
     let resolved = session
