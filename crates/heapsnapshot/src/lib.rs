@@ -52,7 +52,14 @@ pub struct LoadedSnapshot {
 
 impl LoadedSnapshot {
     /// Reads and analyses a snapshot.
-    pub fn load(reader: impl Read) -> Result<LoadedSnapshot, HeapError> {
+    pub fn load(mut reader: impl Read) -> Result<LoadedSnapshot, HeapError> {
+        Self::load_from(&mut reader)
+    }
+
+    /// The work of [`LoadedSnapshot::load`], not generic: the parser is compiled here, with
+    /// this crate's optimisation level, whatever crate calls `load` (a generic parser would
+    /// be compiled into the caller, unoptimised in the server's dev build: twice the time).
+    fn load_from(reader: &mut dyn Read) -> Result<LoadedSnapshot, HeapError> {
         let raw = parse::parse(reader)?;
         let snapshot = HeapSnapshot::from_raw(raw)?;
         let all_aggregates = snapshot.aggregates(None);
