@@ -35,7 +35,7 @@ pub use screencast::ScreencastOptions;
 pub use screenshot::ScreenshotFlags;
 pub use shared::SharedBrowser;
 
-use chromiumoxide::{Browser, BrowserConfig};
+use chromiumoxide::Browser;
 use futures::StreamExt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -69,9 +69,6 @@ pub struct BrowserOptions {
     /// `--categoryExtensions`: the launched browser allows extensions and installing them over
     /// CDP (`Extensions.loadUnpacked`), as Puppeteer's `enableExtensions` does.
     pub extensions: bool,
-    /// `--categoryPwa`: the launched browser gets a DevTools pipe too (the `PWA` domain is
-    /// offered on the pipe only); see `pipe`.
-    pub pwa: bool,
     /// Keep Chromium's popup blocker on (chromiumoxide turns it off): a tenant's page must
     /// not open windows without a user gesture, beyond every quota.
     pub block_popups: bool,
@@ -108,13 +105,37 @@ pub struct BrowserConn {
     pub raw: Arc<cdp::raw::RawLink>,
     alive: Arc<AtomicBool>,
     pub launched: bool,
-    /// The DevTools pipe of a browser launched with one (`--categoryPwa`).
+    /// The DevTools pipe of a browser this server launched.
     pub pipe: Option<Arc<pipe::PipeLink>>,
-    /// The process of a browser this server started itself (with a pipe); chromiumoxide owns
-    /// the process of the others.
-    own_child: Option<tokio::process::Child>,
+    /// The process of a browser this server launched (attached browsers have none here).
+    own_process: Option<OwnProcess>,
     /// Deleted (with the profile) when the browser is closed: `--isolated`.
     _temporary_profile: Option<tempfile::TempDir>,
+}
+
+/// The Chromium process of a launched browser, watched by a task: its exit marks the
+/// connection dead at once (not when the WebSocket notices), and dropping this (the
+/// connection gone without a shutdown) kills it.
+struct OwnProcess {
+    kill: tokio::sync::oneshot::Sender<()>,
+    exited: tokio::task::JoinHandle<()>,
+}
+
+impl OwnProcess {
+    fn watch(mut child: tokio::process::Child, alive: Arc<AtomicBool>) -> OwnProcess {
+        let (kill, killed) = tokio::sync::oneshot::channel::<()>();
+        let exited = tokio::spawn(async move {
+            tokio::select! {
+                _ = child.wait() => {}
+                // A kill request, or the sender dropped with the connection.
+                _ = killed => {
+                    let _killed = child.kill().await;
+                }
+            }
+            alive.store(false, Ordering::SeqCst);
+        });
+        OwnProcess { kill, exited }
+    }
 }
 
 impl BrowserConn {
@@ -191,59 +212,10 @@ impl BrowserConn {
                 profile_dir.display().to_string(),
             ));
         }
-        if options.pwa {
-            return Self::launch_with_pipe(options, &executable, &profile_dir, temporary).await;
-        }
-        let mut builder = BrowserConfig::builder()
-            .chrome_executable(&executable)
-            .user_data_dir(&profile_dir)
-            .viewport(None)
-            .launch_timeout(Duration::from_secs(30))
-            .request_timeout(Duration::from_secs(30))
-            // chromiumoxide writes each argument as `--<key>`.
-            .args(
-                launch_args(options)
-                    .iter()
-                    .map(|arg| arg.trim_start_matches("--").to_string()),
-            );
-        if options.block_popups {
-            builder = builder.disable_default_args().args(
-                AUTOMATION_ARGS_WITH_POPUP_BLOCKING
-                    .iter()
-                    .map(|arg| arg.trim_start_matches("--").to_string()),
-            );
-        }
-        builder = if options.headless {
-            builder.new_headless_mode()
-        } else {
-            builder.with_head()
-        };
-        if let Some((width, height)) = options.viewport {
-            builder = builder.window_size(width, height);
-        }
-        if options.accept_insecure_certs {
-            builder = builder.arg("ignore-certificate-errors");
-        }
-        if options.extensions {
-            // chromiumoxide passes --disable-extensions unless it loads one; an empty
-            // --load-extension= loads none and keeps extensions on.
-            builder = builder
-                .extension("")
-                .arg("enable-unsafe-extension-debugging");
-        }
-        let config = builder.build().map_err(|reason| BrowserError::Launch {
-            executable: executable.display().to_string(),
-            reason,
-        })?;
-        let (browser, handler) =
-            Browser::launch(config)
-                .await
-                .map_err(|error| BrowserError::Launch {
-                    executable: executable.display().to_string(),
-                    reason: error.to_string(),
-                })?;
-        protect_debugging_endpoint(browser.websocket_address());
-        Ok(Self::with_handler(browser, handler, true, temporary))
+        // Started by us with a DevTools pipe beside the WebSocket (see `pipe`): the `PWA`
+        // domain is offered on the pipe only, and Chromium exits when the pipe closes, so a
+        // server killed outright never leaves its browser running.
+        Self::launch_with_pipe(options, &executable, &profile_dir, temporary).await
     }
 
     fn with_handler(
@@ -277,13 +249,13 @@ impl BrowserConn {
             alive,
             launched,
             pipe: None,
-            own_child: None,
+            own_process: None,
             _temporary_profile: temporary_profile,
         }
     }
 
-    /// The launch of [`BrowserConn::launch`] for a browser that also needs its DevTools pipe:
-    /// the flags chromiumoxide would pass, started by us (see `pipe`).
+    /// Starts Chromium with the flags chromiumoxide's own launch passes (Puppeteer's), the
+    /// reference's and the user's, plus the DevTools pipe, and connects to it.
     async fn launch_with_pipe(
         options: &BrowserOptions,
         executable: &std::path::Path,
@@ -333,7 +305,7 @@ impl BrowserConn {
             .map_err(|error| failed(error.to_string()))?;
         let mut connection = Self::with_handler(browser, handler, true, temporary);
         connection.pipe = Some(Arc::new(piped.link));
-        connection.own_child = Some(piped.child);
+        connection.own_process = Some(OwnProcess::watch(piped.child, connection.alive.clone()));
         Ok(connection)
     }
 
@@ -347,13 +319,15 @@ impl BrowserConn {
         if !self.launched {
             return;
         }
-        if let Some(mut child) = self.own_child.take() {
+        if let Some(process) = self.own_process.take() {
+            let OwnProcess { kill, mut exited } = process;
             let graceful = async {
                 let _closed = self.browser.close().await;
-                let _exited = child.wait().await;
+                let _exited = (&mut exited).await;
             };
             if tokio::time::timeout(budget, graceful).await.is_err() {
-                let _killed = child.kill().await;
+                let _kill = kill.send(());
+                let _exited = exited.await;
             }
             return;
         }

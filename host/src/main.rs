@@ -284,7 +284,6 @@ fn browser_options(args: &Args) -> BrowserOptions {
         webmcp: Args::enabled(args.category_experimental_webmcp)
             || Args::enabled(args.category_experimental_third_party),
         extensions: Args::enabled(args.category_extensions),
-        pwa: Args::enabled(args.category_pwa),
         // Tenants' browsers turn it on (see tenants/registry.rs); stdio keeps the reference's.
         block_popups: false,
         navigation: devtools_mcp::browser::NavigationPolicy {

@@ -312,7 +312,7 @@ impl SessionState {
             .map(|browser| browser.connection().browser.websocket_address().clone())
     }
 
-    /// The DevTools pipe of a browser launched with one (`--categoryPwa`).
+    /// The DevTools pipe of a browser this server launched (`None` when attached).
     pub fn browser_pipe(&self) -> Option<std::sync::Arc<crate::browser::pipe::PipeLink>> {
         self.browser
             .as_ref()

@@ -83,6 +83,40 @@ async fn sigterm_and_sigint_stop_the_server_and_its_browser() {
     }
 }
 
+/// A server killed outright (SIGKILL: no chance to close anything) takes its browser with it:
+/// the browser is launched on a DevTools pipe, and Chromium exits when the pipe closes. Before
+/// the pipe, every killed server (a client giving up, an OOM kill) left a Chromium running.
+#[tokio::test]
+async fn a_killed_server_leaves_no_browser_behind() {
+    let server = McpServer::start(&[]).await;
+    server.call("list_pages", json!({})).await;
+    let browser = descendants(server.pid());
+    assert!(!browser.is_empty(), "no browser was launched");
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &server.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    assert!(
+        wait_until_gone(&[server.pid()], Duration::from_secs(3))
+            .await
+            .is_empty(),
+        "the server survived SIGKILL"
+    );
+    let left = wait_until_gone(&browser, Duration::from_secs(10)).await;
+    // Whatever is left is killed here, so a failing run does not leak either.
+    for pid in &left {
+        let _killed = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    assert!(
+        left.is_empty(),
+        "Chromium outlived a killed server: {left:?}"
+    );
+    drop(server);
+}
+
 #[tokio::test]
 async fn a_dead_browser_is_relaunched_with_the_reference_note() {
     let server = McpServer::start(&[]).await;

@@ -1,11 +1,11 @@
 //! A browser launched with a DevTools pipe (`--remote-debugging-pipe`, fds 3 and 4) beside its
-//! WebSocket port. Chromium offers some domains only to a client on the pipe (`PWA` among
-//! them; the reference reaches them because Puppeteer launches with `pipe: true`).
-//! chromiumoxide cannot hand the child extra descriptors, so with `--categoryPwa` the server
-//! starts Chromium itself, passes it both ends of two anonymous pipes, connects chromiumoxide
-//! to the WebSocket address Chromium prints, and keeps the pipe for those domains. Anonymous
-//! pipes have no name in the file system: nothing a plugin or a tenant can write to reaches
-//! them.
+//! WebSocket port, as Puppeteer launches it for the reference (`pipe: true`). Two things come
+//! with the pipe only: some domains (`PWA`) are offered to a client on the pipe alone, and
+//! Chromium exits when the pipe closes, so a server that is killed outright never leaves its
+//! browser running. chromiumoxide cannot hand the child extra descriptors, so the server
+//! starts Chromium itself, passes it its ends of two anonymous pipes, connects chromiumoxide to
+//! the WebSocket address Chromium prints, and keeps the pipe. Anonymous pipes have no name in
+//! the file system: nothing a plugin or a tenant can write to reaches them.
 
 use command_fds::{CommandFdExt, FdMapping};
 use serde_json::{Value, json};

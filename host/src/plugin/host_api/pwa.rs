@@ -32,7 +32,7 @@ impl CallState {
             .browser_ws_endpoint()
             .ok_or_else(|| "The browser is not connected.".to_string())?;
         let pipe = session.browser_pipe().ok_or_else(|| {
-            "The PWA tools need a browser this server launched with --categoryPwa: Chromium offers its PWA domain only on the DevTools pipe of the process it was started with.".to_string()
+            "The PWA tools need a browser this server launched: Chromium offers its PWA domain only on the DevTools pipe of the process that started it, not to --browserUrl or --wsEndpoint connections.".to_string()
         })?;
         Ok((pipe, endpoint))
     }
