@@ -102,7 +102,7 @@ impl McpPage {
         if let Some(uid) = uid {
             request.element_object_id = Some(self.resolve_element(uid).await?);
         }
-        screenshot::capture(&self.page, &request, flags).await
+        screenshot::capture(&self.page, &self.raw, &request, flags).await
     }
 
     /// Clicks the element's centre `count` times, then waits for the page to settle. Returns the

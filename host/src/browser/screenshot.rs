@@ -2,6 +2,7 @@
 //! it for the reference (same `Page.captureScreenshot` parameters, `optimizeForSpeed: true`),
 //! with the server-wide format, quality and max-size flags.
 
+use super::cdp::raw::RawLink;
 use super::cdp::{cdp, send};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -132,6 +133,7 @@ fn round_clip(clip: Clip) -> Clip {
 /// Captures the viewport, the full page or one element, as the reference's `take_screenshot`.
 pub async fn capture(
     page: &chromiumoxide::Page,
+    raw: &RawLink,
     request: &ScreenshotRequest,
     flags: &ScreenshotFlags,
 ) -> Result<Screenshot, String> {
@@ -159,15 +161,79 @@ pub async fn capture(
         }
         params["clip"] = json!(round_clip(clip));
     }
-    let data = run(page, "Page.captureScreenshot", params).await?;
-    let bytes = STANDARD.decode(data["data"].as_str().unwrap_or_default());
-    let bytes = bytes.map_err(|error| format!("The browser sent an undecodable image: {error}"))?;
+    let target = page.target_id().as_ref().to_string();
+    let bytes = capture_image(raw, &target, params).await?;
     let mime_type = format!("image/{format}");
     Ok(Screenshot {
         bytes,
         mime_type,
         extension,
     })
+}
+
+/// `Page.captureScreenshot` on the thin connection: the reply (a base64 image, often
+/// megabytes) is kept as text and its `data` decoded where it lies, instead of going through
+/// chromiumoxide's message types (an untagged enum that buffers the whole reply) first.
+async fn capture_image(raw: &RawLink, target: &str, params: Value) -> Result<Vec<u8>, String> {
+    #[derive(serde::Deserialize)]
+    struct Reply<'a> {
+        #[serde(borrow)]
+        result: Option<Shot<'a>>,
+        error: Option<ProtocolError>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Shot<'a> {
+        data: &'a str,
+    }
+    #[derive(serde::Deserialize)]
+    struct ProtocolError {
+        message: String,
+    }
+    let client = raw.client().await.map_err(|error| error.to_string())?;
+    let mut session = client
+        .session(target, COMMAND_TIMEOUT)
+        .await
+        .map_err(|error| error.to_string())?;
+    let call = |session: String| {
+        let (client, params) = (client.clone(), params.clone());
+        async move {
+            client
+                .call(
+                    Some(&session),
+                    "Page.captureScreenshot",
+                    params,
+                    COMMAND_TIMEOUT,
+                )
+                .await
+        }
+    };
+    let mut reply = call(session.clone())
+        .await
+        .map_err(|error| error.to_string())?;
+    let stale = |reply: &super::cdp::raw::RawReply| {
+        serde_json::from_str::<Reply>(reply.text())
+            .ok()
+            .and_then(|reply| reply.error)
+            .is_some_and(|error| error.message.contains("Session with given id not found"))
+    };
+    if stale(&reply) {
+        // A stale session (its target was swapped or detached): attach afresh once.
+        client.forget_session(target);
+        session = client
+            .session(target, COMMAND_TIMEOUT)
+            .await
+            .map_err(|error| error.to_string())?;
+        reply = call(session).await.map_err(|error| error.to_string())?;
+    }
+    let parsed: Reply = serde_json::from_str(reply.text())
+        .map_err(|error| format!("The browser sent an unreadable screenshot reply: {error}"))?;
+    if let Some(error) = parsed.error {
+        return Err(error.message);
+    }
+    let data = parsed.result.map(|shot| shot.data).unwrap_or_default();
+    STANDARD
+        .decode(data)
+        .map_err(|error| format!("The browser sent an undecodable image: {error}"))
 }
 
 /// `getSourceBox`: what a downscale has to fit, with the device pixel ratio. Boxes are in
