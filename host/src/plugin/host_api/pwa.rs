@@ -71,12 +71,18 @@ impl CallState {
         loop {
             session.sync_pages().await;
             for id in session.page_ids() {
-                if known.contains(&id) || !checked.insert(id) {
+                if known.contains(&id) || checked.contains(&id) {
                     continue;
                 }
                 let target = session.page(id)?.page.target_id().inner().clone();
-                if tab::tab_id(endpoint, &target).await.as_deref() == Ok(tab_id) {
-                    return Ok(id);
+                match tab::tab_id(endpoint, &target).await {
+                    Ok(tab) if tab == tab_id => return Ok(id),
+                    // Another new page (a popup): not the app's window.
+                    Ok(_) => {
+                        checked.insert(id);
+                    }
+                    // Not attached yet: asked again on the next round.
+                    Err(_) => {}
                 }
             }
             if Instant::now() >= deadline {
