@@ -208,9 +208,13 @@ fn embed(out_dir: &Path, built: &Path, names: &[String]) {
             }
             None => "None".to_string(),
         };
+        let sha256: String = <sha2::Sha256 as sha2::Digest>::digest(&module)
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
         let _ = writeln!(
             table,
-            "    EmbeddedTool {{ file_name: {file_name:?}, wasm: include_bytes!({:?}), precompiled: {precompiled} }},",
+            "    EmbeddedTool {{ file_name: {file_name:?}, wasm: include_bytes!({:?}), sha256: {sha256:?}, precompiled: {precompiled} }},",
             wasm_copy.display().to_string()
         );
     }

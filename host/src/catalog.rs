@@ -85,7 +85,7 @@ impl Catalog {
                     }
                 })
                 .collect();
-            for result in on_workers(loads).await {
+            for result in on_workers(loads, PARALLEL_LOADS).await {
                 loaded.push(result.map_err(|error| error.to_string())?);
             }
         }
@@ -103,7 +103,7 @@ impl Catalog {
                 async move { loader.load_file(&file, origin, &flags_json).await }
             })
             .collect();
-        let results = tokio::time::timeout(STARTUP_BUDGET, on_workers(loads))
+        let results = tokio::time::timeout(STARTUP_BUDGET, on_workers(loads, PARALLEL_LOADS))
             .await
             .map_err(|_| {
                 format!(
@@ -235,18 +235,18 @@ impl Catalog {
     }
 }
 
-/// Runs the loads as tasks on the runtime's workers, at most [`PARALLEL_LOADS`] at a time, and
+/// Runs the loads as tasks on the runtime's workers, at most `limit` at a time, and
 /// returns their results in order. Describing a component is CPU work (deserialising code,
 /// instantiating, running `definition()`): polled in one task the loads would take turns on
 /// one core; as tasks they use every core, which is most of a cold start.
-async fn on_workers<T, F>(loads: Vec<F>) -> Vec<Result<T, LoadError>>
+async fn on_workers<T, F>(loads: Vec<F>, limit: usize) -> Vec<Result<T, LoadError>>
 where
     T: Send + 'static,
     F: std::future::Future<Output = Result<T, LoadError>> + Send + 'static,
 {
     futures::stream::iter(loads)
         .map(|load| tokio::spawn(load))
-        .buffered(PARALLEL_LOADS)
+        .buffered(limit.max(1))
         .map(|joined| {
             joined.unwrap_or_else(|error| {
                 Err(LoadError::Definition {

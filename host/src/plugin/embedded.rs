@@ -19,6 +19,9 @@ pub struct EmbeddedTool {
     pub file_name: &'static str,
     /// The module the wasm build produced (what `sha256`, pins and `--builtinPlugins` see).
     pub wasm: &'static [u8],
+    /// Lowercase hex sha256 of `wasm`, computed by the build: hashing 63 modules at every
+    /// start would cost more than the rest of describing them.
+    pub sha256: &'static str,
     /// `Engine::precompile_component` output for `wasm`, from the build's engine.
     precompiled: Option<&'static [u8]>,
 }
@@ -49,17 +52,29 @@ pub fn is_embedded(source: &Path) -> bool {
 /// construction, so no signature file (looked up beside a path that names no real folder) is
 /// read for it.
 pub fn carries(wasm: &[u8]) -> bool {
-    TOOLS
-        .iter()
-        .any(|tool| tool.wasm.len() == wasm.len() && tool.wasm == wasm)
+    embedded_as(wasm).is_some()
+}
+
+/// The embedded tool whose module is exactly `wasm`: the very bytes of the binary (the usual
+/// case, found without reading them), or an equal copy.
+fn embedded_as(wasm: &[u8]) -> Option<&'static EmbeddedTool> {
+    let same_bytes = |tool: &&EmbeddedTool| std::ptr::eq(tool.wasm, wasm);
+    TOOLS.iter().find(same_bytes).or_else(|| {
+        TOOLS
+            .iter()
+            .find(|tool| tool.wasm.len() == wasm.len() && tool.wasm == wasm)
+    })
+}
+
+/// The sha256 the build recorded, when `wasm` is an embedded tool's module.
+pub fn sha256_of(wasm: &[u8]) -> Option<&'static str> {
+    embedded_as(wasm).map(|tool| tool.sha256)
 }
 
 /// The embedded precompiled code for exactly these module bytes, if the binary carries it and
 /// `engine` can run it; `None` means "compile the bytes" (the loader's usual path).
 pub fn precompiled(engine: &Engine, wasm: &[u8]) -> Option<Component> {
-    let tool = TOOLS
-        .iter()
-        .find(|tool| tool.wasm.len() == wasm.len() && tool.wasm == wasm)?;
+    let tool = embedded_as(wasm)?;
     let code = tool.precompiled?;
     if !engine_matches_build(engine) {
         return None;
@@ -135,6 +150,19 @@ mod tests {
             BUILD_ENGINE_FINGERPRINT
         );
         assert!(precompiled(&other, tools()[0].wasm).is_none());
+    }
+
+    #[test]
+    fn the_recorded_hashes_are_the_modules_hashes() {
+        use sha2::{Digest, Sha256};
+        for tool in tools() {
+            assert_eq!(tool.sha256, hex::encode(Sha256::digest(tool.wasm)));
+            assert_eq!(sha256_of(tool.wasm), Some(tool.sha256));
+            // A copy of the bytes (at another address) is the same tool.
+            let copy: Vec<u8> = tool.wasm.iter().copied().collect();
+            assert_eq!(sha256_of(&copy), Some(tool.sha256));
+        }
+        assert_eq!(sha256_of(b"\0asm"), None);
     }
 
     #[test]

@@ -208,7 +208,10 @@ impl Loader {
         bytes: &[u8],
         flags_json: &str,
     ) -> Result<Inspection, LoadError> {
-        let sha256 = hex::encode(Sha256::digest(bytes));
+        let sha256 = match super::embedded::sha256_of(bytes) {
+            Some(known) => known.to_string(),
+            None => hex::encode(Sha256::digest(bytes)),
+        };
         // Built-in tools carry their code, compiled when the binary was built.
         let (component, from_cache) =
             match super::embedded::precompiled(self.runtime.engine(), bytes) {
