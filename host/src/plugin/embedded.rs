@@ -159,7 +159,7 @@ mod tests {
             assert_eq!(tool.sha256, hex::encode(Sha256::digest(tool.wasm)));
             assert_eq!(sha256_of(tool.wasm), Some(tool.sha256));
             // A copy of the bytes (at another address) is the same tool.
-            let copy: Vec<u8> = tool.wasm.iter().copied().collect();
+            let copy: Vec<u8> = tool.wasm.to_vec();
             assert_eq!(sha256_of(&copy), Some(tool.sha256));
         }
         assert_eq!(sha256_of(b"\0asm"), None);
