@@ -168,8 +168,7 @@ async fn install_extension_refuses_folders_outside_the_sandbox() {
 /// the same steps against chrome-devtools-mcp 1.11.0 (when Node is here) answer the same texts.
 #[tokio::test]
 async fn extension_service_workers_are_listed_and_evaluated_as_1_11_0_does() {
-    use crate::differential::{normalize, render};
-    use crate::support::reference::{ensure_installed, node_missing, start_reference};
+    use crate::support::side_by_side::SideBySide;
 
     let pages = FixtureServer::start(vec![Route::html(
         "/page.html",
@@ -177,28 +176,9 @@ async fn extension_service_workers_are_listed_and_evaluated_as_1_11_0_does() {
     )]);
     let (workspace, path) = workspace_with_extension();
     let root = workspace.path().to_string_lossy().into_owned();
-    let flags = ["--categoryExtensions", "--filesystemRoot", root.as_str()];
-    let mut args = crate::support::browser_args();
-    args.retain(|arg| arg != "--no-page-id-routing");
-    args.extend(flags.iter().map(|flag| flag.to_string()));
-    let ours = match McpServer::start_with(args, Vec::new()).await {
-        Ok(server) => server,
-        Err(message) => panic!("{message}"),
-    };
-    let reference = match node_missing() {
-        Some(reason) => {
-            eprintln!("\n!!! extension service worker steps not compared with 1.11.0: {reason}.\n");
-            None
-        }
-        None => {
-            if let Err(error) = ensure_installed() {
-                panic!("{error}");
-            }
-            Some(start_reference(&flags).await)
-        }
-    };
+    let servers = SideBySide::start(&["--categoryExtensions", "--filesystemRoot", &root]).await;
     let version = "() => chrome.runtime.getManifest().version";
-    let steps = [
+    let steps = vec![
         ("install", "install_extension", json!({ "path": path })),
         (
             "new_page",
@@ -242,37 +222,8 @@ async fn extension_service_workers_are_listed_and_evaluated_as_1_11_0_does() {
             json!({ "serviceWorkerId": "sw-1", "pageId": 2 }),
         ),
     ];
-    let mut answers = Vec::new();
-    let mut differences = Vec::new();
-    for (label, tool, arguments) in steps {
-        let mine = normalize(
-            &render(&ours.call_raw(tool, arguments.clone()).await.expect(label)),
-            &pages,
-        );
-        if let Some(reference) = &reference {
-            let theirs = normalize(
-                &render(&reference.call_raw(tool, arguments).await.expect(label)),
-                &pages,
-            );
-            if mine != theirs {
-                differences.push(format!(
-                    "--- {label}\n--- ours:\n{mine}\n--- 1.11.0:\n{theirs}"
-                ));
-            }
-        }
-        answers.push((label, mine));
-    }
-    ours.shutdown().await;
-    if let Some(reference) = reference {
-        reference.shutdown().await;
-    }
-    let said = |label: &str| {
-        answers
-            .iter()
-            .find(|(step, _)| *step == label)
-            .map(|(_, text)| text.clone())
-            .unwrap_or_default()
-    };
+    let answers = servers.run(steps, &pages).await;
+    let said = |label: &str| answers.said(label);
     let id = installed_id(&said("install"));
     assert!(
         said("list_pages").contains(&format!(
@@ -302,9 +253,5 @@ async fn extension_service_workers_are_listed_and_evaluated_as_1_11_0_does() {
         "{}",
         said("an unknown worker")
     );
-    assert!(
-        differences.is_empty(),
-        "extension service worker steps answer differently from chrome-devtools-mcp 1.11.0:\n{}",
-        differences.join("\n")
-    );
+    answers.assert_same_as_reference("extension service worker steps");
 }

@@ -3,10 +3,10 @@
 //! URL that declares another app. The same steps run against chrome-devtools-mcp 1.11.0 when
 //! Node is here, and every answer must be the same text.
 
-use crate::differential::{normalize, render, same_tool, tools_by_name};
-use crate::support::reference::{ensure_installed, node_missing, start_reference};
-use crate::support::{FixtureServer, McpServer, Route, browser_args};
-use serde_json::{Value, json};
+use crate::differential::{normalize, same_tool, tools_by_name};
+use crate::support::side_by_side::{SideBySide, Step};
+use crate::support::{FixtureServer, Route};
+use serde_json::json;
 use std::path::Path;
 
 const PWA_TOOLS: [&str; 4] = [
@@ -46,7 +46,7 @@ fn app_pages() -> FixtureServer {
 }
 
 /// The scenario, as `(label, tool, arguments)`.
-fn steps(pages: &FixtureServer) -> Vec<(&'static str, &'static str, Value)> {
+fn steps(pages: &FixtureServer) -> Vec<Step> {
     let app = pages.url("/app/");
     let index = pages.url("/app/index.html");
     vec![
@@ -102,33 +102,12 @@ fn steps(pages: &FixtureServer) -> Vec<(&'static str, &'static str, Value)> {
 #[tokio::test]
 async fn pwa_install_state_launch_and_uninstall() {
     let pages = app_pages();
-    let mut args = browser_args();
-    args.retain(|arg| arg != "--no-page-id-routing");
-    args.push("--categoryPwa".into());
-    let ours = match McpServer::start_with(args, Vec::new()).await {
-        Ok(server) => server,
-        Err(message) => panic!("{message}"),
-    };
-    let reference = match node_missing() {
-        Some(reason) => {
-            eprintln!(
-                "\n!!! PWA steps not compared with chrome-devtools-mcp 1.11.0: {reason}. scripts/test installs Node and the reference.\n"
-            );
-            None
-        }
-        None => {
-            if let Err(error) = ensure_installed() {
-                panic!("{error}");
-            }
-            Some(start_reference(&["--categoryPwa"]).await)
-        }
-    };
-
-    let our_tools = tools_by_name(&ours.list_tools().await);
+    let servers = SideBySide::start(&["--categoryPwa"]).await;
+    let our_tools = tools_by_name(&servers.ours.list_tools().await);
     for name in PWA_TOOLS {
         assert!(our_tools.contains_key(name), "{name} is not listed");
     }
-    if let Some(reference) = &reference {
+    if let Some(reference) = &servers.reference {
         let their_tools = tools_by_name(&reference.list_tools().await);
         for name in PWA_TOOLS {
             assert!(
@@ -140,41 +119,9 @@ async fn pwa_install_state_launch_and_uninstall() {
         }
     }
 
-    let app = pages.url("/app/");
-    let mut differences = Vec::new();
-    let mut answers = Vec::new();
-    for (label, tool, arguments) in steps(&pages) {
-        let mine = normalize(
-            &render(&ours.call_raw(tool, arguments.clone()).await.expect(label)),
-            &pages,
-        );
-        if let Some(reference) = &reference {
-            let theirs = normalize(
-                &render(&reference.call_raw(tool, arguments).await.expect(label)),
-                &pages,
-            );
-            if mine != theirs {
-                differences.push(format!(
-                    "--- {label}\n--- ours:\n{mine}\n--- 1.11.0:\n{theirs}"
-                ));
-            }
-        }
-        answers.push((label, mine));
-    }
-    ours.shutdown().await;
-    if let Some(reference) = reference {
-        reference.shutdown().await;
-    }
-
-    // What ours said, whether or not the reference ran.
-    let said = |label: &str| {
-        answers
-            .iter()
-            .find(|(step, _)| *step == label)
-            .map(|(_, text)| text.clone())
-            .unwrap_or_default()
-    };
-    let app = normalize(&app, &pages);
+    let answers = servers.run(steps(&pages), &pages).await;
+    let said = |label: &str| answers.said(label);
+    let app = normalize(&pages.url("/app/"), &pages);
     assert!(
         said("get_os_app_state before install").contains(&format!(
             "isError=true\nError: Protocol error (PWA.getOsAppState): Unknown web-app manifest id {app}"
@@ -221,9 +168,5 @@ async fn pwa_install_state_launch_and_uninstall() {
         "{}",
         said("get_os_app_state after uninstall")
     );
-    assert!(
-        differences.is_empty(),
-        "PWA steps answer differently from chrome-devtools-mcp 1.11.0:\n{}",
-        differences.join("\n")
-    );
+    answers.assert_same_as_reference("PWA steps");
 }

@@ -9,6 +9,7 @@ mod http;
 mod mcp;
 mod private_tmp;
 pub mod reference;
+pub mod side_by_side;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
