@@ -676,6 +676,35 @@ async fn tenant_flags_switch_tool_categories_on_and_off_per_tenant() {
     );
 }
 
+/// A tenant with a browser of its own still has a URL policy (every tenant has one): as 1.11.0
+/// refuses PWA calls where network restrictions are configured, a web app (which makes the
+/// browser fetch wherever its manifest says) is refused before the browser is asked.
+#[tokio::test]
+async fn web_apps_are_refused_to_tenants_under_a_url_policy() {
+    let server = HttpServer::start(
+        &[TenantSpec::new("own", "token-own")
+            .on_loopback()
+            .with("browser = \"dedicated\"\nflags = { categoryPwa = true }")],
+        &[],
+    )
+    .await;
+    let own = server.connect("token-own").await;
+    let refused = own
+        .call(
+            "get_os_app_state",
+            json!({ "manifestId": "http://127.0.0.1:1/app/" }),
+        )
+        .await;
+    assert!(
+        refused.is_error
+            && refused
+                .text
+                .contains("PWA APIs are not supported when network restrictions are configured."),
+        "{}",
+        refused.text
+    );
+}
+
 /// The shared-browser refusal of browser-wide effects (a trace, extensions) is decided where
 /// the browser is reached, not on the tool's name: a community plugin granted `performance`
 /// under any name is refused the same way in a shared browser.
