@@ -216,6 +216,14 @@ async fn webmcp_tools_are_listed_escaped_and_run() {
     );
     assert!(listed.text.contains("name=\"fail\""), "{}", listed.text);
     assert!(!listed.text.contains("inspect_state"), "{}", listed.text);
+    // Chrome reports the tools as events just before answering `WebMCP.enable`; every listing
+    // must wait for them (a race once dropped them under load).
+    for _ in 0..20 {
+        let again = server
+            .call("list_webmcp_tools", json!({ "pageId": page }))
+            .await;
+        assert!(again.text.contains("name=\"fail\""), "{}", again.text);
+    }
 
     let run = |name: &'static str, input: Option<&str>| {
         let mut arguments = json!({ "pageId": page, "toolName": name });

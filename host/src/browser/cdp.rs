@@ -62,6 +62,26 @@ pub async fn send(
     }
 }
 
+/// Waits until every event the browser sent before now sits in its listener's queue.
+///
+/// chromiumoxide answers a command the moment it reads the reply, but hands events read in the
+/// same batch to their listeners only on its next loop; a caller that drains a listener right
+/// after an answer can miss events sent before it. The reply to a second command arrives in a
+/// later batch, after that loop ran. `Target.getTargetInfo` is answered by the browser process,
+/// so a busy or paused renderer does not delay it.
+pub async fn settle_events(page: &chromiumoxide::Page) -> Result<(), CdpError> {
+    send(
+        page,
+        cdp("Target.getTargetInfo", serde_json::json!({})),
+        SETTLE_TIMEOUT,
+    )
+    .await
+    .map(drop)
+}
+
+/// Bound on [`settle_events`]' round trip.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The browser's own message, without chromiumoxide's wrapping.
 fn protocol_message(error: &chromiumoxide::error::CdpError) -> String {
     match error {

@@ -4,7 +4,7 @@
 //! snapshot as `HeapProfiler.addHeapSnapshotChunk` events *before* it answers the command, so we
 //! listen first and concatenate every chunk; the bytes are the `.heapsnapshot` JSON.
 
-use super::cdp::{cdp, send};
+use super::cdp::{cdp, send, settle_events};
 use chromiumoxide::cdp::js_protocol::heap_profiler::EventAddHeapSnapshotChunk;
 use chromiumoxide::listeners::EventStream;
 use futures::{FutureExt, StreamExt};
@@ -70,7 +70,10 @@ async fn snapshot(
         }
     };
     answer.map_err(|error| error.to_string())?;
-    // Chunks dispatched just before the answer may still sit in the queue.
+    // Chunks sent just before the answer reach the queue only once settled.
+    settle_events(page)
+        .await
+        .map_err(|error| error.to_string())?;
     while let Some(Some(chunk)) = chunks.next().now_or_never() {
         bytes.extend_from_slice(chunk.chunk.as_bytes());
     }

@@ -17,7 +17,7 @@ mod metrics;
 mod network;
 mod report;
 
-use super::cdp::{cdp, send};
+use super::cdp::{cdp, send, settle_events};
 use chromiumoxide::cdp::browser_protocol::tracing::{EventDataCollected, EventTracingComplete};
 use futures::{FutureExt, StreamExt};
 use serde::Serialize;
@@ -95,7 +95,7 @@ pub async fn start(page: &chromiumoxide::Page) -> Result<Recording, String> {
         .event_listener::<EventTracingComplete>()
         .await
         .map_err(|error| error.to_string())?;
-    let collector = tokio::spawn(collect(data, complete));
+    let collector = tokio::spawn(collect(page.clone(), data, complete));
     let recording = Recording {
         collector: Some(collector),
     };
@@ -137,6 +137,7 @@ pub async fn stop(page: &chromiumoxide::Page, mut recording: Recording) -> Resul
 
 /// Gathers event chunks until the browser says the trace is complete.
 async fn collect(
+    page: chromiumoxide::Page,
     mut data: chromiumoxide::listeners::EventStream<EventDataCollected>,
     mut complete: chromiumoxide::listeners::EventStream<EventTracingComplete>,
 ) -> Result<Vec<Value>, String> {
@@ -153,7 +154,8 @@ async fn collect(
                 if done.is_none() {
                     return Err("The browser connection closed while tracing.".to_string());
                 }
-                // Chunks dispatched before the completion event are already queued.
+                // Chunks sent before the completion event reach the queue once settled.
+                settle_events(&page).await.map_err(|error| error.to_string())?;
                 while let Some(Some(chunk)) = data.next().now_or_never() {
                     take_events(&mut events, chunk);
                 }

@@ -3,7 +3,7 @@
 //! before its answer, so each call enables the domain and collects what it reports: nothing
 //! is kept between calls, and a page cannot leave stale tools behind.
 
-use crate::browser::cdp::{cdp, send};
+use crate::browser::cdp::{cdp, send, settle_events};
 use crate::browser::page::{COMMAND_TIMEOUT, McpPage};
 use chromiumoxide::cdp::CustomEvent;
 use chromiumoxide::types::{MethodId, MethodType};
@@ -96,8 +96,11 @@ impl McpPage {
         send(&self.page, cdp("WebMCP.enable", json!({})), COMMAND_TIMEOUT)
             .await
             .map_err(|error| format!("WebMCP is not available in this browser: {error}"))?;
+        // The events came before the answer; once settled they wait in the listener's queue.
+        settle_events(&self.page)
+            .await
+            .map_err(|error| error.to_string())?;
         let mut tools = Vec::new();
-        // The events came before the answer; they wait in the listener's queue.
         while let Some(Some(event)) = added.next().now_or_never() {
             tools.extend(event.tools.iter().cloned());
         }
