@@ -60,7 +60,9 @@ fn benches(criterion: &mut Criterion) {
     criterion.bench_function("instantiate_and_call", |bench| {
         bench.to_async(&tokio).iter(|| async {
             let state = CallState::new(None, grants.clone(), Limits::default());
-            let (_state, outcome) = wasm.handle(&noop.pre, state, "{}", None).await;
+            let (_state, outcome) = wasm
+                .handle(noop.code.linked().expect("linked"), state, "{}", None)
+                .await;
             assert!(matches!(outcome, Ok(Ok(()))));
         })
     });

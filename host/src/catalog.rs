@@ -72,21 +72,13 @@ impl Catalog {
             if embedded::tools().is_empty() {
                 return Err("this binary was built without its built-in tools (DEVTOOLS_MCP_SKIP_PLUGIN_BUILD); pass --builtin-plugins DIR".into());
             }
-            // Owned futures, collected first: a stream over an iterator borrowing `self` is not
-            // `Send` for every lifetime, which `tokio::spawn` (the watcher, config reload) needs.
-            let loads: Vec<_> = embedded::tools()
-                .iter()
-                .map(|tool| {
-                    let (loader, flags_json) = (self.loader.clone(), self.flags_json.clone());
-                    async move {
-                        loader
-                            .load_bytes(&tool.source(), tool.wasm, Origin::Builtin, &flags_json)
-                            .await
-                    }
-                })
-                .collect();
-            for result in on_workers(loads, PARALLEL_LOADS).await {
-                loaded.push(result.map_err(|error| error.to_string())?);
+            match self.loader.remembered_builtins(&self.flags_json) {
+                Some(tools) => loaded.extend(tools.map_err(|error| error.to_string())?),
+                None => {
+                    let builtins = self.describe_builtins().await?;
+                    self.loader.remember_builtins(&self.flags_json, &builtins);
+                    loaded.extend(builtins);
+                }
             }
         }
         let mut files = Vec::new();
@@ -120,6 +112,28 @@ impl Catalog {
         }
         self.loaded = loaded;
         self.tool_set()
+    }
+
+    /// The built-in tools, each described by running its code.
+    async fn describe_builtins(&self) -> Result<Vec<LoadedTool>, String> {
+        // Owned futures, collected first: a stream over an iterator borrowing `self` is not
+        // `Send` for every lifetime, which `tokio::spawn` (the watcher, config reload) needs.
+        let loads: Vec<_> = embedded::tools()
+            .iter()
+            .map(|tool| {
+                let (loader, flags_json) = (self.loader.clone(), self.flags_json.clone());
+                async move {
+                    loader
+                        .load_bytes(&tool.source(), tool.wasm, Origin::Builtin, &flags_json)
+                        .await
+                }
+            })
+            .collect();
+        on_workers(loads, PARALLEL_LOADS)
+            .await
+            .into_iter()
+            .map(|result| result.map_err(|error| error.to_string()))
+            .collect()
     }
 
     /// Loads the folders again, keeping every unchanged component and the working version of

@@ -184,12 +184,17 @@ impl Pipeline {
             None => tool.loaded.limits,
         };
         let call_state = CallState::new(Some(state), tool.loaded.grants.clone(), limits);
-        let (mut call_state, handler_error) = match dialog_error {
-            Some(error) => (call_state, Some(error)),
-            None => {
+        let code = match dialog_error {
+            Some(error) => Err(error),
+            // A built-in tool's code is linked on its first call.
+            None => tool.loaded.code.linked(),
+        };
+        let (mut call_state, handler_error) = match code {
+            Err(error) => (call_state, Some(error)),
+            Ok(pre) => {
                 let (mut call_state, outcome) = self
                     .runtime
-                    .handle(&tool.loaded.pre, call_state, &params_json, page)
+                    .handle(pre, call_state, &params_json, page)
                     .await;
                 if let Some(output) = call_state.wasi_output() {
                     tracing::info!(tool = name, %output, "plugin output");

@@ -3,6 +3,7 @@
 mod bindings;
 pub mod cache;
 pub mod capability;
+mod code;
 mod compile_settings;
 pub mod definition;
 pub mod embedded;
@@ -11,12 +12,14 @@ pub mod limits;
 mod loader;
 pub mod placement;
 pub mod policy;
+mod remembered;
 pub mod schema;
 pub mod signature;
 pub mod url_rule;
 
 pub use bindings::exports::devtools::tool::tool::{Category, ToolDefinition};
 pub use cache::CompiledCache;
+pub use code::ToolCode;
 pub use host_api::{CallState, PageHandle};
 pub use loader::{
     ALLOWED_IMPORTS, DEFINITION_WALL_CLOCK, LoadError, Loader, WASI_PREFIX, wasm_files,
@@ -224,12 +227,12 @@ fn copy_limit_as_output_limit(error: wasmtime::Error, limit: usize) -> wasmtime:
     }
 }
 
-/// A loaded tool: its component, linked and ready to instantiate, its definition for the
+/// A loaded tool: its component, linked and ready to instantiate (or on its first call), its definition for the
 /// server's flags, and what its policy allows it.
 #[derive(Clone)]
 pub struct LoadedTool {
     pub definition: ToolDefinition,
-    pub pre: PluginPre<CallState>,
+    pub code: ToolCode,
     pub source: PathBuf,
     /// Lowercase hex sha256 of the file.
     pub sha256: String,

@@ -440,22 +440,36 @@ impl SessionState {
         if let Some(BrowserHandle::Owned(connection)) = self.browser.as_mut() {
             let _fetched = connection.browser.fetch_targets().await;
         }
+        // Adopted all at once when every listed page is attached: adopting them as they come
+        // would number them in the order the client attached them, not the browser's.
         loop {
-            self.sync_pages().await;
             let own_contexts = self.own_contexts();
-            let listed = self
-                .targets()
-                .await
+            let targets = self.targets().await;
+            let listed = targets
                 .values()
                 .filter(|info| adoptable(Some(info), own_contexts.as_deref()))
                 .count();
-            // Nothing listed means the listing failed (a busy browser): the pages we have
+            let attached = match self.browser() {
+                Ok(browser) => browser.pages().await.map_or(0, |pages| {
+                    pages
+                        .iter()
+                        .filter(|page| {
+                            adoptable(targets.get(&target_key(page)), own_contexts.as_deref())
+                        })
+                        .count()
+                }),
+                Err(_) => 0,
+            };
+            // Nothing listed means the listing failed (a busy browser): the pages attached
             // cannot be all there is, so keep waiting, up to the bound.
-            if listed > 0 && self.pages.len() >= listed {
-                break;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                break;
+            let all_attached = listed > 0 && attached >= listed;
+            let out_of_time = tokio::time::Instant::now() >= deadline;
+            if all_attached || out_of_time {
+                self.sync_pages().await;
+                // A page that could not be tracked yet is tried again.
+                if self.pages.len() >= listed || out_of_time {
+                    break;
+                }
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

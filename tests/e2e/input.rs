@@ -216,3 +216,56 @@ async fn actions_settle_on_late_dom_and_return_quickly_when_nothing_changes() {
     );
     server.shutdown().await;
 }
+
+/// Typed text reaches the page as the same events, in the same order, as 1.11.0's (which
+/// waits for each key event before sending the next; ours sends them together).
+#[tokio::test]
+async fn typed_keys_reach_the_page_as_in_the_reference() {
+    use crate::support::side_by_side::{SideBySide, Step};
+    use crate::support::{FixtureServer, Route};
+    let pages = FixtureServer::start(vec![Route::html(
+        "/keys.html",
+        r#"<!doctype html><title>Keys</title>
+<input id="field" aria-label="Field" autofocus>
+<script>
+const log = [];
+for (const type of ['keydown', 'keypress', 'beforeinput', 'input', 'keyup']) {
+  document.getElementById('field').addEventListener(type, event => {
+    log.push([type, event.key ?? '', event.code ?? '', event.inputType ?? '', event.repeat ?? '', event.target.value].join(':'));
+  });
+}
+window.keyLog = () => log.join('\n') + '\nvalue=' + document.getElementById('field').value;
+</script>"#,
+    )]);
+    let steps: Vec<Step> = vec![
+        (
+            "open",
+            "navigate_page",
+            json!({ "pageId": 1, "type": "url", "url": pages.url("/keys.html") }),
+        ),
+        (
+            "focus",
+            "evaluate_script",
+            json!({ "pageId": 1, "function": "() => { document.getElementById('field').focus(); return document.activeElement.id; }" }),
+        ),
+        (
+            "type",
+            "type_text",
+            json!({ "pageId": 1, "text": "aB1 é?\n" }),
+        ),
+        (
+            "log",
+            "evaluate_script",
+            json!({ "pageId": 1, "function": "() => window.keyLog()" }),
+        ),
+    ];
+    let answers = SideBySide::start(&[]).await.run(steps, &pages).await;
+    let log = answers.said("log");
+    assert!(log.contains("value=aB1 é?"), "{log}");
+    assert!(log.contains("keydown:Enter:Enter"), "{log}");
+    // Every character's events, in order: `a` down, press, input, up before `B` starts.
+    let first_b = log.find("keydown:B:KeyB").expect("B typed");
+    let last_a = log.rfind(":a:KeyA:").expect("a typed");
+    assert!(last_a < first_b, "{log}");
+    answers.assert_same_as_reference("typed keys");
+}

@@ -64,6 +64,7 @@ async fn the_binary_alone_serves_every_tool_and_compiles_nothing_on_its_first_st
         assert!(names.iter().any(|name| name == tool), "{tool}: {names:?}");
     }
 
+    let listed = listing(&server).await;
     let pages = fixtures::server();
     let url = pages.url("/");
     let opened = server.call("new_page", json!({ "url": url })).await;
@@ -71,19 +72,84 @@ async fn the_binary_alone_serves_every_tool_and_compiles_nothing_on_its_first_st
     assert!(opened.text.contains(&url), "{}", opened.text);
     server.shutdown().await;
 
-    let compiled: Vec<_> = std::fs::read_dir(cache.path())
-        .expect("cache dir")
-        .filter_map(Result::ok)
-        .map(|entry| entry.file_name())
-        .collect();
+    let compiled = cache_files(cache.path(), "cwasm");
     assert!(
         compiled.is_empty(),
         "the built-in tools come compiled in the binary, yet the first start compiled {compiled:?}"
     );
+    let records = cache_files(cache.path(), "rec");
+    assert_eq!(records.len(), 1, "one record of definitions: {records:?}");
+
+    // The second start describes the tools from that record, running none of their code,
+    // and links a tool's code on its first call: same tools, same answers.
+    let again = server_again(&elsewhere, &installed, &cache).await;
+    assert_eq!(listing(&again).await, listed);
+    let opened = again.call("new_page", json!({ "url": url })).await;
+    assert!(!opened.is_error, "{}", opened.text);
+    assert!(opened.text.contains(&url), "{}", opened.text);
+    again.shutdown().await;
+
+    // A record whose text was changed (a description rewritten to steer the model) is
+    // refused, logged, and the tools are described by their own code again.
+    let record = &records[0];
+    let mut bytes = std::fs::read(record).expect("record");
+    let body = 40;
+    let at = bytes[body..]
+        .windows(14)
+        .position(|window| window == b"Open a new tab")
+        .map(|at| at + body)
+        .expect("new_page's description in the record");
+    bytes[at..at + 14].copy_from_slice(b"Shut a new tab");
+    std::fs::write(record, &bytes).expect("alter the record");
+    let refused = server_again(&elsewhere, &installed, &cache).await;
+    assert_eq!(listing(&refused).await, listed);
+    assert!(
+        refused
+            .stderr()
+            .contains("refusing remembered tool definitions"),
+        "{}",
+        refused.stderr()
+    );
+    refused.shutdown().await;
     let installed_files = std::fs::read_dir(installed.parent().expect("bin"))
         .expect("bin dir")
         .count();
     assert_eq!(installed_files, 1, "the binary needs nothing beside it");
+}
+
+/// The files of `cache` with this extension.
+fn cache_files(cache: &Path, extension: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(cache)
+        .expect("cache dir")
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|found| found == extension))
+        .collect()
+}
+
+async fn server_again(
+    dir: &tempfile::TempDir,
+    installed: &Path,
+    cache: &tempfile::TempDir,
+) -> McpServer {
+    let mut args = browser_args();
+    args.extend([
+        "--cache-dir".to_string(),
+        cache.path().to_string_lossy().into_owned(),
+    ]);
+    start_in(dir.path(), installed, args)
+        .await
+        .expect("the installed binary starts again")
+}
+
+/// Every tool's name, description and schema, as listed.
+async fn listing(server: &McpServer) -> Vec<String> {
+    server
+        .list_tools()
+        .await
+        .iter()
+        .map(|tool| serde_json::to_string(tool).expect("tool as JSON"))
+        .collect()
 }
 
 #[tokio::test]

@@ -411,15 +411,24 @@ async fn navigation_is_checked_on_the_parsed_url_and_where_the_page_lands() {
 #[tokio::test]
 async fn plugins_without_files_write_write_nothing_and_names_are_the_hosts() {
     let pages = fixtures::server();
-    let temp = crate::support::server_temp_dir();
+    // A temp dir of this server's own: the shared one fills with other tests' files meanwhile.
+    let temp = tempfile::tempdir_in(crate::support::server_temp_dir()).expect("own temp dir");
     let spills = || {
-        std::fs::read_dir(&temp)
+        std::fs::read_dir(temp.path())
             .map(|entries| entries.count())
             .unwrap_or(0)
     };
     let plugins = plugin_dir("test-plugins");
     // Default grants (no policy): a screenshot too large to inline is not spilled to a file.
-    let server = McpServer::start(&["--plugin-dir", &plugins]).await;
+    let mut args = crate::support::browser_args();
+    args.extend(["--plugin-dir".to_string(), plugins.clone()]);
+    let own_temp = vec![(
+        "TMPDIR".to_string(),
+        temp.path().to_string_lossy().into_owned(),
+    )];
+    let server = McpServer::start_with(args, own_temp)
+        .await
+        .expect("server starts");
     server
         .call("navigate_page", json!({ "url": pages.url("/") }))
         .await;

@@ -21,6 +21,28 @@ pub fn category_info(category: Category) -> (&'static str, &'static str, bool) {
     }
 }
 
+/// Every category, in the WIT's order.
+pub const CATEGORIES: [Category; 11] = [
+    Category::Input,
+    Category::Navigation,
+    Category::Emulation,
+    Category::Performance,
+    Category::Network,
+    Category::Debugging,
+    Category::Extensions,
+    Category::ExperimentalThirdParty,
+    Category::Memory,
+    Category::ExperimentalWebmcp,
+    Category::Pwa,
+];
+
+/// The category `category_info` names `name`.
+pub fn category_named(name: &str) -> Option<Category> {
+    CATEGORIES
+        .into_iter()
+        .find(|category| category_info(*category).0 == name)
+}
+
 /// `experimentalWebmcp` -> `categoryExperimentalWebmcp`.
 pub fn category_flag(category: Category) -> String {
     let (name, _, _) = category_info(category);

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-type HmacSha256 = Hmac<Sha256>;
+pub(super) type HmacSha256 = Hmac<Sha256>;
 
 /// The wasmtime version compiled code is bound to (pinned in host/Cargo.toml; a unit test
 /// keeps the two equal). The engine's compatibility hash covers it too; naming it in the MAC
@@ -139,6 +139,23 @@ impl CompiledCache {
         #[allow(unsafe_code)]
         let component = unsafe { Component::deserialize(engine, artifact) };
         component.map_err(|error| format!("{error:#}"))
+    }
+
+    /// A MAC for a record other than compiled code (see `remembered`), bound to `context`
+    /// under a domain of its own: a record can never pass as compiled code, nor the reverse.
+    pub(super) fn record_mac(&self, context: &[u8]) -> HmacSha256 {
+        let mut mac = <HmacSha256 as Mac>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
+        mac.update(b"devtools-mcp record v1\0");
+        mac.update(&self.engine_digest);
+        mac.update(&(context.len() as u64).to_le_bytes());
+        mac.update(context);
+        mac
+    }
+
+    /// The cache folder, if this cache has one.
+    pub(super) fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
     }
 
     fn entry(&self, component_sha256: &[u8; 32]) -> Option<PathBuf> {
@@ -313,7 +330,7 @@ fn read_key(path: &Path) -> Result<Option<[u8; KEY_BYTES]>, String> {
 
 /// The entry's bytes, or `None` if there is none. A symlink, a special file or a huge file is
 /// an error (never followed, never blocked on).
-fn read_entry(path: &Path) -> io::Result<Option<Vec<u8>>> {
+pub(super) fn read_entry(path: &Path) -> io::Result<Option<Vec<u8>>> {
     let file = match OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -336,7 +353,7 @@ fn read_entry(path: &Path) -> io::Result<Option<Vec<u8>>> {
 }
 
 /// Write to a temp file and rename, so a concurrent start never reads half an artifact.
-fn store_atomically(path: &Path, bytes: &[u8]) {
+pub(super) fn store_atomically(path: &Path, bytes: &[u8]) {
     let Some(dir) = path.parent() else { return };
     let result = tempfile::NamedTempFile::new_in(dir).and_then(|mut file| {
         file.write_all(bytes)?;
@@ -344,7 +361,7 @@ fn store_atomically(path: &Path, bytes: &[u8]) {
         Ok(())
     });
     if let Err(error) = result {
-        tracing::warn!(path = %path.display(), %error, "could not store compiled code");
+        tracing::warn!(path = %path.display(), %error, "could not store a cache entry");
     }
 }
 

@@ -95,6 +95,13 @@ pub fn precompiled(engine: &Engine, wasm: &[u8]) -> Option<Component> {
     }
 }
 
+/// Whether this binary carries precompiled code for every embedded tool that `engine` runs.
+pub fn runs_on(engine: &Engine) -> bool {
+    !TOOLS.is_empty()
+        && TOOLS.iter().all(|tool| tool.precompiled.is_some())
+        && engine_matches_build(engine)
+}
+
 /// Whether `engine` accepts the build's code (a few microseconds: it hashes the settings).
 fn engine_matches_build(engine: &Engine) -> bool {
     let matches = !BUILD_ENGINE_FINGERPRINT.is_empty()

@@ -5,8 +5,9 @@
 use super::bindings::PluginPre;
 use super::cache::CompiledCache;
 use super::policy::{Origin, Policy};
+use super::remembered::Remembered;
 use super::signature::{self, Verdict};
-use super::{CallState, LoadedTool, Runtime, ToolDefinition};
+use super::{CallState, LoadedTool, Runtime, ToolCode, ToolDefinition};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -170,6 +171,27 @@ impl Loader {
             input_schema,
             ..
         } = self.inspect(file, bytes, flags_json).await?;
+        self.admit(
+            file,
+            origin,
+            sha256,
+            ToolCode::ready(pre),
+            definition,
+            input_schema,
+        )
+    }
+
+    /// Applies the policy to a described tool: its grants and limits, and the categories it
+    /// may claim.
+    fn admit(
+        &self,
+        file: &Path,
+        origin: Origin,
+        sha256: String,
+        code: ToolCode,
+        definition: ToolDefinition,
+        input_schema: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<LoadedTool, LoadError> {
         let policy_error = |reason: String| LoadError::Policy {
             file: file.to_path_buf(),
             tool: definition.name.clone(),
@@ -191,12 +213,81 @@ impl Loader {
         }
         Ok(LoadedTool {
             definition,
-            pre,
+            code,
             source: file.to_path_buf(),
             sha256,
             input_schema,
             grants: Arc::new(resolved.grants),
             limits: resolved.limits,
+        })
+    }
+
+    /// The built-in tools described from remembered definitions (see `remembered`), running
+    /// none of their code: each links its embedded code on its first call. `None` when there
+    /// is no valid record for these flags, or this engine cannot run the embedded code; the
+    /// caller then loads them with [`Loader::load_bytes`] and calls [`Loader::remember_builtins`].
+    pub fn remembered_builtins(
+        &self,
+        flags_json: &str,
+    ) -> Option<Result<Vec<LoadedTool>, LoadError>> {
+        if !super::embedded::runs_on(self.runtime.engine()) {
+            return None;
+        }
+        let definitions = self.remembered(flags_json).load()?;
+        let tools = super::embedded::tools().iter().zip(definitions);
+        Some(
+            tools
+                .map(|(tool, definition)| {
+                    let file = tool.source();
+                    let input_schema =
+                        super::definition::validate(&definition).map_err(|reason| {
+                            LoadError::Definition {
+                                file: file.clone(),
+                                reason,
+                            }
+                        })?;
+                    let code = self.embedded_code(tool);
+                    let sha256 = tool.sha256.to_string();
+                    self.admit(
+                        &file,
+                        Origin::Builtin,
+                        sha256,
+                        code,
+                        definition,
+                        input_schema,
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    /// Remembers the built-in tools' definitions (`tools` in `embedded::tools()` order) for
+    /// the next start with these flags.
+    pub fn remember_builtins(&self, flags_json: &str, tools: &[LoadedTool]) {
+        if !super::embedded::runs_on(self.runtime.engine()) {
+            return;
+        }
+        let definitions: Vec<&ToolDefinition> = tools.iter().map(|tool| &tool.definition).collect();
+        self.remembered(flags_json).store(&definitions);
+    }
+
+    fn remembered(&self, flags_json: &str) -> Remembered<'_> {
+        let budget = format!("{:?}", definition_limits(self.policy.base_limits));
+        Remembered::new(&self.cache, flags_json, &budget)
+    }
+
+    /// An embedded tool's code, deserialised and linked on its first call, with the import
+    /// check every loaded component passes.
+    fn embedded_code(&self, tool: &'static super::embedded::EmbeddedTool) -> ToolCode {
+        let runtime = self.runtime.clone();
+        ToolCode::on_first_use(move || {
+            let component = super::embedded::precompiled(runtime.engine(), tool.wasm)
+                .ok_or("its embedded code does not run on this engine")?;
+            check_imports(&tool.source(), &component, runtime.engine())
+                .map_err(|error| error.to_string())?;
+            runtime
+                .prepare(&component)
+                .map_err(|error| format!("{error:#}"))
         })
     }
 
