@@ -22,6 +22,8 @@ use std::time::Duration;
 
 /// Time given to the browser to close on shutdown (the whole exit must take under 1 s).
 const BROWSER_CLOSE_BUDGET: Duration = Duration::from_millis(700);
+/// How long the background browser launch waits for the client's first `tools/list`.
+const LAUNCH_AFTER_INITIALIZE: Duration = Duration::from_millis(100);
 /// `serve` without `--http`.
 const DEFAULT_HTTP_ADDRESS: &str = "127.0.0.1:8808";
 /// Request bodies `serve` accepts when `--max-body-bytes` is not given.
@@ -104,13 +106,18 @@ async fn run(args: Args) -> Result<(), String> {
         _ => {}
     }
     let server = mcp::McpServer::new(pipeline, session.clone(), watching || reloading);
+    let listed = server.listed();
     let service = server
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|error| format!("MCP initialization failed: {error}"))?;
     if args.background_launch != Some(false) {
         let session = session.clone();
-        tokio::spawn(async move { session.launch_in_background().await });
+        tokio::spawn(async move {
+            // After the tool list every client asks for first, or a moment after initialize.
+            let _ = tokio::time::timeout(LAUNCH_AFTER_INITIALIZE, listed.notified()).await;
+            session.launch_in_background().await
+        });
     }
     let cancel = service.cancellation_token();
     tokio::select! {

@@ -27,6 +27,8 @@ pub struct McpServer {
     roots_ready: Arc<watch::Sender<bool>>,
     /// `--watch`: the tool list can change, and clients are told when it does.
     list_changes: bool,
+    /// Told when a tool list has been answered (see [`McpServer::listed`]).
+    listed: Arc<tokio::sync::Notify>,
 }
 
 impl McpServer {
@@ -36,7 +38,15 @@ impl McpServer {
             session,
             roots_ready: Arc::new(watch::channel(false).0),
             list_changes,
+            listed: Arc::default(),
         }
+    }
+
+    /// Notified once the client's tool list has been built: the browser's background launch
+    /// waits for it (briefly), so that Chromium starting on the same cores does not slow the
+    /// `tools/list` every agent sends right after `initialize`.
+    pub fn listed(&self) -> Arc<tokio::sync::Notify> {
+        self.listed.clone()
     }
 
     /// Legacy sessions (protocol <= 2025-11-25) get `notifications/tools/list_changed` on
@@ -140,12 +150,13 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.pipeline
-                .tools
-                .current()
-                .listings(self.pipeline.via_cli),
-        ))
+        let listings = self
+            .pipeline
+            .tools
+            .current()
+            .listings(self.pipeline.via_cli);
+        self.listed.notify_one();
+        Ok(ListToolsResult::with_all_items(listings))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

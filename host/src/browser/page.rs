@@ -92,6 +92,7 @@ impl McpPage {
         let listener = tokio::spawn(watch_dialogs(opened, closed, sender));
         let collectors = Collectors::attach(&page).await?;
         collectors.set_redact_network_headers(redact_network_headers);
+        warm_raw_session(&raw, &page);
         Ok(McpPage {
             id,
             page,
@@ -407,4 +408,20 @@ async fn watch_dialogs(
             },
         }
     }
+}
+
+/// Opens the thin connection and this page's session on it in the background: snapshots and
+/// screenshots go through it, and connecting (a WebSocket handshake, then an attach) on the
+/// first of them cost that call 15-20 ms.
+fn warm_raw_session(raw: &Arc<RawLink>, page: &chromiumoxide::Page) {
+    let (raw, target) = (raw.clone(), page.target_id().as_ref().to_string());
+    tokio::spawn(async move {
+        let warmed = match raw.client().await {
+            Ok(client) => client.session(&target, COMMAND_TIMEOUT).await.map(drop),
+            Err(error) => Err(error),
+        };
+        if let Err(error) = warmed {
+            tracing::debug!(%error, "could not open the page's session on the thin connection");
+        }
+    });
 }

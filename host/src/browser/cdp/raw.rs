@@ -60,6 +60,9 @@ pub struct RawClient {
     alive: Arc<AtomicBool>,
     /// target id -> our session attached to it.
     sessions: StdMutex<HashMap<String, String>>,
+    /// Held while attaching, so that two first uses of a target (a page's warm-up and its
+    /// first snapshot) attach one session, not two.
+    attaching: Mutex<()>,
     reader: tokio::task::JoinHandle<()>,
 }
 
@@ -126,6 +129,7 @@ impl RawClient {
             next_id: AtomicU64::new(1),
             alive,
             sessions: StdMutex::default(),
+            attaching: Mutex::new(()),
             reader,
         })
     }
@@ -173,12 +177,17 @@ impl RawClient {
     /// Our session on `target_id` (a page, or a cross-process iframe, whose target id is its
     /// frame id), attached on first use. Fails when there is no such target.
     pub async fn session(&self, target_id: &str, timeout: Duration) -> Result<String, CdpError> {
-        if let Some(known) = self
-            .sessions
-            .lock()
-            .ok()
-            .and_then(|s| s.get(target_id).cloned())
-        {
+        let known = || {
+            self.sessions
+                .lock()
+                .ok()
+                .and_then(|s| s.get(target_id).cloned())
+        };
+        if let Some(known) = known() {
+            return Ok(known);
+        }
+        let _attaching = self.attaching.lock().await;
+        if let Some(known) = known() {
             return Ok(known);
         }
         let params = json!({ "targetId": target_id, "flatten": true });
