@@ -484,9 +484,17 @@ impl SessionState {
     /// (popups) get ids, pages closed elsewhere disappear. Browser-internal pages (`chrome://`
     /// and the like) are left out, as the reference's target filter does.
     pub async fn sync_pages(&mut self) {
-        let Ok(browser) = self.browser() else { return };
+        let _targets = self.sync_pages_with_targets().await;
+    }
+
+    /// [`Session::sync_pages`], returning the browser's target list it worked from (`None`
+    /// when the browser could not be asked).
+    async fn sync_pages_with_targets(&mut self) -> Option<Targets> {
+        let Ok(browser) = self.browser() else {
+            return None;
+        };
         let Ok(live) = browser.pages().await else {
-            return;
+            return None;
         };
         let targets = self.targets().await;
         let own_contexts = self.own_contexts();
@@ -535,6 +543,7 @@ impl SessionState {
             self.selected = self.pages.keys().next().copied();
         }
         self.publish_pages();
+        Some(targets)
     }
 
     /// Pages the session's pages opened themselves count against `max_pages` too: the newest
@@ -782,33 +791,38 @@ impl SessionState {
     }
 
     /// The rows of `## Pages`. Titles are read from the document (at most 1 s each, as the
-    /// reference does); a page stalled by a dialog gets the browser's last known title.
+    /// reference does, all pages at once); a page stalled by a dialog gets the browser's last
+    /// known title.
     pub async fn page_list(&mut self) -> Vec<PageEntry> {
-        self.sync_pages().await;
-        let targets = self.targets().await;
-        let mut entries = Vec::with_capacity(self.pages.len());
-        for (id, page) in &self.pages {
+        let targets = match self.sync_pages_with_targets().await {
+            Some(targets) => targets,
+            None => self.targets().await,
+        };
+        let selected = self.selected;
+        let rows = self.pages.iter().map(|(id, page)| {
             let known = targets.get(&target_key(&page.page));
-            let url = match known {
-                Some(info) => info.url.clone(),
-                None => page.url().await,
-            };
-            let title = match page.dialog() {
-                Some(_) => known
-                    .map(|info| info.title.clone())
-                    .filter(|title| *title != url)
-                    .unwrap_or_default(),
-                None => page.title(Duration::from_secs(1)).await,
-            };
-            entries.push(PageEntry {
-                id: *id,
-                title,
-                url,
-                selected: self.selected == Some(*id),
-                isolated_context: page.isolated_context.clone(),
-            });
-        }
-        entries
+            async move {
+                let url = match known {
+                    Some(info) => info.url.clone(),
+                    None => page.url().await,
+                };
+                let title = match page.dialog() {
+                    Some(_) => known
+                        .map(|info| info.title.clone())
+                        .filter(|title| *title != url)
+                        .unwrap_or_default(),
+                    None => page.title(Duration::from_secs(1)).await,
+                };
+                PageEntry {
+                    id: *id,
+                    title,
+                    url,
+                    selected: selected == Some(*id),
+                    isolated_context: page.isolated_context.clone(),
+                }
+            }
+        });
+        futures::future::join_all(rows).await
     }
 }
 
