@@ -212,9 +212,18 @@ fn embed(out_dir: &Path, built: &Path, names: &[String]) {
             .iter()
             .map(|byte| format!("{byte:02x}"))
             .collect();
+        // Names and hashes are held in the table itself, by value: as string literals they
+        // would sit beside the modules in `.rodata`, and reading them at every start would
+        // fault in (and read around) 63 slices of megabytes of code nothing runs yet.
+        assert!(
+            file_name.len() <= 64 && file_name.is_ascii(),
+            "tool file name too long: {file_name}"
+        );
+        let padded = format!("{file_name:\0<64}");
         let _ = writeln!(
             table,
-            "    EmbeddedTool {{ file_name: {file_name:?}, wasm: include_bytes!({:?}), sha256: {sha256:?}, precompiled: {precompiled} }},",
+            "    EmbeddedTool {{ name: *b{padded:?}, name_len: {}, sha256_hex: *b{sha256:?}, wasm: include_bytes!({:?}), precompiled: {precompiled} }},",
+            file_name.len(),
             wasm_copy.display().to_string()
         );
     }

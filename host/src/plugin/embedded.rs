@@ -15,13 +15,15 @@ use wasmtime::component::Component;
 
 /// One built-in tool as the build embedded it.
 pub struct EmbeddedTool {
-    /// `<crate>.wasm`, as in the `plugins/` folder the build also writes.
-    pub file_name: &'static str,
+    /// `<crate>.wasm` (see [`EmbeddedTool::file_name`]), NUL-padded, held by value: the table
+    /// lives apart from the modules, so reading it at start touches none of their pages.
+    name: [u8; 64],
+    name_len: usize,
+    /// Lowercase hex sha256 of `wasm` (see [`EmbeddedTool::sha256`]), computed by the build:
+    /// hashing 63 modules at every start would cost more than the rest of describing them.
+    sha256_hex: [u8; 64],
     /// The module the wasm build produced (what `sha256`, pins and `--builtinPlugins` see).
     pub wasm: &'static [u8],
-    /// Lowercase hex sha256 of `wasm`, computed by the build: hashing 63 modules at every
-    /// start would cost more than the rest of describing them.
-    pub sha256: &'static str,
     /// `Engine::precompile_component` output for `wasm`, from the build's engine.
     precompiled: Option<&'static [u8]>,
 }
@@ -32,9 +34,19 @@ include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
 pub const SOURCE_DIR: &str = "<built-in>";
 
 impl EmbeddedTool {
+    /// `<crate>.wasm`, as in the `plugins/` folder the build also writes.
+    pub fn file_name(&self) -> &str {
+        std::str::from_utf8(&self.name[..self.name_len.min(self.name.len())]).unwrap_or_default()
+    }
+
+    /// Lowercase hex sha256 of [`EmbeddedTool::wasm`].
+    pub fn sha256(&self) -> &str {
+        std::str::from_utf8(&self.sha256_hex).unwrap_or_default()
+    }
+
     /// How errors and the catalog name this tool.
     pub fn source(&self) -> PathBuf {
-        Path::new(SOURCE_DIR).join(self.file_name)
+        Path::new(SOURCE_DIR).join(self.file_name())
     }
 }
 
@@ -68,7 +80,7 @@ fn embedded_as(wasm: &[u8]) -> Option<&'static EmbeddedTool> {
 
 /// The sha256 the build recorded, when `wasm` is an embedded tool's module.
 pub fn sha256_of(wasm: &[u8]) -> Option<&'static str> {
-    embedded_as(wasm).map(|tool| tool.sha256)
+    embedded_as(wasm).map(EmbeddedTool::sha256)
 }
 
 /// The embedded precompiled code for exactly these module bytes, if the binary carries it and
@@ -89,7 +101,7 @@ pub fn precompiled(engine: &Engine, wasm: &[u8]) -> Option<Component> {
     match component {
         Ok(component) => Some(component),
         Err(error) => {
-            tracing::warn!(tool = tool.file_name, %error, "embedded code refused; compiling the tool");
+            tracing::warn!(tool = tool.file_name(), %error, "embedded code refused; compiling the tool");
             None
         }
     }
@@ -131,7 +143,7 @@ mod tests {
             assert!(
                 precompiled(runtime.engine(), tool.wasm).is_some(),
                 "{} has no usable precompiled code",
-                tool.file_name
+                tool.file_name()
             );
         }
     }
@@ -163,11 +175,12 @@ mod tests {
     fn the_recorded_hashes_are_the_modules_hashes() {
         use sha2::{Digest, Sha256};
         for tool in tools() {
-            assert_eq!(tool.sha256, hex::encode(Sha256::digest(tool.wasm)));
-            assert_eq!(sha256_of(tool.wasm), Some(tool.sha256));
+            assert_eq!(tool.sha256(), hex::encode(Sha256::digest(tool.wasm)));
+            assert!(tool.file_name().ends_with(".wasm"), "{}", tool.file_name());
+            assert_eq!(sha256_of(tool.wasm), Some(tool.sha256()));
             // A copy of the bytes (at another address) is the same tool.
             let copy: Vec<u8> = tool.wasm.to_vec();
-            assert_eq!(sha256_of(&copy), Some(tool.sha256));
+            assert_eq!(sha256_of(&copy), Some(tool.sha256()));
         }
         assert_eq!(sha256_of(b"\0asm"), None);
     }

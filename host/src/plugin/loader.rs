@@ -247,7 +247,7 @@ impl Loader {
                             }
                         })?;
                     let code = self.embedded_code(tool);
-                    let sha256 = tool.sha256.to_string();
+                    let sha256 = tool.sha256().to_string();
                     self.admit(
                         &file,
                         Origin::Builtin,

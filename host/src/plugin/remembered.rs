@@ -59,7 +59,7 @@ impl<'a> Remembered<'a> {
             context.push(0);
         }
         for tool in embedded::tools() {
-            context.extend_from_slice(tool.sha256.as_bytes());
+            context.extend_from_slice(tool.sha256().as_bytes());
             context.push(0);
         }
         Remembered { cache, context }
@@ -122,8 +122,8 @@ impl<'a> Remembered<'a> {
             .into_iter()
             .zip(tools)
             .map(|(stored, tool)| {
-                if stored.sha256 != tool.sha256 {
-                    return Err(format!("it lists other code for {}", tool.file_name));
+                if stored.sha256 != tool.sha256() {
+                    return Err(format!("it lists other code for {}", tool.file_name()));
                 }
                 definition_of(stored)
             })
@@ -140,7 +140,7 @@ impl<'a> Remembered<'a> {
         let stored: Vec<Stored> = definitions
             .iter()
             .zip(tools)
-            .map(|(definition, tool)| stored_of(tool.sha256, definition))
+            .map(|(definition, tool)| stored_of(tool.sha256(), definition))
             .collect();
         let Ok(body) = serde_json::to_vec(&stored) else {
             return;
@@ -203,8 +203,8 @@ mod tests {
         embedded::tools()
             .iter()
             .map(|tool| {
-                let mut defined = definition(tool.file_name, Category::Network, &["slim"]);
-                defined.description = format!("Describes {}", tool.file_name);
+                let mut defined = definition(tool.file_name(), Category::Network, &["slim"]);
+                defined.description = format!("Describes {}", tool.file_name());
                 defined.annotations.title = Some("T".into());
                 defined.file_params = vec!["filePath".into()];
                 defined
