@@ -451,12 +451,7 @@ impl SessionState {
                 .count();
             let attached = match self.browser() {
                 Ok(browser) => browser.pages().await.map_or(0, |pages| {
-                    pages
-                        .iter()
-                        .filter(|page| {
-                            adoptable(targets.get(&target_key(page)), own_contexts.as_deref())
-                        })
-                        .count()
+                    adoptable_pages(pages, &targets, own_contexts.as_deref()).len()
                 }),
                 Err(_) => 0,
             };
@@ -498,11 +493,7 @@ impl SessionState {
         };
         let targets = self.targets().await;
         let own_contexts = self.own_contexts();
-        let live: Vec<chromiumoxide::Page> = live
-            .into_iter()
-            .filter(|page| adoptable(targets.get(&target_key(page)), own_contexts.as_deref()))
-            .collect();
-        let mut live = live;
+        let mut live = adoptable_pages(live, &targets, own_contexts.as_deref());
         // `Target.getTargets` lists the newest target first (Chromium 156); 1.11.0 numbers a
         // running browser's tabs oldest first, so they are taken in reverse.
         live.sort_by_key(|page| {
@@ -842,6 +833,18 @@ impl Targets {
     fn values(&self) -> impl Iterator<Item = &TargetInfo> {
         self.by_id.values()
     }
+}
+
+/// The attached pages this session may adopt (see `adoptable`).
+fn adoptable_pages(
+    pages: Vec<chromiumoxide::Page>,
+    targets: &Targets,
+    own_contexts: Option<&[String]>,
+) -> Vec<chromiumoxide::Page> {
+    pages
+        .into_iter()
+        .filter(|page| adoptable(targets.get(&target_key(page)), own_contexts))
+        .collect()
 }
 
 fn target_key(page: &chromiumoxide::Page) -> String {

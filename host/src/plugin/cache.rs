@@ -103,14 +103,7 @@ impl CompiledCache {
 
     /// Seals `artifact` (compiled from bytes hashing to `component_sha256`) into an entry.
     pub fn seal(&self, component_sha256: &[u8; 32], artifact: &[u8]) -> Vec<u8> {
-        let mut mac = self.mac(component_sha256);
-        mac.update(artifact);
-        let tag = mac.finalize().into_bytes();
-        let mut entry = Vec::with_capacity(MAGIC.len() + tag.len() + artifact.len());
-        entry.extend_from_slice(MAGIC);
-        entry.extend_from_slice(&tag);
-        entry.extend_from_slice(artifact);
-        entry
+        seal_with(MAGIC, self.mac(component_sha256), artifact)
     }
 
     /// Verifies a sealed entry and deserializes it; `Err` says why it was refused. Safe on any
@@ -121,17 +114,11 @@ impl CompiledCache {
         component_sha256: &[u8; 32],
         entry: &[u8],
     ) -> Result<Component, String> {
-        let rest = entry
-            .strip_prefix(MAGIC.as_slice())
-            .ok_or("not a sealed entry of this server")?;
-        if rest.len() < 32 {
-            return Err("truncated".into());
-        }
-        let (tag, artifact) = rest.split_at(32);
-        let mut mac = self.mac(component_sha256);
-        mac.update(artifact);
-        mac.verify_slice(tag)
-            .map_err(|_| "its MAC does not verify (written by someone else, for other bytes or another engine, or corrupted)")?;
+        let artifact = unseal_with(MAGIC, self.mac(component_sha256), entry).map_err(|reason| {
+            reason.unwrap_or(
+                "its MAC does not verify (written by someone else, for other bytes or another engine, or corrupted)",
+            )
+        })?;
         // SAFETY: the MAC proves these bytes are the unmodified output of
         // `Engine::precompile_component` by an engine with this compatibility hash, sealed
         // by this install with a key only this user can read; they are in memory (no mmap),
@@ -204,6 +191,37 @@ impl CompiledCache {
         let component = unsafe { Component::deserialize(engine, &compiled)? };
         Ok((component, false))
     }
+}
+
+/// `magic | tag | body`, the tag being `mac` over `body`: the layout of compiled-code entries
+/// and of records (`remembered`), each under a magic and a MAC domain of its own.
+pub(super) fn seal_with(magic: &[u8; 8], mut mac: HmacSha256, body: &[u8]) -> Vec<u8> {
+    mac.update(body);
+    let tag = mac.finalize().into_bytes();
+    let mut entry = Vec::with_capacity(magic.len() + tag.len() + body.len());
+    entry.extend_from_slice(magic);
+    entry.extend_from_slice(&tag);
+    entry.extend_from_slice(body);
+    entry
+}
+
+/// The body of an entry [`seal_with`] made under this magic and MAC. `Err(Some(reason))` for
+/// an entry of another kind or a truncated one, `Err(None)` when the MAC does not verify.
+pub(super) fn unseal_with<'a>(
+    magic: &[u8; 8],
+    mut mac: HmacSha256,
+    entry: &'a [u8],
+) -> Result<&'a [u8], Option<&'static str>> {
+    let rest = entry
+        .strip_prefix(magic.as_slice())
+        .ok_or(Some("not an entry of this kind from this server"))?;
+    if rest.len() < 32 {
+        return Err(Some("truncated"));
+    }
+    let (tag, body) = rest.split_at(32);
+    mac.update(body);
+    mac.verify_slice(tag).map_err(|_| None)?;
+    Ok(body)
 }
 
 /// The folder holding the cache's key: a sibling of the cache folder (`<cache>-key`), so

@@ -46,9 +46,4 @@ impl ToolCode {
             .as_ref()
             .map_err(|error| format!("The tool's code could not be loaded: {error}"))
     }
-
-    /// Whether the code was linked (at load or by a call).
-    pub fn is_linked(&self) -> bool {
-        self.linked.get().is_some()
-    }
 }

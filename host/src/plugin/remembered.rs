@@ -11,10 +11,11 @@
 //! written again.
 
 use super::bindings::exports::devtools::tool::tool::Annotations;
-use super::cache::{CompiledCache, HmacSha256, read_entry, store_atomically};
+use super::cache::{
+    CompiledCache, HmacSha256, read_entry, seal_with, store_atomically, unseal_with,
+};
 use super::{ToolDefinition, embedded};
 use crate::pipeline::gate::{category_info, category_named};
-use hmac::Mac;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
@@ -101,17 +102,11 @@ impl<'a> Remembered<'a> {
     }
 
     fn open(&self, entry: &[u8]) -> Result<Vec<ToolDefinition>, String> {
-        let rest = entry
-            .strip_prefix(MAGIC.as_slice())
-            .ok_or("not a record of this server")?;
-        if rest.len() < 32 {
-            return Err("truncated".into());
-        }
-        let (tag, body) = rest.split_at(32);
-        let mut mac = self.mac();
-        mac.update(body);
-        mac.verify_slice(tag)
-            .map_err(|_| "its MAC does not verify (written by someone else, for another build or other flags, or corrupted)")?;
+        let body = unseal_with(MAGIC, self.mac(), entry).map_err(|reason| {
+            reason.unwrap_or(
+                "its MAC does not verify (written by someone else, for another build or other flags, or corrupted)",
+            )
+        })?;
         let stored: Vec<Stored> =
             serde_json::from_slice(body).map_err(|error| format!("unreadable: {error}"))?;
         let tools = embedded::tools();
@@ -145,14 +140,7 @@ impl<'a> Remembered<'a> {
         let Ok(body) = serde_json::to_vec(&stored) else {
             return;
         };
-        let mut mac = self.mac();
-        mac.update(&body);
-        let tag = mac.finalize().into_bytes();
-        let mut entry = Vec::with_capacity(MAGIC.len() + tag.len() + body.len());
-        entry.extend_from_slice(MAGIC);
-        entry.extend_from_slice(&tag);
-        entry.extend_from_slice(&body);
-        store_atomically(&path, &entry);
+        store_atomically(&path, &seal_with(MAGIC, self.mac(), &body));
     }
 }
 
