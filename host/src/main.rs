@@ -105,12 +105,6 @@ async fn run(args: Args) -> Result<(), String> {
         }
         _ => {}
     }
-    // Every client asks for the tool list right after `initialize`: serialising it once on
-    // the other core meanwhile makes that first answer as quick as the later ones.
-    let listings = pipeline.tools.current().listings(pipeline.via_cli);
-    tokio::task::spawn_blocking(move || {
-        serde_json::to_vec(&rmcp::model::ListToolsResult::with_all_items(listings)).map(drop)
-    });
     let server = mcp::McpServer::new(pipeline, session.clone(), watching || reloading);
     let listed = server.listed();
     let service = server
