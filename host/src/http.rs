@@ -128,8 +128,10 @@ pub async fn serve(
         sessions: SessionOwners::default(),
         body_read_timeout: options.body_read_timeout,
     };
-    // Tests and scripts read this line for the port when ADDR ends in `:0`.
-    eprintln!("devtools-mcp: serving MCP over HTTP at http://{bound}/mcp");
+    // Tests and scripts read this line for the port when ADDR ends in `:0`. One write: a
+    // reader polling the log must never see the line cut after `http://`.
+    let line = format!("devtools-mcp: serving MCP over HTTP at http://{bound}/mcp\n");
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
     tracing::info!(%bound, "serving MCP over HTTP");
 
     let reaper = tokio::spawn(close_idle_tenants(tenants.clone()));

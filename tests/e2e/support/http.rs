@@ -164,8 +164,10 @@ impl HttpServer {
         let deadline = Instant::now() + timeout();
         loop {
             let log = server.stderr();
+            // Only a whole line: the server may still be writing the last one.
             if let Some(line) = log
-                .lines()
+                .split_inclusive('\n')
+                .filter(|line| line.ends_with('\n'))
                 .find_map(|line| line.strip_prefix("devtools-mcp: serving MCP over HTTP at "))
             {
                 server.base = line.trim().trim_end_matches("/mcp").to_owned();
