@@ -7,6 +7,7 @@
 //! measured, not assembled from numbers taken on different days.
 
 mod fixtures;
+mod floor;
 mod report;
 mod scenario;
 mod server;
@@ -70,6 +71,10 @@ struct Args {
     /// client initializes uses it.
     #[arg(long, default_value_t = 1000)]
     think_ms: u64,
+    /// Do not measure the browser alone (the scenario's browser work over Chromium's DevTools
+    /// pipe, with no server: each step's floor).
+    #[arg(long)]
+    no_floor: bool,
     /// Calls each tenant fires at once in the multi-tenant scenario.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
     calls_per_tenant: u32,
@@ -127,6 +132,7 @@ async fn bench(args: &Args) -> Result<String, String> {
     let mut launches = vec![ours];
     launches.extend(reference);
     let mut runs: Vec<Vec<Run>> = launches.iter().map(|_| Vec::new()).collect();
+    let mut floors = Vec::new();
 
     let total = args.warmup + args.runs;
     for index in 0..total {
@@ -151,6 +157,19 @@ async fn bench(args: &Args) -> Result<String, String> {
             );
             if !warmup {
                 runs[which].push(run);
+            }
+        }
+        if !args.no_floor {
+            let floor = run_floor(args, &fixtures, timeout).await?;
+            let kind = if warmup { "warm-up" } else { "run" };
+            eprintln!(
+                "{:>14} {kind} {}/{total}: {}",
+                "Chromium alone",
+                index + 1,
+                report::floor_line(&floor)
+            );
+            if !warmup {
+                floors.push(floor);
             }
         }
     }
@@ -189,6 +208,10 @@ async fn bench(args: &Args) -> Result<String, String> {
         (&launches[0].name, runs[0].as_slice()),
         reference,
     ));
+    if !floors.is_empty() {
+        out.push_str(FLOOR_HEADING);
+        out.push_str(&report::floor_table(&floors, reference));
+    }
     if let (Some(mine), Some((name, theirs))) = (runs[0].last(), reference)
         && let Some(last) = theirs.last()
     {
@@ -204,6 +227,27 @@ async fn bench(args: &Args) -> Result<String, String> {
         out.push_str(&surprises);
     }
     Ok(out)
+}
+
+const FLOOR_HEADING: &str = "\nThe browser alone: each step's browser work sent straight to \
+    Chromium over its DevTools pipe, no MCP server in between (see `bench/src/floor.rs`). No \
+    server can be faster than this, so where `Chromium alone / reference` is above the goal, \
+    the goal is below Chromium's own time:\n\n";
+
+/// One run of the floor scenario, on a blocking thread (it drives the pipe synchronously).
+async fn run_floor(
+    args: &Args,
+    fixtures: &fixtures::FixtureServer,
+    timeout: Duration,
+) -> Result<floor::Floor, String> {
+    let chromium = args.chromium.clone();
+    let think = Duration::from_millis(args.think_ms);
+    let url = fixtures.url("/");
+    let base = url.trim_end_matches('/').to_owned();
+    tokio::task::spawn_blocking(move || floor::run(&chromium, &base, think, timeout))
+        .await
+        .map_err(|e| format!("the floor run panicked: {e}"))?
+        .map_err(|e| format!("Chromium alone: {e}"))
 }
 
 /// Cores, CPU model and memory, from `/proc`, so a pasted table says where it was measured.

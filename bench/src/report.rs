@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::floor::Floor;
 use crate::scenario::{Run, STEPS};
 
 /// Median, min and max of one step over the runs.
@@ -271,6 +272,60 @@ pub fn surprises(name: &str, runs: &[Run]) -> String {
     seen.iter()
         .map(|(s, n)| format!("- {name} ({n}/{} runs): {s}\n", runs.len()))
         .collect()
+}
+
+/// The browser-alone table: per step with a counterpart, Chromium's own time, that time over
+/// the reference's (the best ratio any server can reach) and the goal, which is out of reach
+/// when it is below that.
+pub fn floor_table(floors: &[Floor], reference: Option<(&str, &[Run])>) -> String {
+    let mut out = String::new();
+    match reference {
+        Some((name, _)) => {
+            out.push_str(&format!(
+                "| step | Chromium alone median (min–max) | Chromium alone / {name} | goal | reachable? |\n"
+            ));
+            out.push_str("|---|---:|---:|---:|:---:|\n");
+        }
+        None => {
+            out.push_str("| step | Chromium alone median (min–max) |\n|---|---:|\n");
+        }
+    }
+    for (index, label) in STEPS.iter().enumerate() {
+        let values: Vec<f64> = floors
+            .iter()
+            .filter_map(|floor| floor.times[index].map(millis))
+            .collect();
+        let Some(floor) = Summary::of(values) else {
+            continue;
+        };
+        out.push_str(&format!("| {label} | {} |", floor.render(ms)));
+        if let Some((_, runs)) = reference {
+            let theirs = column(runs, &|run: &Run| Some(millis(run.times[index])));
+            let ratio = theirs
+                .filter(|t| t.median > 0.0)
+                .map(|t| floor.median / t.median);
+            let shown = ratio.map_or("n/a".to_owned(), |r| format!("{r:.2}"));
+            match (goal(label), ratio) {
+                (Some(g), Some(r)) => {
+                    let reachable = if r <= g { "yes" } else { "**no**" };
+                    out.push_str(&format!(" {shown} | ≤ {g} | {reachable} |"));
+                }
+                _ => out.push_str(&format!(" {shown} | | |")),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The floor run's durations, for its progress line (`-` where it has no counterpart).
+pub fn floor_line(floor: &Floor) -> String {
+    let parts: Vec<String> = floor
+        .times
+        .iter()
+        .map(|d| d.map_or("-".to_owned(), |d| ms(millis(d))))
+        .collect();
+    parts.join(", ")
 }
 
 /// Durations of a step, for the progress line of one run.

@@ -28,15 +28,15 @@ pub const STEPS: [&str; 12] = [
 ];
 const INITIALIZE: usize = 0;
 const TOOLS_LIST: usize = 1;
-const NEW_PAGE: usize = 2;
-const NAVIGATE: usize = 3;
+pub const NEW_PAGE: usize = 2;
+pub const NAVIGATE: usize = 3;
 pub const SNAPSHOT_SMALL: usize = 4;
 pub const SNAPSHOT_BIG: usize = 5;
 const CLICK: usize = 6;
 const FILL: usize = 7;
 const EVALUATE: usize = 8;
-const SCREENSHOT: usize = 9;
-const FETCH_WAIT: usize = 10;
+pub const SCREENSHOT: usize = 9;
+pub const FETCH_WAIT: usize = 10;
 const UNKNOWN_ARGUMENT: usize = 11;
 
 /// What evaluate_script returns once click and fill have both taken effect.

@@ -161,16 +161,6 @@ impl BrowserConn {
         Self::launch(options).await
     }
 
-    /// The background start of a browser of our own (the first call then opens its first
-    /// page, as after a lazy launch).
-    pub async fn prelaunch(options: BrowserOptions) -> Result<BrowserConn, BrowserError> {
-        let mut connection = Self::launch(&options).await?;
-        // Learn the browser's targets now, as a lazy launch does right away; the first call
-        // then finds the same pages it would have found.
-        let _fetched = connection.browser.fetch_targets().await;
-        Ok(connection)
-    }
-
     async fn connect(url: &str) -> Result<BrowserConn, BrowserError> {
         protect_debugging_endpoint(url);
         let (browser, handler) =

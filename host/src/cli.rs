@@ -182,9 +182,9 @@ pub struct Args {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     #[serde(skip)]
     pub require_signed: Option<bool>,
-    /// Start the browser in the background once a client has initialized (after its first
-    /// tools/list, or 100 ms), so the first page does not wait for it (default true; never
-    /// when attaching to a running browser).
+    /// Start the browser and open its first page in the background once a client has
+    /// initialized (after its first tools/list, or 100 ms), so the first call does not wait
+    /// for them (default true; never when attaching to a running browser).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     #[serde(skip)]
     pub background_launch: Option<bool>,

@@ -111,18 +111,23 @@ async fn run(args: Args) -> Result<(), String> {
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|error| format!("MCP initialization failed: {error}"))?;
-    if args.background_launch != Some(false) {
+    let background = (args.background_launch != Some(false)).then(|| {
         let session = session.clone();
         tokio::spawn(async move {
             // After the tool list every client asks for first, or a moment after initialize.
             let _ = tokio::time::timeout(LAUNCH_AFTER_INITIALIZE, listed.notified()).await;
             session.launch_in_background().await
-        });
-    }
+        })
+    });
     let cancel = service.cancellation_token();
     tokio::select! {
         _ = service.waiting() => {}
         _ = shutdown_signal() => cancel.cancel(),
+    }
+    // A start still under way is dropped, which kills the browser it was starting.
+    if let Some(background) = background {
+        background.abort();
+        let _ended = background.await;
     }
     session.shutdown(BROWSER_CLOSE_BUDGET).await;
     Ok(())

@@ -165,22 +165,25 @@ impl Session {
         self.state.clone().lock_owned().await
     }
 
-    /// Starts launching this session's own browser (and its first page) now, without waiting,
-    /// so the first call that needs it finds it ready or on its way. Nothing happens when
-    /// the session attaches to a running browser, shares one, or already has one. A failed
-    /// start is forgotten: the first call then launches lazily and reports its own error.
+    /// Launches this session's own browser and opens its first page now, holding the session
+    /// meanwhile, so the first call that needs them waits for this start instead of making
+    /// its own. Nothing happens when the session attaches to a running browser, shares one,
+    /// or already has one. A failed start is forgotten: the first call then launches again
+    /// and reports its own error. Cancelling this (dropping the future) kills the browser it
+    /// was starting.
     pub async fn launch_in_background(&self) {
         let mut state = self.state.lock().await;
         let options = &state.options;
         if state.scope.is_some()
             || state.browser.is_some()
-            || state.prelaunch.is_some()
             || options.browser_url.is_some()
             || options.ws_endpoint.is_some()
         {
             return;
         }
-        state.prelaunch = Some(tokio::spawn(BrowserConn::prelaunch(options.clone())));
+        if let Err(error) = state.ensure_browser().await {
+            tracing::info!(%error, "background browser start failed");
+        }
     }
 
     /// Closes a browser we launched (used on shutdown); in a shared browser, disposes of the
@@ -217,8 +220,6 @@ pub struct SessionState {
     /// A tenant's egress proxy and URL policy; `None` for the single user of stdio.
     network: Option<TenantNetwork>,
     watch: Arc<SessionWatch>,
-    /// The browser being launched in the background (see `Session::launch_in_background`).
-    prelaunch: Option<tokio::task::JoinHandle<Result<BrowserConn, BrowserError>>>,
     /// Extension service workers seen so far, with their ids.
     workers: workers::Workers,
 }
@@ -245,7 +246,6 @@ impl SessionState {
             reconnected: false,
             network,
             watch: Arc::new(SessionWatch::default()),
-            prelaunch: None,
             workers: Default::default(),
         }
     }
@@ -275,7 +275,7 @@ impl SessionState {
                 scope.context = Some(context);
                 BrowserHandle::Shared(connection)
             }
-            None => BrowserHandle::Owned(Box::new(self.take_prelaunched_or_open().await?)),
+            None => BrowserHandle::Owned(Box::new(BrowserConn::open(&self.options).await?)),
         };
         self.browser = Some(browser);
         if self.had_browser {
@@ -284,19 +284,6 @@ impl SessionState {
         self.had_browser = true;
         self.discover_initial_pages().await;
         Ok(())
-    }
-
-    /// The browser started in the background if it came up, else a launch now.
-    async fn take_prelaunched_or_open(&mut self) -> Result<BrowserConn, BrowserError> {
-        if let Some(started) = self.prelaunch.take() {
-            match started.await {
-                Ok(Ok(connection)) if connection.is_alive() => return Ok(connection),
-                Ok(Ok(_dead)) => tracing::info!("the browser started in the background died"),
-                Ok(Err(error)) => tracing::info!(%error, "background browser start failed"),
-                Err(error) => tracing::info!(%error, "background browser start did not finish"),
-            }
-        }
-        BrowserConn::open(&self.options).await
     }
 
     /// The browser and tool options this session was made with.
@@ -365,14 +352,6 @@ impl SessionState {
 
     /// Drops the browser: closes one we own, disposes of our contexts in a shared one.
     async fn close_browser(&mut self, budget: Duration) {
-        if let Some(mut started) = self.prelaunch.take() {
-            match tokio::time::timeout(budget, &mut started).await {
-                Ok(Ok(Ok(connection))) => connection.shutdown(budget).await,
-                Ok(_) => {}
-                // Dropping the unfinished launch kills the browser it started.
-                Err(_) => started.abort(),
-            }
-        }
         self.pages.clear();
         self.selected = None;
         self.publish_pages();
@@ -781,9 +760,9 @@ impl SessionState {
         Ok(true)
     }
 
-    /// The rows of `## Pages`. Titles are read from the document (at most 1 s each, as the
-    /// reference does, all pages at once); a page stalled by a dialog gets the browser's last
-    /// known title.
+    /// The rows of `## Pages`. Titles are the browser's own (`Target.getTargets`, fresh for
+    /// each listing), without the placeholder it shows for untitled pages, as 1.11.0 prints
+    /// them; only a page missing from the listing has its document asked (at most 1 s).
     pub async fn page_list(&mut self) -> Vec<PageEntry> {
         let targets = match self.sync_pages_with_targets().await {
             Some(targets) => targets,
@@ -797,11 +776,9 @@ impl SessionState {
                     Some(info) => info.url.clone(),
                     None => page.url().await,
                 };
-                let title = match page.dialog() {
-                    Some(_) => known
-                        .map(|info| info.title.clone())
-                        .filter(|title| *title != url)
-                        .unwrap_or_default(),
+                let title = match known {
+                    Some(info) => shown_title(&info.title, &info.url),
+                    None if page.dialog().is_some() => String::new(),
                     None => page.title(Duration::from_secs(1)).await,
                 };
                 PageEntry {
@@ -814,6 +791,23 @@ impl SessionState {
             }
         });
         futures::future::join_all(rows).await
+    }
+}
+
+/// A target's title as 1.11.0 shows it: empty when it is the placeholder Chromium gives an
+/// untitled page (its URL, or the URL without `http(s)://`, with or without the last `/`).
+fn shown_title(title: &str, url: &str) -> String {
+    let without_scheme = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .unwrap_or(url);
+    let placeholder = title == url
+        || title == without_scheme
+        || without_scheme.strip_suffix('/') == Some(title);
+    if placeholder {
+        String::new()
+    } else {
+        title.to_owned()
     }
 }
 
@@ -865,6 +859,18 @@ mod tests {
             Err(error) => panic!("sandbox: {error}"),
         };
         Session::new(BrowserOptions::default(), sandbox)
+    }
+
+    #[test]
+    fn untitled_pages_show_no_title_as_in_1_11() {
+        assert_eq!(shown_title("about:blank", "about:blank"), "");
+        let url = "http://127.0.0.1:8080/start.html";
+        assert_eq!(shown_title("127.0.0.1:8080/start.html", url), "");
+        assert_eq!(shown_title("example.com", "https://example.com/"), "");
+        assert_eq!(shown_title("example.com/", "https://example.com/"), "");
+        assert_eq!(shown_title("Start", url), "Start");
+        // Only http(s) loses its scheme.
+        assert_eq!(shown_title("x.test/a", "ftp://x.test/a"), "x.test/a");
     }
 
     #[tokio::test]

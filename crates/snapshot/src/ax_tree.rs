@@ -3,11 +3,12 @@
 //! serializes them, so that snapshots match chrome-devtools-mcp node for node.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
+use rustc_hash::FxHashMap;
+
 use super::ax_node::{AxNode, RawNode};
-use super::cdp::{CdpNode, JsValue, ReplyError, parse_full_ax_tree};
+use super::cdp::{CdpNode, JsValue, ReplyError, read_full_ax_tree};
 
 /// Deepest raw nesting that is walked. Blink's HTML parser stops nesting at 512, so real
 /// pages stay far below; the cap only keeps hostile input from exhausting the stack.
@@ -45,31 +46,42 @@ impl<'a> NodeKey<'a> {
 /// (an attached frame makes its `Iframe` node interesting, as in Puppeteer).
 pub struct AxTree<'a> {
     nodes: Vec<RawNode<'a>>,
-    iframes: HashMap<usize, AxNode>,
+    iframes: FxHashMap<usize, AxNode>,
 }
 
 impl<'a> AxTree<'a> {
     /// The tree of a whole `Accessibility.getFullAXTree` reply message, parsed in place:
     /// `Ok(None)` when it has no nodes.
     pub fn from_reply(text: &'a str) -> Result<Option<AxTree<'a>>, ReplyError> {
-        parse_full_ax_tree(text).map(AxTree::from_nodes)
+        read_full_ax_tree(text, RawNode::new).map(AxTree::link)
+    }
+
+    /// The tree of parsed CDP nodes.
+    pub fn from_nodes(payloads: Vec<CdpNode<'a>>) -> Option<AxTree<'a>> {
+        AxTree::link(payloads.into_iter().map(RawNode::new).collect())
     }
 
     /// Links nodes by `childIds`, like `AXNode.createTree`: a repeated `nodeId` keeps its
-    /// first position but its last payload, and the root is the first node.
-    pub fn from_nodes(payloads: Vec<CdpNode<'a>>) -> Option<AxTree<'a>> {
-        let mut index: HashMap<NodeKey<'a>, usize> = HashMap::with_capacity(payloads.len());
-        let mut slots: Vec<Option<CdpNode<'a>>> = Vec::with_capacity(payloads.len());
-        for (position, payload) in payloads.into_iter().enumerate() {
-            match index.entry(NodeKey::of(&payload.node_id, position)) {
-                Entry::Occupied(at) => slots[*at.get()] = Some(payload),
+    /// first position but its last payload, and the root is the first node. Works in place:
+    /// `nodes[..unique]` holds the nodes kept so far, and a replaced payload is swapped out
+    /// behind them.
+    fn link(mut nodes: Vec<RawNode<'a>>) -> Option<AxTree<'a>> {
+        let mut index: FxHashMap<NodeKey<'a>, usize> =
+            FxHashMap::with_capacity_and_hasher(nodes.len(), Default::default());
+        let mut unique = 0;
+        for read in 0..nodes.len() {
+            match index.entry(NodeKey::of(&nodes[read].payload.node_id, read)) {
+                Entry::Occupied(at) => nodes.swap(*at.get(), read),
                 Entry::Vacant(at) => {
-                    at.insert(slots.len());
-                    slots.push(Some(payload));
+                    at.insert(unique);
+                    if unique != read {
+                        nodes.swap(unique, read);
+                    }
+                    unique += 1;
                 }
             }
         }
-        let mut nodes: Vec<RawNode<'a>> = slots.into_iter().flatten().map(RawNode::new).collect();
+        nodes.truncate(unique);
         for node in &mut nodes {
             node.children = node
                 .payload
@@ -83,7 +95,7 @@ impl<'a> AxTree<'a> {
         }
         (!nodes.is_empty()).then(|| AxTree {
             nodes,
-            iframes: HashMap::new(),
+            iframes: FxHashMap::default(),
         })
     }
 
@@ -230,7 +242,7 @@ impl<'a> AxTree<'a> {
     fn serialize_tree(
         &self,
         interesting: Option<&[bool]>,
-        iframes: &mut HashMap<usize, AxNode>,
+        iframes: &mut FxHashMap<usize, AxNode>,
     ) -> Vec<AxNode> {
         struct Frame {
             i: usize,
@@ -398,6 +410,32 @@ mod tests {
             ax("1", "b", "", json!({}), &[], None),
         ];
         assert_eq!(roles(serialize_ax_tree(&dup, false)), ["b "]);
+    }
+
+    #[test]
+    fn repeated_node_ids_keep_the_first_place_and_the_last_payload() {
+        let nodes = [
+            ax("1", "generic", "Old root", json!({}), &["2", "3"], None),
+            ax("2", "button", "first", json!({}), &[], None),
+            ax("4", "button", "dropped", json!({}), &[], None),
+            ax(
+                "1",
+                "generic",
+                "New root",
+                json!({}),
+                &["2", "3", "4"],
+                None,
+            ),
+            ax("3", "button", "c", json!({}), &[], None),
+            ax("2", "button", "last", json!({}), &[], None),
+            ax("4", "button", "d", json!({}), &[], None),
+        ];
+        let want = ["generic New root", " button last", " button c", " button d"];
+        assert_eq!(roles(serialize_ax_tree(&nodes, false)), want);
+        // The reply reader builds the same tree in place.
+        let reply = json!({"id": 3, "result": {"nodes": nodes}}).to_string();
+        let tree = AxTree::from_reply(&reply).expect("parsed").expect("tree");
+        assert_eq!(roles(tree.serialize(false)), want);
     }
 
     #[test]

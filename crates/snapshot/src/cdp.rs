@@ -324,25 +324,136 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeNode<'a> {
     }
 }
 
-#[derive(Deserialize, Default)]
-struct NodesResult<'a> {
-    #[serde(default, borrow)]
-    nodes: List<MaybeNode<'a>>,
-}
-
 #[derive(Deserialize)]
 struct ErrorObject {
     #[serde(default)]
     message: String,
 }
 
-/// A CDP reply to `Accessibility.getFullAXTree`.
-#[derive(Deserialize)]
-struct NodesReply<'a> {
-    #[serde(default, borrow)]
-    result: Option<NodesResult<'a>>,
-    #[serde(default)]
-    error: Option<ErrorObject>,
+/// Reads a whole reply (`{"id":…,"result":{"nodes":[…]}}` or `{"id":…,"error":{…}}`),
+/// handing each node to `map` as soon as it is read: `Err` carries the protocol error.
+struct ReplySeed<'m, F> {
+    capacity: usize,
+    map: &'m mut F,
+}
+
+impl<'de, T, F: FnMut(CdpNode<'de>) -> T> de::DeserializeSeed<'de> for ReplySeed<'_, F> {
+    type Value = Result<Vec<T>, String>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, T, F: FnMut(CdpNode<'de>) -> T> Visitor<'de> for ReplySeed<'_, F> {
+    type Value = Result<Vec<T>, String>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a CDP reply")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut nodes, mut error) = (None, None);
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "result" if nodes.is_none() => {
+                    let seed = ResultSeed {
+                        capacity: self.capacity,
+                        map: &mut *self.map,
+                    };
+                    nodes = Some(map.next_value_seed(seed)?);
+                }
+                "error" if error.is_none() => error = map.next_value::<Option<ErrorObject>>()?,
+                "result" | "error" => {
+                    return Err(de::Error::custom(format!("duplicate field `{key}`")));
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(match error {
+            Some(error) => Err(error.message),
+            None => Ok(nodes.unwrap_or_default()),
+        })
+    }
+}
+
+/// `result`: null or an object whose `nodes` list is read; every other key is skipped.
+struct ResultSeed<'m, F> {
+    capacity: usize,
+    map: &'m mut F,
+}
+
+impl<'de, T, F: FnMut(CdpNode<'de>) -> T> de::DeserializeSeed<'de> for ResultSeed<'_, F> {
+    type Value = Vec<T>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de, T, F: FnMut(CdpNode<'de>) -> T> Visitor<'de> for ResultSeed<'_, F> {
+    type Value = Vec<T>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a getFullAXTree result")
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Vec::new())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut nodes = None;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "nodes" if nodes.is_none() => {
+                    let seed = NodesSeed {
+                        capacity: self.capacity,
+                        map: &mut *self.map,
+                    };
+                    nodes = Some(map.next_value_seed(seed)?);
+                }
+                "nodes" => return Err(de::Error::custom("duplicate field `nodes`")),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(nodes.unwrap_or_default())
+    }
+}
+
+/// `nodes`: a list read into one allocation of `capacity`; a value that is not a list reads
+/// as empty, and entries that are not objects are dropped, as Puppeteer's loop skips them.
+struct NodesSeed<'m, F> {
+    capacity: usize,
+    map: &'m mut F,
+}
+
+impl<'de, T, F: FnMut(CdpNode<'de>) -> T> de::DeserializeSeed<'de> for NodesSeed<'_, F> {
+    type Value = Vec<T>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer
+            .deserialize_any(Lenient::<_, false>(self))
+            .map(Option::unwrap_or_default)
+    }
+}
+
+impl<'de, T, F: FnMut(CdpNode<'de>) -> T> Visitor<'de> for NodesSeed<'_, F> {
+    type Value = Vec<T>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of AXNodes")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut nodes = Vec::with_capacity(self.capacity);
+        while let Some(node) = seq.next_element::<MaybeNode<'de>>()? {
+            nodes.extend(node.0.map(&mut *self.map));
+        }
+        Ok(nodes)
+    }
+}
+
+/// How many nodes a reply holds: one `"nodeId"` key each (a page's own strings cannot add
+/// to it, their quotes arrive escaped). It only sizes the list, and at most one node per 16
+/// bytes of text is reserved (every node Chromium sends is larger) whatever the text holds.
+fn node_capacity(text: &str) -> usize {
+    let keys = text.matches("\"nodeId\"").count();
+    keys.min(text.len() / 16)
 }
 
 /// Why a reply gave no nodes.
@@ -373,13 +484,24 @@ impl std::error::Error for ReplyError {}
 /// The `nodes` of a whole reply message (`{"id":…,"result":{"nodes":[…]}}`), borrowing
 /// from `text`. Entries that are not objects are dropped, as Puppeteer's loop skips them.
 pub fn parse_full_ax_tree(text: &str) -> Result<Vec<CdpNode<'_>>, ReplyError> {
-    let reply: NodesReply =
-        serde_json::from_str(text).map_err(|error| ReplyError::Malformed(error.to_string()))?;
-    if let Some(error) = reply.error {
-        return Err(ReplyError::Protocol(error.message));
-    }
-    let nodes = reply.result.unwrap_or_default().nodes.0;
-    Ok(nodes.into_iter().filter_map(|node| node.0).collect())
+    read_full_ax_tree(text, |node| node)
+}
+
+/// [`parse_full_ax_tree`] with each node turned into `T` as soon as it is read, into a list
+/// sized once: a 10,000-node reply is neither copied while the list grows nor held twice.
+pub fn read_full_ax_tree<'a, T>(
+    text: &'a str,
+    mut map: impl FnMut(CdpNode<'a>) -> T,
+) -> Result<Vec<T>, ReplyError> {
+    let seed = ReplySeed {
+        capacity: node_capacity(text),
+        map: &mut map,
+    };
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let reply = de::DeserializeSeed::deserialize(seed, &mut deserializer)
+        .and_then(|reply| deserializer.end().map(|()| reply))
+        .map_err(|error| ReplyError::Malformed(error.to_string()))?;
+    reply.map_err(ReplyError::Protocol)
 }
 
 /// The `nodes` array alone (`[{…}, …]`), as tests and captures hold it.
@@ -449,6 +571,20 @@ mod tests {
     }
 
     #[test]
+    fn the_list_is_sized_from_the_text_but_never_beyond_it() {
+        let text = r#"{"id":1,"result":{"nodes":[{"nodeId":"1"},{"nodeId":"2"}]}}"#;
+        assert_eq!(node_capacity(text), 2);
+        // A page's text arrives escaped and is not counted; a hostile text is bounded.
+        let escaped =
+            r#"{"id":1,"result":{"nodes":[{"nodeId":"1","name":{"value":"\"nodeId\""}}]}}"#;
+        assert_eq!(node_capacity(escaped), 1);
+        let many = "\"nodeId\"".repeat(100);
+        assert!(node_capacity(&many) <= many.len() / 16);
+        let nodes = read_full_ax_tree(text, |node| node.node_id).expect("nodes");
+        assert_eq!(nodes.len(), 2);
+    }
+
+    #[test]
     fn errors_and_garbage_are_reported() {
         assert_eq!(
             parse_full_ax_tree(r#"{"id":1,"error":{"code":-32000,"message":"No frame"}}"#),
@@ -459,6 +595,19 @@ mod tests {
             Err(ReplyError::Malformed(_))
         ));
         assert_eq!(parse_full_ax_tree(r#"{"id":1,"result":{}}"#), Ok(vec![]));
+        assert_eq!(parse_full_ax_tree(r#"{"id":1,"result":null}"#), Ok(vec![]));
+        assert_eq!(
+            parse_full_ax_tree(r#"{"id":1,"result":{"nodes":{"a":1}}}"#),
+            Ok(vec![])
+        );
+        assert!(matches!(
+            parse_full_ax_tree(r#"{"id":1,"result":{"nodes":[]},"result":{"nodes":[]}}"#),
+            Err(ReplyError::Malformed(_))
+        ));
+        assert!(matches!(
+            parse_full_ax_tree(r#"{"id":1,"result":{"nodes":[]}} trailing"#),
+            Err(ReplyError::Malformed(_))
+        ));
         assert_eq!(Envelope::read("3"), None);
     }
 }

@@ -19,7 +19,7 @@ mod format;
 #[cfg(test)]
 mod samples;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use ax_node::{AxNode, AxValue};
@@ -38,7 +38,7 @@ pub fn next_snapshot_id() -> u64 {
 /// node keeps its uid until its document is replaced.
 #[derive(Debug, Default, Clone)]
 pub struct UidMap {
-    map: HashMap<String, String>,
+    map: FxHashMap<String, String>,
 }
 
 impl UidMap {
@@ -108,7 +108,7 @@ struct Assigner<'a> {
     snapshot_id: u64,
     counter: u64,
     uids: &'a mut UidMap,
-    seen: HashSet<String>,
+    seen: FxHashSet<String>,
 }
 
 /// A node whose children are still being converted.
@@ -210,7 +210,7 @@ impl Snapshot {
             snapshot_id,
             counter: 0,
             uids,
-            seen: HashSet::default(),
+            seen: FxHashSet::default(),
         };
         let root = assigner.assign(root, loader_id);
         let seen = assigner.seen;

@@ -1,0 +1,334 @@
+//! The browser's own floor: the scenario's browser work sent straight to Chromium over its
+//! DevTools pipe (`--remote-debugging-pipe`, fds 3 and 4), with no MCP server in between and
+//! nothing but the commands each step needs. A server can only be slower than this, so a
+//! goal below `floor / reference` cannot be met by any server driving this Chromium.
+//!
+//! The steps follow the scenario (same fixture pages, same order, same think time before the
+//! first page): the first page is the target created and loaded after the think time with the
+//! browser started at "initialize"; navigate is `Page.navigate` until `load`; a snapshot is
+//! `Accessibility.getFullAXTree` read whole; the screenshot is the servers' exact
+//! `Page.captureScreenshot` right after the click and the text the scenario sets; the fetch
+//! step is from `Page.navigate` until the fetched text is in the document.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use command_fds::{CommandFdExt, FdMapping};
+use serde_json::{Value, json};
+
+use crate::scenario::{
+    FETCH_WAIT, NAVIGATE, NEW_PAGE, SCREENSHOT, SNAPSHOT_BIG, SNAPSHOT_SMALL, STEPS,
+};
+
+/// One run: the browser's time for each step it has a counterpart of.
+pub struct Floor {
+    pub times: [Option<Duration>; STEPS.len()],
+}
+
+/// The flags both servers give their Chromium (Puppeteer's automation set: no throttling of
+/// background renderers and timers, no first-run or background work; headless with the
+/// screen size that sets the screenshot's size), and the pipe.
+fn flags(profile: &Path) -> Vec<String> {
+    [
+        "--headless=new",
+        "--no-sandbox",
+        "--remote-debugging-pipe",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-background-timer-throttling",
+        "--disable-backgrounding-occluded-windows",
+        "--disable-renderer-backgrounding",
+        "--disable-ipc-flooding-protection",
+        "--disable-hang-monitor",
+        "--disable-dev-shm-usage",
+        "--disable-breakpad",
+        "--disable-component-update",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--disable-sync",
+        "--enable-automation",
+        "--force-color-profile=srgb",
+        "--metrics-recording-only",
+        "--password-store=basic",
+        "--use-mock-keychain",
+        "--hide-scrollbars",
+        "--mute-audio",
+        "--screen-info={3840x2160}",
+    ]
+    .map(String::from)
+    .into_iter()
+    .chain([format!("--user-data-dir={}", profile.display())])
+    .chain(["about:blank".to_owned()])
+    .collect()
+}
+
+/// Runs the floor scenario once with a fresh browser (blocking: call from a blocking task).
+/// `base` is the fixture server's address (`http://127.0.0.1:<port>`).
+pub fn run(
+    chromium: &Path,
+    base: &str,
+    think: Duration,
+    timeout: Duration,
+) -> Result<Floor, String> {
+    let profile = tempfile::Builder::new()
+        .prefix("devtools-mcp-bench-floor-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a profile folder: {e}"))?;
+    let started = Instant::now();
+    let mut browser = Browser::launch(chromium, &flags(profile.path()), timeout)?;
+    let outcome = steps(&mut browser, base, started, think);
+    browser.close();
+    outcome
+}
+
+fn steps(b: &mut Browser, base: &str, started: Instant, think: Duration) -> Result<Floor, String> {
+    let url = |path: &str| format!("{base}{path}");
+    let mut times = [None; STEPS.len()];
+    b.call(None, "Browser.getVersion", json!({}))?;
+    // The browser starts while the client initializes; the first call comes after the think.
+    std::thread::sleep(think.saturating_sub(started.elapsed()));
+    let clock = Instant::now();
+    let target = b.call(None, "Target.createTarget", json!({ "url": "about:blank" }))?;
+    let target_id = target["targetId"].as_str().unwrap_or_default().to_owned();
+    let attached = b.call(
+        None,
+        "Target.attachToTarget",
+        json!({ "targetId": target_id, "flatten": true }),
+    )?;
+    let session = attached["sessionId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let s = Some(session.as_str());
+    b.call(s, "Page.enable", json!({}))?;
+    b.navigate(s, &url("/start.html"))?;
+    times[NEW_PAGE] = Some(clock.elapsed());
+
+    let clock = Instant::now();
+    b.navigate(s, &url("/small.html"))?;
+    times[NAVIGATE] = Some(clock.elapsed());
+    times[SNAPSHOT_SMALL] = Some(b.timed(s, "Accessibility.getFullAXTree", json!({}))?);
+
+    let act = "document.getElementById('go').click(); \
+               document.getElementById('name').value = 'Ada Lovelace'; \
+               document.getElementById('out').textContent";
+    b.call(s, "Runtime.evaluate", json!({ "expression": act }))?;
+    let capture = json!({ "format": "png", "optimizeForSpeed": true, "fromSurface": true,
+                          "captureBeyondViewport": false });
+    times[SCREENSHOT] = Some(b.timed(s, "Page.captureScreenshot", capture)?);
+
+    let clock = Instant::now();
+    b.navigate(s, &url("/fetch.html"))?;
+    let loaded = "new Promise(done => { \
+        const seen = () => document.body && document.body.innerText.includes('Data loaded'); \
+        if (seen()) return done(true); \
+        new MutationObserver((_, o) => { if (seen()) { o.disconnect(); done(true); } }) \
+          .observe(document, { subtree: true, childList: true, characterData: true }); })";
+    let params = json!({ "expression": loaded, "awaitPromise": true });
+    b.call(s, "Runtime.evaluate", params)?;
+    times[FETCH_WAIT] = Some(clock.elapsed());
+
+    b.navigate(s, &url("/big.html"))?;
+    times[SNAPSHOT_BIG] = Some(b.timed(s, "Accessibility.getFullAXTree", json!({}))?);
+    Ok(Floor { times })
+}
+
+/// Replies bigger than this keep only their envelope: the steps never read a big result, and
+/// parsing megabytes here would be counted as the browser's time.
+const WHOLE_MESSAGE_LIMIT: usize = 64 << 10;
+
+/// One message: whole when small, else its `id`, `method`, `sessionId` and `error` alone.
+fn read_message(frame: &[u8]) -> Option<Value> {
+    if frame.len() <= WHOLE_MESSAGE_LIMIT {
+        return serde_json::from_slice(frame).ok();
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Envelope {
+        id: Option<u64>,
+        method: Option<String>,
+        session_id: Option<String>,
+        error: Option<Value>,
+    }
+    let envelope: Envelope = serde_json::from_slice(frame).ok()?;
+    let mut message = serde_json::Map::new();
+    let fields = [
+        ("id", envelope.id.map(Value::from)),
+        ("method", envelope.method.map(Value::from)),
+        ("sessionId", envelope.session_id.map(Value::from)),
+        ("error", envelope.error),
+    ];
+    for (key, value) in fields {
+        if let Some(value) = value {
+            message.insert(key.to_owned(), value);
+        }
+    }
+    Some(Value::Object(message))
+}
+
+/// A Chromium driven over its DevTools pipe: commands out, replies and events in (a reader
+/// thread splits the NUL-terminated messages).
+struct Browser {
+    child: Child,
+    to_browser: std::fs::File,
+    messages: Receiver<Value>,
+    /// Events read while waiting for a reply, for `wait_event`.
+    events: Vec<Value>,
+    next_id: u64,
+    timeout: Duration,
+}
+
+impl Browser {
+    fn launch(chromium: &Path, args: &[String], timeout: Duration) -> Result<Browser, String> {
+        let (browser_reads, we_write) = std::io::pipe().map_err(|e| e.to_string())?;
+        let (we_read, browser_writes) = std::io::pipe().map_err(|e| e.to_string())?;
+        let mut command = Command::new(chromium);
+        command
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+            .fd_mappings(vec![
+                FdMapping {
+                    parent_fd: OwnedFd::from(browser_reads),
+                    child_fd: 3,
+                },
+                FdMapping {
+                    parent_fd: OwnedFd::from(browser_writes),
+                    child_fd: 4,
+                },
+            ])
+            .map_err(|e| e.to_string())?;
+        let child = command
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", chromium.display()))?;
+        // Only the child holds its ends now: a dead browser reads as end-of-file.
+        drop(command);
+        let (sender, messages) = channel();
+        let reader = BufReader::new(std::fs::File::from(OwnedFd::from(we_read)));
+        std::thread::spawn(move || {
+            for frame in reader.split(0) {
+                let Ok(frame) = frame else { break };
+                let Some(message) = read_message(&frame) else {
+                    continue;
+                };
+                if sender.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Browser {
+            child,
+            to_browser: std::fs::File::from(OwnedFd::from(we_write)),
+            messages,
+            events: Vec::new(),
+            next_id: 0,
+            timeout,
+        })
+    }
+
+    /// Writes one command; its id.
+    fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Result<u64, String> {
+        self.next_id += 1;
+        let mut message = json!({ "id": self.next_id, "method": method, "params": params });
+        if let Some(session) = session {
+            message["sessionId"] = session.into();
+        }
+        let mut bytes = message.to_string().into_bytes();
+        bytes.push(0);
+        self.to_browser
+            .write_all(&bytes)
+            .map_err(|e| format!("the browser's pipe is closed: {e}"))?;
+        Ok(self.next_id)
+    }
+
+    /// Sends one command and waits for its answer; a protocol error is `Err`.
+    fn call(
+        &mut self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, String> {
+        let id = self.send(session, method, params)?;
+        loop {
+            let message = self.next_message(method)?;
+            if message["id"].as_u64() == Some(id) {
+                if let Some(error) = message.get("error") {
+                    return Err(format!("{method}: {error}"));
+                }
+                return Ok(message["result"].clone());
+            }
+            if message.get("method").is_some() {
+                self.events.push(message);
+            }
+        }
+    }
+
+    /// `call`, timed from sending to the whole reply read.
+    fn timed(
+        &mut self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Duration, String> {
+        let clock = Instant::now();
+        self.call(session, method, params)?;
+        Ok(clock.elapsed())
+    }
+
+    /// `Page.navigate` to `url`, then the session's next `Page.loadEventFired`.
+    fn navigate(&mut self, session: Option<&str>, url: &str) -> Result<(), String> {
+        self.events.clear();
+        let answer = self.call(session, "Page.navigate", json!({ "url": url }))?;
+        if let Some(error) = answer["errorText"].as_str().filter(|e| !e.is_empty()) {
+            return Err(format!("navigating to {url}: {error}"));
+        }
+        self.wait_event(session, "Page.loadEventFired")
+    }
+
+    fn wait_event(&mut self, session: Option<&str>, method: &str) -> Result<(), String> {
+        let matches =
+            |m: &Value| m["method"].as_str() == Some(method) && m["sessionId"].as_str() == session;
+        if let Some(at) = self.events.iter().position(matches) {
+            self.events.drain(..=at);
+            return Ok(());
+        }
+        loop {
+            let message = self.next_message(method)?;
+            if matches(&message) {
+                self.events.clear();
+                return Ok(());
+            }
+        }
+    }
+
+    fn next_message(&mut self, waiting_for: &str) -> Result<Value, String> {
+        match self.messages.recv_timeout(self.timeout) {
+            Ok(message) => Ok(message),
+            Err(RecvTimeoutError::Timeout) => Err(format!(
+                "the browser did not answer {waiting_for} within {} s",
+                self.timeout.as_secs()
+            )),
+            Err(RecvTimeoutError::Disconnected) => Err("the browser closed its pipe".to_owned()),
+        }
+    }
+
+    fn close(mut self) {
+        let _closed = self.send(None, "Browser.close", json!({}));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _killed = self.child.kill();
+        let _reaped = self.child.wait();
+    }
+}
