@@ -63,18 +63,23 @@ impl AxNode {
 
 /// A role or name as a string; falsy JS values become "" because callers only test truthiness.
 fn js_string(value: &JsValue<'_>) -> String {
+    js_str(value).into_owned()
+}
+
+/// [`js_string`], borrowed from the reply text when it is a string there (most roles are).
+fn js_str<'a>(value: &JsValue<'a>) -> Cow<'a, str> {
     match value {
-        JsValue::Str(s) => s.as_ref().to_owned(),
-        JsValue::Num(n) if *n != 0.0 && !n.is_nan() => js_number(*n),
-        JsValue::Bool(true) => "true".to_owned(),
-        _ => String::new(),
+        JsValue::Str(s) => s.clone(),
+        JsValue::Num(n) if *n != 0.0 && !n.is_nan() => Cow::Owned(js_number(*n)),
+        JsValue::Bool(true) => Cow::Borrowed("true"),
+        _ => Cow::Borrowed(""),
     }
 }
 
 /// One raw CDP node with the flags that Puppeteer's `AXNode` constructor derives.
 pub(super) struct RawNode<'a> {
     pub(super) payload: CdpNode<'a>,
-    pub(super) role: String,
+    pub(super) role: Cow<'a, str>,
     pub(super) has_name: bool,
     pub(super) has_description: bool,
     pub(super) ignored: bool,
@@ -92,9 +97,9 @@ pub(super) struct RawNode<'a> {
 impl<'a> RawNode<'a> {
     pub(super) fn new(payload: CdpNode<'a>) -> Self {
         let role = if payload.role.present {
-            js_string(&payload.role.value)
+            js_str(&payload.role.value)
         } else {
-            "Unknown".to_owned()
+            Cow::Borrowed("Unknown")
         };
         let mut node = RawNode {
             role,
@@ -150,14 +155,14 @@ impl<'a> RawNode<'a> {
 
     pub(super) fn is_text_only(&self) -> bool {
         matches!(
-            self.role.as_str(),
+            self.role.as_ref(),
             "LineBreak" | "text" | "InlineTextBox" | "StaticText"
         )
     }
 
     pub(super) fn is_control(&self) -> bool {
         matches!(
-            self.role.as_str(),
+            self.role.as_ref(),
             "button"
                 | "checkbox"
                 | "ColorWell"
@@ -184,7 +189,7 @@ impl<'a> RawNode<'a> {
 
     pub(super) fn is_landmark(&self) -> bool {
         matches!(
-            self.role.as_str(),
+            self.role.as_ref(),
             "banner"
                 | "complementary"
                 | "contentinfo"
@@ -295,7 +300,7 @@ impl<'a> RawNode<'a> {
             push(key, value.and_then(AxValue::from_js));
         }
         AxNode {
-            role: self.role.clone(),
+            role: self.role.clone().into_owned(),
             name: get("name").map(js_string).unwrap_or_default(),
             properties: out,
             backend_node_id: self.backend_node_id(),

@@ -186,7 +186,7 @@ impl<'a> AxTree<'a> {
         }
         // Roles whose children are only presentational.
         if matches!(
-            node.role.as_str(),
+            node.role.as_ref(),
             "doc-cover"
                 | "graphics-symbol"
                 | "img"
