@@ -801,9 +801,8 @@ fn shown_title(title: &str, url: &str) -> String {
         .strip_prefix("https://")
         .or_else(|| url.strip_prefix("http://"))
         .unwrap_or(url);
-    let placeholder = title == url
-        || title == without_scheme
-        || without_scheme.strip_suffix('/') == Some(title);
+    let placeholder =
+        title == url || title == without_scheme || without_scheme.strip_suffix('/') == Some(title);
     if placeholder {
         String::new()
     } else {
