@@ -242,8 +242,7 @@ async fn run_floor(
 ) -> Result<floor::Floor, String> {
     let chromium = args.chromium.clone();
     let think = Duration::from_millis(args.think_ms);
-    let url = fixtures.url("/");
-    let base = url.trim_end_matches('/').to_owned();
+    let base = format!("http://127.0.0.1:{}", fixtures.port());
     tokio::task::spawn_blocking(move || floor::run(&chromium, &base, think, timeout))
         .await
         .map_err(|e| format!("the floor run panicked: {e}"))?
