@@ -60,6 +60,9 @@ pub struct NetworkRequestDetail {
 pub(crate) struct Output {
     pub text: Vec<String>,
     pub data: Map<String, Value>,
+    /// Whether `data` is sent at all; a section whose twin is costly (a snapshot of
+    /// thousands of nodes) builds it only then.
+    pub structured: bool,
 }
 
 /// Everything assembly needs besides the draft.
@@ -90,7 +93,10 @@ impl Assembly<'_> {
             return CallToolResult::error(vec![ContentBlock::text(message)]);
         }
         let error = error.or_else(|| draft.errors.first().cloned());
-        let mut out = Output::default();
+        let mut out = Output {
+            structured,
+            ..Output::default()
+        };
         if slim {
             return slim_result(draft, error);
         }

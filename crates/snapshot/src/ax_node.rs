@@ -35,7 +35,7 @@ pub struct AxNode {
     /// Empty when the node has no (truthy) name.
     pub name: String,
     /// Everything but `role` and `name`, in Puppeteer's `serialize()` order.
-    pub properties: Vec<(String, AxValue)>,
+    pub properties: Vec<(&'static str, AxValue)>,
     pub backend_node_id: Option<i64>,
     /// The frame document's loaderId; `None` inherits the parent's (the root's comes from
     /// `Snapshot::build`). Set it on a child frame's root before attaching it.
@@ -49,7 +49,7 @@ impl AxNode {
     pub fn property(&self, key: &str) -> Option<&AxValue> {
         self.properties
             .iter()
-            .find(|(k, _)| k == key)
+            .find(|(k, _)| *k == key)
             .map(|(_, v)| v)
     }
 
@@ -76,237 +76,407 @@ fn js_str<'a>(value: &JsValue<'a>) -> Cow<'a, str> {
     }
 }
 
-/// One raw CDP node with the flags that Puppeteer's `AXNode` constructor derives.
+/// The lower-cased property names that `AXNode.serialize()` reads (`name`, `value` and
+/// `description` included), in the order it prints them; a node keeps no other property.
+const KEYS: [&str; 31] = [
+    "name",
+    // Strings.
+    "value",
+    "description",
+    "keyshortcuts",
+    "roledescription",
+    "valuetext",
+    "url",
+    // Booleans.
+    "disabled",
+    "expanded",
+    "focused",
+    "modal",
+    "multiline",
+    "multiselectable",
+    "readonly",
+    "required",
+    "selected",
+    "busy",
+    "atomic",
+    // Tristates.
+    "checked",
+    "pressed",
+    // Numbers.
+    "level",
+    "valuemax",
+    "valuemin",
+    // Tokens.
+    "autocomplete",
+    "haspopup",
+    "invalid",
+    "orientation",
+    "live",
+    "relevant",
+    "errormessage",
+    "details",
+];
+const NAME: u8 = 0;
+const VALUE: u8 = 1;
+const DESCRIPTION: u8 = 2;
+const FOCUSED: usize = 9;
+const STRINGS: std::ops::Range<usize> = 1..7;
+const BOOLEANS: std::ops::Range<usize> = 7..18;
+const TRISTATES: std::ops::Range<usize> = 18..20;
+const NUMBERS: std::ops::Range<usize> = 20..23;
+const TOKENS: std::ops::Range<usize> = 23..31;
+
+/// The index in [`KEYS`] of a property name once lower-cased as JavaScript's
+/// `toLowerCase()` does (a non-ASCII name can lower-case to an ASCII key).
+fn key_index(name: &str) -> Option<u8> {
+    let found = if name.is_ascii() {
+        KEYS.iter().position(|key| key.eq_ignore_ascii_case(name))
+    } else {
+        let lower = name.to_lowercase();
+        KEYS.iter().position(|key| *key == lower)
+    };
+    found.and_then(|i| u8::try_from(i).ok())
+}
+
+/// A `nodeId` as a JS `Map` key: strings and numbers never equal each other, and every
+/// object is a key of its own.
+#[derive(Debug, Clone, Default, Hash, PartialEq, Eq)]
+pub(super) enum NodeKey<'a> {
+    /// A string in canonical decimal form (what Chromium sends), kept as its number:
+    /// equal strings give equal numbers and different ones different numbers.
+    Digits(u64),
+    Str(Cow<'a, str>),
+    Num(u64),
+    Bool(bool),
+    Null,
+    #[default]
+    Undefined,
+    Object(usize),
+}
+
+impl<'a> NodeKey<'a> {
+    /// The key of a value; `position` tells apart the objects, which are never equal.
+    pub(super) fn of(value: JsValue<'a>, position: usize) -> NodeKey<'a> {
+        match value {
+            JsValue::Str(s) => match canonical_decimal(&s) {
+                Some(n) => NodeKey::Digits(n),
+                None => NodeKey::Str(s),
+            },
+            // SameValueZero: -0 and 0 are one key, and so is every NaN.
+            JsValue::Num(0.0) => NodeKey::Num(0),
+            JsValue::Num(n) if n.is_nan() => NodeKey::Num(f64::NAN.to_bits()),
+            JsValue::Num(n) => NodeKey::Num(n.to_bits()),
+            JsValue::Bool(b) => NodeKey::Bool(b),
+            JsValue::Null => NodeKey::Null,
+            JsValue::Undefined => NodeKey::Undefined,
+            JsValue::Compound => NodeKey::Object(position),
+        }
+    }
+}
+
+/// The number a string spells when it is `0` or digits without a leading zero that fit in
+/// a u64, so that two strings map to the same number exactly when they are equal.
+fn canonical_decimal(s: &str) -> Option<u64> {
+    let bytes = s.as_bytes();
+    let canonical = !bytes.is_empty()
+        && bytes.len() <= 19
+        && bytes.iter().all(u8::is_ascii_digit)
+        && (bytes[0] != b'0' || bytes.len() == 1);
+    canonical.then(|| s.parse().ok()).flatten()
+}
+
+/// Storage shared by the nodes of one tree, so that a node holds spans instead of lists.
+#[derive(Default)]
+pub(super) struct Arena<'a> {
+    /// (index in [`KEYS`], value): each node's properties, next to each other.
+    pub(super) props: Vec<(u8, JsValue<'a>)>,
+    /// Each node's `childIds` as map keys, next to each other, until the tree is linked.
+    pub(super) child_keys: Vec<NodeKey<'a>>,
+}
+
+/// Where a node's entries sit in a list of the [`Arena`] or of the tree.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Span {
+    start: usize,
+    len: usize,
+}
+
+impl Span {
+    /// The span from `start` to the end of `list`.
+    pub(super) fn since<T>(start: usize, list: &[T]) -> Span {
+        Span {
+            start,
+            len: list.len() - start,
+        }
+    }
+
+    pub(super) fn of<T>(self, list: &[T]) -> &[T] {
+        &list[self.start..self.start + self.len]
+    }
+}
+
+// What a node's role and properties make it, as bits of `RawNode::flags`.
+const HAS_NAME: u32 = 1;
+const HAS_DESCRIPTION: u32 = 1 << 1;
+const IGNORED: u32 = 1 << 2;
+const FOCUSABLE: u32 = 1 << 3;
+const HIDDEN: u32 = 1 << 4;
+/// `busy`, `modal`, a live region that is not "off", `errormessage`, `details` or a
+/// `roledescription`: each makes a node interesting on its own.
+const NOTABLE: u32 = 1 << 5;
+const EDITABLE: u32 = 1 << 6;
+const RICHLY_EDITABLE: u32 = 1 << 7;
+/// The payload's role value is exactly `Iframe`.
+const IFRAME: u32 = 1 << 8;
+const TEXT_ONLY_ROLE: u32 = 1 << 9;
+const CONTROL_ROLE: u32 = 1 << 10;
+const LANDMARK_ROLE: u32 = 1 << 11;
+/// Roles whose children are only presentational.
+const LEAF_ROLE: u32 = 1 << 12;
+const TEXT_FIELD_ROLE: u32 = 1 << 13;
+const HEADING_ROLE: u32 = 1 << 14;
+const IGNORED_ROLE: u32 = 1 << 15;
+const ROOT_WEB_AREA_ROLE: u32 = 1 << 16;
+
+/// The role bits, decided once per node instead of at every test.
+fn role_flags(role: &str) -> u32 {
+    match role {
+        "LineBreak" | "text" | "InlineTextBox" | "StaticText" => TEXT_ONLY_ROLE,
+        "textbox" | "searchbox" => CONTROL_ROLE | TEXT_FIELD_ROLE,
+        "scrollbar" | "slider" => CONTROL_ROLE | LEAF_ROLE,
+        "button" | "checkbox" | "ColorWell" | "combobox" | "DisclosureTriangle" | "listbox"
+        | "menu" | "menubar" | "menuitem" | "menuitemcheckbox" | "menuitemradio" | "radio"
+        | "spinbutton" | "switch" | "tab" | "tree" | "treeitem" => CONTROL_ROLE,
+        "banner" | "complementary" | "contentinfo" | "form" | "main" | "navigation" | "region"
+        | "search" => LANDMARK_ROLE,
+        "doc-cover" | "graphics-symbol" | "img" | "image" | "Meter" | "separator"
+        | "progressbar" => LEAF_ROLE,
+        "heading" => HEADING_ROLE,
+        "Ignored" => IGNORED_ROLE,
+        "RootWebArea" => ROOT_WEB_AREA_ROLE,
+        _ => 0,
+    }
+}
+
+/// One raw CDP node: what Puppeteer's `AXNode` constructor derives from it, and the spans
+/// of its properties and children in the tree's shared lists.
 pub(super) struct RawNode<'a> {
-    pub(super) payload: CdpNode<'a>,
+    /// Its `nodeId`, until the tree is linked.
+    pub(super) key: NodeKey<'a>,
     pub(super) role: Cow<'a, str>,
-    pub(super) has_name: bool,
-    pub(super) has_description: bool,
-    pub(super) ignored: bool,
-    pub(super) focusable: bool,
-    pub(super) hidden: bool,
-    /// `busy`, `modal`, a live region that is not "off", `errormessage`, `details` or a
-    /// `roledescription`: each makes a node interesting on its own.
-    pub(super) notable: bool,
-    pub(super) editable: bool,
-    pub(super) richly_editable: bool,
-    pub(super) children: Vec<usize>,
+    pub(super) backend_node_id: Option<i64>,
+    flags: u32,
+    /// Its entries in [`Arena::props`].
+    pub(super) props: Span,
+    /// Its `childIds` in [`Arena::child_keys`]; once linked, its children's indexes.
+    pub(super) children: Span,
     pub(super) focusable_child: Cell<Option<bool>>,
 }
 
 impl<'a> RawNode<'a> {
-    pub(super) fn new(payload: CdpNode<'a>) -> Self {
+    /// The node of `payload`, the `position`th of the reply, keeping its properties and
+    /// child ids in `arena`.
+    pub(super) fn new(payload: CdpNode<'a>, position: usize, arena: &mut Arena<'a>) -> Self {
         let role = if payload.role.present {
             js_str(&payload.role.value)
         } else {
             Cow::Borrowed("Unknown")
         };
-        let mut node = RawNode {
-            role,
-            has_name: payload.name.value.truthy(),
-            has_description: payload.description.value.truthy(),
-            ignored: payload.ignored.truthy(),
-            focusable: false,
-            hidden: false,
-            notable: false,
-            editable: false,
-            richly_editable: false,
-            children: Vec::new(),
-            focusable_child: Cell::new(None),
-            payload,
-        };
+        let mut flags = role_flags(&role);
+        for (set, flag) in [
+            (payload.role.value.as_str() == Some("Iframe"), IFRAME),
+            (payload.name.value.truthy(), HAS_NAME),
+            (payload.description.value.truthy(), HAS_DESCRIPTION),
+            (payload.ignored.truthy(), IGNORED),
+        ] {
+            flags |= if set { flag } else { 0 };
+        }
+        let (mut focusable, mut hidden, mut editable, mut richly_editable) =
+            (false, false, false, false);
         let (mut busy, mut modal, mut live, mut roledescription, mut refs) =
             (false, false, false, false, false);
-        for property in &node.payload.properties.0 {
-            let value = &property.value.value;
-            match property.name.as_str() {
-                Some("editable") => {
-                    node.richly_editable = value.as_str() == Some("richtext");
-                    node.editable = true;
+        let start = arena.props.len();
+        for property in payload.properties.0 {
+            let value = property.value.value;
+            let Some(name) = property.name.as_str() else {
+                continue;
+            };
+            // The constructor reads these names as they are; `serialize()` lower-cases.
+            match name {
+                "editable" => {
+                    richly_editable = value.as_str() == Some("richtext");
+                    editable = true;
                 }
-                Some("focusable") => node.focusable = value.truthy(),
-                Some("hidden") => node.hidden = value.truthy(),
-                Some("busy") => busy = value.truthy(),
-                Some("live") => live = value.truthy() && value.as_str() != Some("off"),
-                Some("modal") => modal = value.truthy(),
-                Some("roledescription") => roledescription = value.truthy(),
-                Some("errormessage" | "details") => refs = true,
+                "focusable" => focusable = value.truthy(),
+                "hidden" => hidden = value.truthy(),
+                "busy" => busy = value.truthy(),
+                "live" => live = value.truthy() && value.as_str() != Some("off"),
+                "modal" => modal = value.truthy(),
+                "roledescription" => roledescription = value.truthy(),
+                "errormessage" | "details" => refs = true,
                 _ => {}
             }
+            if let Some(key) = key_index(name) {
+                put(&mut arena.props, start, key, value);
+            }
         }
-        node.notable = busy || modal || live || roledescription || refs;
-        node
+        for (key, field) in [
+            (NAME, payload.name),
+            (VALUE, payload.value),
+            (DESCRIPTION, payload.description),
+        ] {
+            if field.present {
+                put(&mut arena.props, start, key, field.value);
+            }
+        }
+        for (set, flag) in [
+            (focusable, FOCUSABLE),
+            (hidden, HIDDEN),
+            (editable, EDITABLE),
+            (richly_editable, RICHLY_EDITABLE),
+            (busy || modal || live || roledescription || refs, NOTABLE),
+        ] {
+            flags |= if set { flag } else { 0 };
+        }
+        let first_child = arena.child_keys.len();
+        arena.child_keys.extend(
+            payload
+                .child_ids
+                .0
+                .into_iter()
+                // An object never equals another object, so it names no node.
+                .filter(|id| !matches!(id, JsValue::Compound))
+                .map(|id| NodeKey::of(id, 0)),
+        );
+        RawNode {
+            key: NodeKey::of(payload.node_id, position),
+            role,
+            backend_node_id: payload.backend_dom_node_id.as_i64(),
+            flags,
+            props: Span::since(start, &arena.props),
+            children: Span::since(first_child, &arena.child_keys),
+            focusable_child: Cell::new(None),
+        }
     }
 
-    /// The `backendDOMNodeId`, when it is a number.
-    pub(super) fn backend_node_id(&self) -> Option<i64> {
-        self.payload.backend_dom_node_id.as_i64()
+    fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+
+    pub(super) fn has_name(&self) -> bool {
+        self.has(HAS_NAME)
+    }
+
+    pub(super) fn has_description(&self) -> bool {
+        self.has(HAS_DESCRIPTION)
+    }
+
+    /// Ignored by Chromium, or of the role `Ignored`.
+    pub(super) fn ignored(&self) -> bool {
+        self.has(IGNORED) || self.has(IGNORED_ROLE)
+    }
+
+    pub(super) fn focusable(&self) -> bool {
+        self.has(FOCUSABLE)
+    }
+
+    pub(super) fn hidden(&self) -> bool {
+        self.has(HIDDEN)
+    }
+
+    pub(super) fn notable(&self) -> bool {
+        self.has(NOTABLE)
+    }
+
+    pub(super) fn richly_editable(&self) -> bool {
+        self.has(RICHLY_EDITABLE)
     }
 
     /// Whether the payload's role value is exactly `Iframe`.
     pub(super) fn is_iframe(&self) -> bool {
-        self.payload.role.value.as_str() == Some("Iframe")
+        self.has(IFRAME)
     }
 
     pub(super) fn is_plain_text_field(&self) -> bool {
-        !self.richly_editable
-            && (self.editable || self.role == "textbox" || self.role == "searchbox")
+        !self.has(RICHLY_EDITABLE) && (self.has(EDITABLE) || self.has(TEXT_FIELD_ROLE))
     }
 
     pub(super) fn is_text_only(&self) -> bool {
-        matches!(
-            self.role.as_ref(),
-            "LineBreak" | "text" | "InlineTextBox" | "StaticText"
-        )
+        self.has(TEXT_ONLY_ROLE)
     }
 
     pub(super) fn is_control(&self) -> bool {
-        matches!(
-            self.role.as_ref(),
-            "button"
-                | "checkbox"
-                | "ColorWell"
-                | "combobox"
-                | "DisclosureTriangle"
-                | "listbox"
-                | "menu"
-                | "menubar"
-                | "menuitem"
-                | "menuitemcheckbox"
-                | "menuitemradio"
-                | "radio"
-                | "scrollbar"
-                | "searchbox"
-                | "slider"
-                | "spinbutton"
-                | "switch"
-                | "tab"
-                | "textbox"
-                | "tree"
-                | "treeitem"
-        )
+        self.has(CONTROL_ROLE)
     }
 
     pub(super) fn is_landmark(&self) -> bool {
-        matches!(
-            self.role.as_ref(),
-            "banner"
-                | "complementary"
-                | "contentinfo"
-                | "form"
-                | "main"
-                | "navigation"
-                | "region"
-                | "search"
-        )
+        self.has(LANDMARK_ROLE)
+    }
+
+    /// A role whose children are only presentational.
+    pub(super) fn has_leaf_role(&self) -> bool {
+        self.has(LEAF_ROLE)
+    }
+
+    pub(super) fn is_heading(&self) -> bool {
+        self.has(HEADING_ROLE)
     }
 
     /// `AXNode.serialize()`: the fixed property list, each with Puppeteer's coercion.
-    pub(super) fn serialize(&self) -> AxNode {
-        let payload = &self.payload;
-        // Lower-cased property name -> value, in the order they were set; a later
-        // property of the same name replaces the value, as a JS `Map` does.
-        fn set<'p>(
-            props: &mut Vec<(Cow<'p, str>, &'p JsValue<'p>)>,
-            key: Cow<'p, str>,
-            value: &'p JsValue<'p>,
-        ) {
-            match props.iter_mut().find(|(k, _)| *k == key) {
-                Some(slot) => slot.1 = value,
-                None => props.push((key, value)),
-            }
+    /// `props` are this node's entries of [`Arena::props`].
+    pub(super) fn serialize(&self, props: &[(u8, JsValue<'a>)]) -> AxNode {
+        let mut slots: [Option<&JsValue<'a>>; KEYS.len()] = [None; KEYS.len()];
+        for (key, value) in props {
+            slots[usize::from(*key)] = Some(value);
         }
-        let mut props: Vec<(Cow<'_, str>, &JsValue<'_>)> = Vec::new();
-        for property in &payload.properties.0 {
-            if let Some(name) = property.name.as_str() {
-                let key = if name.bytes().any(|b| b.is_ascii_uppercase()) || !name.is_ascii() {
-                    Cow::Owned(name.to_lowercase())
-                } else {
-                    Cow::Borrowed(name)
-                };
-                set(&mut props, key, &property.value.value);
-            }
-        }
-        for (key, field) in [
-            ("name", &payload.name),
-            ("value", &payload.value),
-            ("description", &payload.description),
-        ] {
-            if field.present {
-                set(&mut props, Cow::Borrowed(key), &field.value);
-            }
-        }
-        let get = |key: &str| props.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
         let mut out = Vec::new();
-        let mut push =
-            |key: &str, value: Option<AxValue>| out.extend(value.map(|v| (key.to_owned(), v)));
-
-        let strings = [
-            "value",
-            "description",
-            "keyshortcuts",
-            "roledescription",
-            "valuetext",
-            "url",
-        ];
-        for key in strings {
-            push(key, get(key).and_then(AxValue::from_js));
+        let mut push = |key: usize, value: Option<AxValue>| {
+            out.extend(value.map(|v| (KEYS[key], v)));
+        };
+        for key in STRINGS {
+            push(key, slots[key].and_then(AxValue::from_js));
         }
-        let booleans = [
-            "disabled",
-            "expanded",
-            "focused",
-            "modal",
-            "multiline",
-            "multiselectable",
-            "readonly",
-            "required",
-            "selected",
-            "busy",
-            "atomic",
-        ];
-        for key in booleans {
+        for key in BOOLEANS {
             // A RootWebArea reports whether its frame has focus, so Puppeteer drops it.
-            if key == "focused" && self.role == "RootWebArea" {
+            if key == FOCUSED && self.has(ROOT_WEB_AREA_ROLE) {
                 continue;
             }
-            push(key, get(key).map(|v| AxValue::Bool(v.truthy())));
+            push(key, slots[key].map(|v| AxValue::Bool(v.truthy())));
         }
-        for key in ["checked", "pressed"] {
+        for key in TRISTATES {
             push(
                 key,
-                get(key).map(|v| match v.as_str() {
+                slots[key].map(|v| match v.as_str() {
                     Some("mixed") => AxValue::Str("mixed".to_owned()),
                     Some("true") => AxValue::Bool(true),
                     _ => AxValue::Bool(false),
                 }),
             );
         }
-        for key in ["level", "valuemax", "valuemin"] {
-            push(key, get(key).and_then(AxValue::from_js));
+        for key in NUMBERS {
+            push(key, slots[key].and_then(AxValue::from_js));
         }
-        let tokens = [
-            "autocomplete",
-            "haspopup",
-            "invalid",
-            "orientation",
-            "live",
-            "relevant",
-            "errormessage",
-            "details",
-        ];
-        for key in tokens {
-            let value = get(key).filter(|v| v.truthy() && v.as_str() != Some("false"));
+        for key in TOKENS {
+            let value = slots[key].filter(|v| v.truthy() && v.as_str() != Some("false"));
             push(key, value.and_then(AxValue::from_js));
         }
         AxNode {
             role: self.role.clone().into_owned(),
-            name: get("name").map(js_string).unwrap_or_default(),
+            name: slots[usize::from(NAME)].map(js_string).unwrap_or_default(),
             properties: out,
-            backend_node_id: self.backend_node_id(),
+            backend_node_id: self.backend_node_id,
             loader_id: None,
             children: Vec::new(),
         }
+    }
+}
+
+/// Sets `key` among the entries from `start`, replacing its value when it is already there,
+/// as a JS `Map` does.
+fn put<'a>(props: &mut Vec<(u8, JsValue<'a>)>, start: usize, key: u8, value: JsValue<'a>) {
+    match props[start..].iter_mut().find(|(k, _)| *k == key) {
+        Some(slot) => slot.1 = value,
+        None => props.push((key, value)),
     }
 }
 
@@ -331,7 +501,7 @@ mod tests {
         );
         node["description"] = json!({"type": "computedString", "value": "d"});
         let root = serialize_ax_tree(&[node], true).expect("root");
-        let keys: Vec<&str> = root.properties.iter().map(|(k, _)| k.as_str()).collect();
+        let keys: Vec<&str> = root.properties.iter().map(|(k, _)| *k).collect();
         let want = [
             "description",
             "keyshortcuts",

@@ -2,50 +2,25 @@
 //! CDP `Accessibility.getFullAXTree` into a tree, keeps the "interesting" nodes and
 //! serializes them, so that snapshots match chrome-devtools-mcp node for node.
 
-use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 
 use rustc_hash::FxHashMap;
 
-use super::ax_node::{AxNode, RawNode};
+use super::ax_node::{Arena, AxNode, NodeKey, RawNode, Span};
 use super::cdp::{CdpNode, JsValue, ReplyError, read_full_ax_tree};
 
 /// Deepest raw nesting that is walked. Blink's HTML parser stops nesting at 512, so real
 /// pages stay far below; the cap only keeps hostile input from exhausting the stack.
 const MAX_DEPTH: usize = 1000;
 
-/// A `nodeId` as a JS `Map` key: strings and numbers never equal each other, and every
-/// object is a key of its own.
-#[derive(Hash, PartialEq, Eq)]
-enum NodeKey<'a> {
-    Str(Cow<'a, str>),
-    Num(u64),
-    Bool(bool),
-    Null,
-    Undefined,
-    Object(usize),
-}
-
-impl<'a> NodeKey<'a> {
-    fn of(value: &JsValue<'a>, position: usize) -> NodeKey<'a> {
-        match value {
-            JsValue::Str(s) => NodeKey::Str(s.clone()),
-            // SameValueZero: -0 and 0 are one key, and so is every NaN.
-            JsValue::Num(n) if *n == 0.0 => NodeKey::Num(0),
-            JsValue::Num(n) if n.is_nan() => NodeKey::Num(f64::NAN.to_bits()),
-            JsValue::Num(n) => NodeKey::Num(n.to_bits()),
-            JsValue::Bool(b) => NodeKey::Bool(*b),
-            JsValue::Null => NodeKey::Null,
-            JsValue::Undefined => NodeKey::Undefined,
-            JsValue::Compound => NodeKey::Object(position),
-        }
-    }
-}
-
 /// The unserialized tree, kept so that child frames can be attached before serializing
 /// (an attached frame makes its `Iframe` node interesting, as in Puppeteer).
 pub struct AxTree<'a> {
     nodes: Vec<RawNode<'a>>,
+    /// The nodes' properties, each node's entries at its `props` span.
+    props: Vec<(u8, JsValue<'a>)>,
+    /// The nodes' children (indexes in `nodes`), each node's at its `children` span.
+    children: Vec<usize>,
     iframes: FxHashMap<usize, AxNode>,
 }
 
@@ -53,24 +28,36 @@ impl<'a> AxTree<'a> {
     /// The tree of a whole `Accessibility.getFullAXTree` reply message, parsed in place:
     /// `Ok(None)` when it has no nodes.
     pub fn from_reply(text: &'a str) -> Result<Option<AxTree<'a>>, ReplyError> {
-        read_full_ax_tree(text, RawNode::new).map(AxTree::link)
+        let mut arena = Arena::default();
+        let mut position = 0;
+        let nodes = read_full_ax_tree(text, |payload| {
+            position += 1;
+            RawNode::new(payload, position, &mut arena)
+        })?;
+        Ok(AxTree::link(nodes, arena))
     }
 
     /// The tree of parsed CDP nodes.
     pub fn from_nodes(payloads: Vec<CdpNode<'a>>) -> Option<AxTree<'a>> {
-        AxTree::link(payloads.into_iter().map(RawNode::new).collect())
+        let mut arena = Arena::default();
+        let nodes = payloads
+            .into_iter()
+            .enumerate()
+            .map(|(position, payload)| RawNode::new(payload, position, &mut arena))
+            .collect();
+        AxTree::link(nodes, arena)
     }
 
     /// Links nodes by `childIds`, like `AXNode.createTree`: a repeated `nodeId` keeps its
     /// first position but its last payload, and the root is the first node. Works in place:
     /// `nodes[..unique]` holds the nodes kept so far, and a replaced payload is swapped out
     /// behind them.
-    fn link(mut nodes: Vec<RawNode<'a>>) -> Option<AxTree<'a>> {
+    fn link(mut nodes: Vec<RawNode<'a>>, arena: Arena<'a>) -> Option<AxTree<'a>> {
         let mut index: FxHashMap<NodeKey<'a>, usize> =
             FxHashMap::with_capacity_and_hasher(nodes.len(), Default::default());
         let mut unique = 0;
         for read in 0..nodes.len() {
-            match index.entry(NodeKey::of(&nodes[read].payload.node_id, read)) {
+            match index.entry(std::mem::take(&mut nodes[read].key)) {
                 Entry::Occupied(at) => nodes.swap(*at.get(), read),
                 Entry::Vacant(at) => {
                     at.insert(unique);
@@ -82,21 +69,24 @@ impl<'a> AxTree<'a> {
             }
         }
         nodes.truncate(unique);
+        let mut children = Vec::with_capacity(arena.child_keys.len());
         for node in &mut nodes {
-            node.children = node
-                .payload
-                .child_ids
-                .0
-                .iter()
-                // An object never equals another object, so it names no node.
-                .filter(|id| !matches!(id, JsValue::Compound))
-                .filter_map(|id| index.get(&NodeKey::of(id, 0)).copied())
-                .collect();
+            let start = children.len();
+            let keys = node.children.of(&arena.child_keys);
+            children.extend(keys.iter().filter_map(|key| index.get(key).copied()));
+            node.children = Span::since(start, &children);
         }
         (!nodes.is_empty()).then(|| AxTree {
             nodes,
+            props: arena.props,
+            children,
             iframes: FxHashMap::default(),
         })
+    }
+
+    /// The indexes of node `i`'s children.
+    fn children_of(&self, i: usize) -> &[usize] {
+        self.nodes[i].children.of(&self.children)
     }
 
     /// `backendDOMNodeId`s of the `Iframe` nodes reachable from the root, whose frames
@@ -106,7 +96,7 @@ impl<'a> AxTree<'a> {
         let iframes = |i: usize, _| {
             let node = &self.nodes[i];
             if node.is_iframe() {
-                ids.extend(node.backend_node_id().filter(|&id| id != 0));
+                ids.extend(node.backend_node_id.filter(|&id| id != 0));
             }
             true
         };
@@ -120,7 +110,7 @@ impl<'a> AxTree<'a> {
         let found = self
             .nodes
             .iter()
-            .position(|n| n.is_iframe() && n.backend_node_id() == Some(backend_node_id));
+            .position(|n| n.is_iframe() && n.backend_node_id == Some(backend_node_id));
         match found {
             Some(i) => {
                 self.iframes.insert(i, frame);
@@ -152,8 +142,7 @@ impl<'a> AxTree<'a> {
             }
             let flag = pass(i, flag);
             stack.extend(
-                self.nodes[i]
-                    .children
+                self.children_of(i)
                     .iter()
                     .rev()
                     .map(|&c| (c, flag, depth + 1)),
@@ -171,46 +160,35 @@ impl<'a> AxTree<'a> {
         if depth > MAX_DEPTH {
             return false;
         }
-        let found = node
-            .children
+        let found = self
+            .children_of(i)
             .iter()
-            .any(|&c| self.nodes[c].focusable || self.has_focusable_child(c, depth + 1));
+            .any(|&c| self.nodes[c].focusable() || self.has_focusable_child(c, depth + 1));
         node.focusable_child.set(Some(found));
         found
     }
 
     fn is_leaf(&self, i: usize) -> bool {
         let node = &self.nodes[i];
-        if node.children.is_empty() || node.is_plain_text_field() || node.is_text_only() {
-            return true;
-        }
-        // Roles whose children are only presentational.
-        if matches!(
-            node.role.as_ref(),
-            "doc-cover"
-                | "graphics-symbol"
-                | "img"
-                | "image"
-                | "Meter"
-                | "scrollbar"
-                | "slider"
-                | "separator"
-                | "progressbar"
-        ) {
+        if self.children_of(i).is_empty()
+            || node.is_plain_text_field()
+            || node.is_text_only()
+            || node.has_leaf_role()
+        {
             return true;
         }
         if self.has_focusable_child(i, 0) {
             return false;
         }
-        node.role == "heading" && node.has_name
+        node.is_heading() && node.has_name()
     }
 
     fn is_interesting(&self, i: usize, inside_control: bool) -> bool {
         let node = &self.nodes[i];
-        if node.role == "Ignored" || node.hidden || node.ignored {
+        if node.ignored() || node.hidden() {
             return false;
         }
-        if node.is_landmark() || node.focusable || node.richly_editable || node.notable {
+        if node.is_landmark() || node.focusable() || node.richly_editable() || node.notable() {
             return true;
         }
         if node.is_control() {
@@ -220,16 +198,18 @@ impl<'a> AxTree<'a> {
         if inside_control {
             return false;
         }
-        self.is_leaf(i) && (node.has_name || node.has_description)
+        self.is_leaf(i) && (node.has_name() || node.has_description())
     }
 
     /// `collectInterestingNodes`: stops below leaves, and tells children whether they
     /// sit inside a control.
     fn collect_interesting(&self) -> Vec<bool> {
         let mut set = vec![false; self.nodes.len()];
+        let has_iframes = !self.iframes.is_empty();
         self.walk(
             |i, inside| {
-                set[i] = self.is_interesting(i, inside) || self.iframes.contains_key(&i);
+                set[i] = self.is_interesting(i, inside)
+                    || (has_iframes && self.iframes.contains_key(&i));
                 !self.is_leaf(i)
             },
             |i, inside| inside || self.nodes[i].is_control(),
@@ -238,7 +218,8 @@ impl<'a> AxTree<'a> {
     }
 
     /// `serializeTree`, post-order with an explicit stack: a node that is not interesting
-    /// hands its serialized children up to its parent in its place.
+    /// hands its serialized children up to its parent in its place. Serialized nodes wait
+    /// on one shared stack (`done`) until their parent takes them.
     fn serialize_tree(
         &self,
         interesting: Option<&[bool]>,
@@ -248,44 +229,43 @@ impl<'a> AxTree<'a> {
             i: usize,
             next: usize,
             depth: usize,
-            out: Vec<AxNode>,
+            /// Where this node's serialized descendants start in `done`.
+            first: usize,
         }
         let mut seen = vec![false; self.nodes.len()];
         seen[0] = true;
+        let mut done: Vec<AxNode> = Vec::new();
         let mut stack: Vec<Frame> = Vec::new();
         let mut current = Frame {
             i: 0,
             next: 0,
             depth: 0,
-            out: Vec::new(),
+            first: 0,
         };
         loop {
-            if let Some(&c) = self.nodes[current.i].children.get(current.next) {
+            if let Some(&c) = self.children_of(current.i).get(current.next) {
                 current.next += 1;
                 if current.depth < MAX_DEPTH && !std::mem::replace(&mut seen[c], true) {
                     let child = Frame {
                         i: c,
                         next: 0,
                         depth: current.depth + 1,
-                        out: Vec::new(),
+                        first: done.len(),
                     };
                     stack.push(std::mem::replace(&mut current, child));
                 }
                 continue;
             }
-            let mut result = current.out;
             if interesting.is_none_or(|set| set[current.i]) {
-                let mut node = self.nodes[current.i].serialize();
-                node.children = result;
+                let raw = &self.nodes[current.i];
+                let mut node = raw.serialize(raw.props.of(&self.props));
+                node.children = done.drain(current.first..).collect();
                 node.children.extend(iframes.remove(&current.i));
-                result = vec![node];
+                done.push(node);
             }
             match stack.pop() {
-                Some(mut parent) => {
-                    parent.out.extend(result);
-                    current = parent;
-                }
-                None => return result,
+                Some(parent) => current = parent,
+                None => return done,
             }
         }
     }
@@ -303,6 +283,7 @@ pub fn serialize_ax_tree(nodes: &[serde_json::Value], interesting_only: bool) ->
 mod tests {
     use serde_json::{Value, json};
 
+    use super::super::AxValue;
     use super::super::samples::{ax, sample_nodes};
     use super::*;
 
@@ -410,6 +391,55 @@ mod tests {
             ax("1", "b", "", json!({}), &[], None),
         ];
         assert_eq!(roles(serialize_ax_tree(&dup, false)), ["b "]);
+    }
+
+    #[test]
+    fn node_ids_match_as_js_map_keys_do() {
+        // "01" is not "1", and the string "7" is not the number 7: the digit keys kept as
+        // numbers must not merge what a JS Map keeps apart.
+        let mut root = ax("1", "generic", "root", json!({}), &[], None);
+        root["childIds"] = json!(["01", "7", 8, "18446744073709551616"]);
+        let mut numbered = ax("7", "button", "number seven", json!({}), &[], None);
+        numbered["nodeId"] = json!(7);
+        let nodes = [
+            root,
+            ax("01", "button", "zero one", json!({}), &[], None),
+            numbered,
+            ax("7", "button", "string seven", json!({}), &[], None),
+            ax("8", "button", "string eight", json!({}), &[], None),
+            ax(
+                "18446744073709551616",
+                "button",
+                "beyond u64",
+                json!({}),
+                &[],
+                None,
+            ),
+        ];
+        let want = [
+            "generic root",
+            " button zero one",
+            " button string seven",
+            " button beyond u64",
+        ];
+        let reply = json!({"id": 1, "result": {"nodes": nodes}}).to_string();
+        let tree = AxTree::from_reply(&reply).expect("parsed").expect("tree");
+        assert_eq!(roles(tree.serialize(false)), want);
+    }
+
+    #[test]
+    fn property_names_are_lower_cased_as_javascript_does() {
+        // U+212A KELVIN SIGN lower-cases to an ASCII "k" in JavaScript and in Rust.
+        let props = json!({"\u{212A}eyShortcuts": "Alt+K", "LEVEL": 3, "Level": 4});
+        let nodes = [ax("1", "heading", "h", props, &[], Some(1))];
+        let root = serialize_ax_tree(&nodes, false).expect("root");
+        assert_eq!(
+            root.properties,
+            [
+                ("keyshortcuts", AxValue::Str("Alt+K".into())),
+                ("level", AxValue::Num(4.0)),
+            ]
+        );
     }
 
     #[test]

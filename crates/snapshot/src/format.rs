@@ -16,9 +16,9 @@ fn capability(key: &str) -> Option<&'static str> {
 }
 
 /// Attributes in `Object.keys(node).sort()` order, which is what the formatter walks.
-fn sorted(node: &SnapshotNode) -> Vec<&(String, AxValue)> {
+fn sorted(node: &SnapshotNode) -> Vec<&(&'static str, AxValue)> {
     let mut attrs: Vec<_> = node.attributes.iter().collect();
-    attrs.sort_by(|a, b| a.0.cmp(&b.0));
+    attrs.sort_by(|a, b| a.0.cmp(b.0));
     attrs
 }
 
@@ -111,7 +111,7 @@ fn write_line(out: &mut String, node: &SnapshotNode, depth: usize) {
                 }
             }
             // An option's value is its text, which the name already shows.
-            AxValue::Str(s) if option && key == "value" && *s == node.name => {}
+            AxValue::Str(s) if option && *key == "value" && *s == node.name => {}
             AxValue::Str(s) => {
                 out.push(' ');
                 out.push_str(key);
@@ -182,14 +182,14 @@ fn attributes_json(node: &SnapshotNode) -> Map<String, Value> {
                     map.insert(cap.into(), Value::Bool(true));
                 }
                 if *b {
-                    map.insert(key.clone(), Value::Bool(true));
+                    map.insert((*key).to_owned(), Value::Bool(true));
                 }
             }
             AxValue::Str(s) => {
-                map.insert(key.clone(), Value::String(s.clone()));
+                map.insert((*key).to_owned(), Value::String(s.clone()));
             }
             AxValue::Num(n) => {
-                map.insert(key.clone(), json_number(*n));
+                map.insert((*key).to_owned(), json_number(*n));
             }
         }
     }
@@ -250,14 +250,19 @@ pub(crate) fn js_number(n: f64) -> String {
 mod tests {
     use super::*;
 
-    fn node(uid: &str, role: &str, name: &str, attrs: Vec<(&str, AxValue)>) -> SnapshotNode {
+    fn node(
+        uid: &str,
+        role: &str,
+        name: &str,
+        attrs: Vec<(&'static str, AxValue)>,
+    ) -> SnapshotNode {
         SnapshotNode {
             uid: uid.into(),
             role: role.into(),
             name: name.into(),
-            attributes: attrs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+            attributes: attrs,
             backend_node_id: None,
-            loader_id: String::new(),
+            loader_id: "".into(),
             children: Vec::new(),
         }
     }

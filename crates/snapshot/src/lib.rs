@@ -20,6 +20,7 @@ mod format;
 mod samples;
 
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use ax_node::{AxNode, AxValue};
@@ -35,28 +36,41 @@ pub fn next_snapshot_id() -> u64 {
 }
 
 /// Per-page uid memory: `${loaderId}_${backendNodeId}` -> uid, kept across snapshots so a
-/// node keeps its uid until its document is replaced.
+/// node keeps its uid until its document is replaced. Keys are held as numbers (the loaderId
+/// by its number in `loaders`) and uids as the pair they print from, so remembering the
+/// nodes of a 4,000-element page allocates no string per node.
 #[derive(Debug, Default, Clone)]
 pub struct UidMap {
-    map: FxHashMap<String, String>,
+    /// loaderId -> its number in the keys of `map`.
+    loaders: FxHashMap<Arc<str>, u64>,
+    next_loader: u64,
+    /// (loader number, backend id) -> (snapshot id, counter) of the uid. A missing backend
+    /// id stands for `undefined` in the reference's template string, so such nodes of one
+    /// document share one uid.
+    map: FxHashMap<UidKey, (u64, u64)>,
 }
 
+/// A node's key in [`UidMap`]: its document's loader number and its backend id.
+type UidKey = (u64, Option<i64>);
+
 impl UidMap {
-    /// The key of a node; a missing backend id prints as `undefined`, like the template
-    /// string does, so such nodes share one uid.
-    fn key(loader_id: &str, backend_node_id: Option<i64>) -> String {
-        match backend_node_id {
-            Some(id) => format!("{loader_id}_{id}"),
-            None => format!("{loader_id}_undefined"),
+    /// The number of a loaderId, given one on first sight.
+    fn loader(&mut self, loader_id: &str) -> (Arc<str>, u64) {
+        if let Some((id, number)) = self.loaders.get_key_value(loader_id) {
+            return (id.clone(), *number);
         }
+        let (id, number) = (Arc::<str>::from(loader_id), self.next_loader);
+        self.next_loader += 1;
+        self.loaders.insert(id.clone(), number);
+        (id, number)
     }
 
     /// The uid remembered for a node, if any.
     #[cfg(test)]
-    pub fn get(&self, loader_id: &str, backend_node_id: Option<i64>) -> Option<&str> {
-        self.map
-            .get(&Self::key(loader_id, backend_node_id))
-            .map(String::as_str)
+    pub fn get(&self, loader_id: &str, backend_node_id: Option<i64>) -> Option<String> {
+        let loader = *self.loaders.get(loader_id)?;
+        let (snapshot, counter) = self.map.get(&(loader, backend_node_id))?;
+        Some(format!("{snapshot}_{counter}"))
     }
 
     #[cfg(test)]
@@ -77,10 +91,10 @@ pub struct SnapshotNode {
     pub role: String,
     pub name: String,
     /// Serialized properties (Puppeteer order), plus `value` = name for options.
-    pub attributes: Vec<(String, AxValue)>,
+    pub attributes: Vec<(&'static str, AxValue)>,
     pub backend_node_id: Option<i64>,
     /// The loaderId of the node's document, to tell which frame the backend id is in.
-    pub loader_id: String,
+    pub loader_id: Arc<str>,
     pub children: Vec<SnapshotNode>,
 }
 
@@ -90,7 +104,7 @@ impl SnapshotNode {
     pub fn attribute(&self, key: &str) -> Option<&AxValue> {
         self.attributes
             .iter()
-            .find(|(k, _)| k == key)
+            .find(|(k, _)| *k == key)
             .map(|(_, v)| v)
     }
 }
@@ -108,43 +122,40 @@ struct Assigner<'a> {
     snapshot_id: u64,
     counter: u64,
     uids: &'a mut UidMap,
-    seen: FxHashSet<String>,
+    seen: FxHashSet<UidKey>,
 }
 
-/// A node whose children are still being converted.
+/// A node whose children are still being converted, with its document's loader number.
 struct Frame {
     node: SnapshotNode,
+    loader: u64,
     rest: std::vec::IntoIter<AxNode>,
 }
 
 impl Assigner<'_> {
     /// Gives `node` its uid when it is first reached, so new uids count up in pre-order.
-    fn open(&mut self, node: AxNode, inherited_loader: &str) -> Frame {
-        let loader_id = node
-            .loader_id
-            .unwrap_or_else(|| inherited_loader.to_owned());
-        let key = UidMap::key(&loader_id, node.backend_node_id);
-        let uid = match self.uids.map.get(&key) {
-            Some(uid) => uid.clone(),
-            None => {
-                let uid = format!("{}_{}", self.snapshot_id, self.counter);
-                self.counter += 1;
-                self.uids.map.insert(key.clone(), uid.clone());
-                uid
-            }
+    fn open(&mut self, node: AxNode, inherited: (&Arc<str>, u64)) -> Frame {
+        let (loader_id, loader) = match &node.loader_id {
+            Some(own) => self.uids.loader(own),
+            None => (inherited.0.clone(), inherited.1),
         };
+        let key = (loader, node.backend_node_id);
+        let (snapshot, counter) = *self.uids.map.entry(key).or_insert_with(|| {
+            self.counter += 1;
+            (self.snapshot_id, self.counter - 1)
+        });
         self.seen.insert(key);
         let mut attributes = node.properties;
         // An option's AX node has no value, so its text stands in for it.
         if node.role == "option" && !node.name.is_empty() {
             let value = AxValue::Str(node.name.clone());
-            match attributes.iter_mut().find(|(k, _)| k == "value") {
+            match attributes.iter_mut().find(|(k, _)| *k == "value") {
                 Some(slot) => slot.1 = value,
-                None => attributes.push(("value".to_owned(), value)),
+                None => attributes.push(("value", value)),
             }
         }
         let node_out = SnapshotNode {
-            uid,
+            uid: format!("{snapshot}_{counter}"),
             role: node.role,
             name: node.name,
             attributes,
@@ -154,17 +165,19 @@ impl Assigner<'_> {
         };
         Frame {
             node: node_out,
+            loader,
             rest: node.children.into_iter(),
         }
     }
 
     /// Converts the whole tree with an explicit stack, so deep pages cannot overflow ours.
     fn assign(&mut self, root: AxNode, loader_id: &str) -> SnapshotNode {
+        let (root_loader, number) = self.uids.loader(loader_id);
         let mut stack: Vec<Frame> = Vec::new();
-        let mut current = self.open(root, loader_id);
+        let mut current = self.open(root, (&root_loader, number));
         loop {
             if let Some(child) = current.rest.next() {
-                let next = self.open(child, &current.node.loader_id);
+                let next = self.open(child, (&current.node.loader_id, current.loader));
                 stack.push(std::mem::replace(&mut current, next));
                 continue;
             }
@@ -215,6 +228,8 @@ impl Snapshot {
         let root = assigner.assign(root, loader_id);
         let seen = assigner.seen;
         uids.map.retain(|key, _| seen.contains(key));
+        let live: FxHashSet<u64> = uids.map.keys().map(|(loader, _)| *loader).collect();
+        uids.loaders.retain(|_, number| live.contains(number));
         Snapshot {
             id: snapshot_id,
             root,
@@ -328,7 +343,7 @@ mod tests {
         assert_eq!(second.to_text(), want);
         assert_eq!(uids.len(), 4);
         assert_eq!(uids.get("L1", Some(9)), None);
-        assert_eq!(uids.get("L1", Some(21)), Some("2_0"));
+        assert_eq!(uids.get("L1", Some(21)).as_deref(), Some("2_0"));
         // The sample again: pruned nodes get new uids in snapshot 3.
         let third = snapshot(&sample_nodes(), "L1", 3, &mut uids);
         assert_eq!(
@@ -368,10 +383,10 @@ mod tests {
             s.to_text(),
             "uid=1_0 RootWebArea \"Top\"\n  uid=1_1 button \"In\"\n"
         );
-        assert_eq!(s.find("1_1").map(|n| n.loader_id.as_str()), Some("F"));
+        assert_eq!(s.find("1_1").map(|n| &*n.loader_id), Some("F"));
         assert_eq!(
             (uids.get("M", Some(1)), uids.get("F", Some(1))),
-            (Some("1_0"), Some("1_1"))
+            (Some("1_0".into()), Some("1_1".into()))
         );
         assert!(next_snapshot_id() < next_snapshot_id());
     }

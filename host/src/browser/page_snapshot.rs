@@ -107,7 +107,7 @@ impl McpPage {
         let Some(node) = snapshot.find(uid) else {
             return Ok(None);
         };
-        let Some(frame) = self.frame_targets.get(&node.loader_id) else {
+        let Some(frame) = self.frame_targets.get(&*node.loader_id) else {
             return Ok(None);
         };
         let gone = || format!("Element with uid {uid} no longer exists on the page.");
@@ -289,9 +289,9 @@ fn frame_snapshot(
             )
             .await
             .map_err(|error| error.to_string())?;
-        walk.reply_bytes += reply.text().len();
-        let Some(tree) = AxTree::from_reply(reply.text()).map_err(|error| error.to_string())?
-        else {
+        let text = reply.text().map_err(|error| error.to_string())?;
+        walk.reply_bytes += text.len();
+        let Some(tree) = AxTree::from_reply(text).map_err(|error| error.to_string())? else {
             return Ok(None);
         };
         let iframes = if depth < MAX_FRAME_DEPTH {

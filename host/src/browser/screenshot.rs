@@ -211,8 +211,10 @@ async fn capture_image(raw: &RawLink, target: &str, params: Value) -> Result<Vec
         .await
         .map_err(|error| error.to_string())?;
     let stale = |reply: &super::cdp::raw::RawReply| {
-        serde_json::from_str::<Reply>(reply.text())
+        reply
+            .text()
             .ok()
+            .and_then(|text| serde_json::from_str::<Reply>(text).ok())
             .and_then(|reply| reply.error)
             .is_some_and(|error| error.message.contains("Session with given id not found"))
     };
@@ -225,7 +227,8 @@ async fn capture_image(raw: &RawLink, target: &str, params: Value) -> Result<Vec
             .map_err(|error| error.to_string())?;
         reply = call(session).await.map_err(|error| error.to_string())?;
     }
-    let parsed: Reply = serde_json::from_str(reply.text())
+    let text = reply.text().map_err(|error| error.to_string())?;
+    let parsed: Reply = serde_json::from_str(text)
         .map_err(|error| format!("The browser sent an unreadable screenshot reply: {error}"))?;
     if let Some(error) = parsed.error {
         return Err(error.message);

@@ -109,12 +109,13 @@ pub async fn snapshot(
         .take_snapshot(next_snapshot_id(), request.verbose)
         .await?;
     let text = snapshot.to_text();
-    let json = snapshot.to_json();
     match &request.file_path {
         None => {
+            if out.structured {
+                out.data.insert("snapshot".into(), snapshot.to_json());
+            }
             out.text.push("## Latest page snapshot".into());
             out.text.push(text);
-            out.data.insert("snapshot".into(), json);
         }
         Some(path) => {
             let file = write(state, path, ".txt", text.as_bytes())?;

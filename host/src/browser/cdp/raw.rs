@@ -4,26 +4,24 @@
 //! `serde_json::Value`; for the 3.7 MB `Accessibility.getFullAXTree` of a 4,000-element page
 //! that was most of the snapshot's CPU and all of its memory peak. Here a reply is routed by
 //! its `id` without being parsed and handed over as text, which the snapshot engine then
-//! parses once, in place.
+//! parses once, in place. The WebSocket itself is ours too (`socket`), to read a reply of
+//! megabytes into one buffer of its size.
 //!
 //! The connection attaches its own flat sessions to the targets it is asked about (a page,
 //! or a cross-process iframe) and enables no domain, so it receives no events to speak of.
 
+mod socket;
+
 use super::CdpError;
-use async_tungstenite::WebSocketSender;
-use async_tungstenite::tokio::{ConnectStream, connect_async_with_config};
-use async_tungstenite::tungstenite::Message;
-use async_tungstenite::tungstenite::Utf8Bytes;
-use async_tungstenite::tungstenite::protocol::WebSocketConfig;
-use futures::StreamExt;
 use serde_json::{Value, json};
+use socket::{Payload, Writer};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 use tokio::sync::{Mutex, oneshot};
 
-type Waiters = Arc<StdMutex<HashMap<u64, oneshot::Sender<Utf8Bytes>>>>;
+type Waiters = Arc<StdMutex<HashMap<u64, oneshot::Sender<Payload>>>>;
 
 /// Where the browser's DevTools WebSocket is, and our connection to it once made.
 pub struct RawLink {
@@ -54,7 +52,7 @@ impl RawLink {
 /// One WebSocket to the browser: commands go out through `writer`, and a reader task hands
 /// each reply's text to the caller waiting for its `id`.
 pub struct RawClient {
-    writer: Mutex<WebSocketSender<ConnectStream>>,
+    writer: Mutex<Writer>,
     waiters: Waiters,
     next_id: AtomicU64,
     alive: Arc<AtomicBool>,
@@ -72,17 +70,19 @@ impl Drop for RawClient {
     }
 }
 
-/// A reply's whole message text (`{"id":…,"result":…}`), not parsed yet.
-pub struct RawReply(Utf8Bytes);
+/// A reply's whole message (`{"id":…,"result":…}`), not parsed yet.
+pub struct RawReply(Payload);
 
 impl RawReply {
-    pub fn text(&self) -> &str {
-        self.0.as_str()
+    /// The message's text; checked for UTF-8 here, where it is read, and nowhere before.
+    pub fn text(&self) -> Result<&str, CdpError> {
+        std::str::from_utf8(self.0.bytes())
+            .map_err(|error| CdpError::Protocol(format!("unreadable reply: {error}")))
     }
 
     /// The `result` as JSON, for small replies; the browser's error message otherwise.
     pub fn result(&self) -> Result<Value, CdpError> {
-        let mut message: Value = serde_json::from_str(self.text())
+        let mut message: Value = serde_json::from_str(self.text()?)
             .map_err(|error| CdpError::Protocol(format!("unreadable reply: {error}")))?;
         if let Some(error) = message.get("error") {
             let text = error["message"].as_str().unwrap_or("protocol error");
@@ -94,27 +94,18 @@ impl RawReply {
 
 impl RawClient {
     async fn connect(url: &str) -> Result<RawClient, CdpError> {
-        let config = WebSocketConfig::default()
-            .max_message_size(None)
-            .max_frame_size(None);
-        let (socket, _) = connect_async_with_config(url, Some(config))
-            .await
-            .map_err(|error| {
-                CdpError::Protocol(format!("cannot open a DevTools connection: {error}"))
-            })?;
-        let (writer, mut reader) = socket.split();
+        let (mut reader, writer) = socket::connect(url).await.map_err(|error| {
+            CdpError::Protocol(format!("cannot open a DevTools connection: {error}"))
+        })?;
         let waiters: Waiters = Arc::default();
         let alive = Arc::new(AtomicBool::new(true));
         let (routes, flag) = (waiters.clone(), alive.clone());
         let reader = tokio::spawn(async move {
-            while let Some(Ok(message)) = reader.next().await {
-                let Message::Text(text) = message else {
-                    continue;
-                };
-                let waiter = reply_id(text.as_str())
+            while let Ok(Some(message)) = reader.next_text().await {
+                let waiter = reply_id(message.bytes())
                     .and_then(|id| routes.lock().ok().and_then(|mut w| w.remove(&id)));
                 if let Some(waiter) = waiter {
-                    let _gone = waiter.send(text);
+                    let _gone = waiter.send(message);
                 }
             }
             flag.store(false, Ordering::SeqCst);
@@ -156,7 +147,7 @@ impl RawClient {
             self.writer
                 .lock()
                 .await
-                .send(Message::text(message.to_string()))
+                .send_text(&message.to_string())
                 .await
                 .map_err(|_| closed())?;
             receiver.await.map_err(|_| closed())
@@ -215,28 +206,35 @@ impl RawClient {
 
 /// The `id` of a reply. Chromium writes it first (`{"id":12,…`), which is read without
 /// scanning the rest; any other shape is read as a whole envelope.
-fn reply_id(text: &str) -> Option<u64> {
-    if let Some(rest) = text.strip_prefix("{\"id\":") {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && rest[digits..].starts_with(',') {
-            return rest[..digits].parse().ok();
+fn reply_id(message: &[u8]) -> Option<u64> {
+    if let Some(rest) = message.strip_prefix(b"{\"id\":") {
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits > 0 && rest[digits..].starts_with(b",") {
+            return std::str::from_utf8(&rest[..digits]).ok()?.parse().ok();
         }
     }
-    devtools_snapshot::cdp::Envelope::read(text)?.id
+    devtools_snapshot::cdp::Envelope::read(std::str::from_utf8(message).ok()?)?.id
 }
 
 #[cfg(test)]
 mod tests {
-    use super::reply_id;
+    use super::{RawReply, reply_id, socket};
 
     #[test]
     fn replies_are_routed_by_their_id() {
-        assert_eq!(reply_id(r#"{"id":42,"result":{}}"#), Some(42));
-        assert_eq!(reply_id(r#"{"result":{},"id":7}"#), Some(7));
+        assert_eq!(reply_id(br#"{"id":42,"result":{}}"#), Some(42));
+        assert_eq!(reply_id(br#"{"result":{},"id":7}"#), Some(7));
         assert_eq!(
-            reply_id(r#"{"method":"Target.detachedFromTarget","params":{}}"#),
+            reply_id(br#"{"method":"Target.detachedFromTarget","params":{}}"#),
             None
         );
-        assert_eq!(reply_id("not json"), None);
+        assert_eq!(reply_id(b"not json"), None);
+        // Routed by its id without reading the rest: its caller learns that the text is
+        // unreadable instead of waiting for a reply that never comes.
+        let broken = b"{\"id\":1,\xff}";
+        assert_eq!(reply_id(broken), Some(1));
+        let reply = RawReply(socket::Payload::Heap(broken.to_vec()));
+        let error = reply.text().err().expect("not UTF-8");
+        assert!(error.to_string().contains("unreadable reply"), "{error}");
     }
 }
