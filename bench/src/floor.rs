@@ -27,6 +27,9 @@ use crate::scenario::{
 /// One run: the browser's time for each step it has a counterpart of.
 pub struct Floor {
     pub times: [Option<Duration>; STEPS.len()],
+    /// The 4,000-element page's `getFullAXTree` reply, as a whole message: `--dump` saves
+    /// it, for the snapshot engine's own probe (`devtools-snapshot`'s `engine` example).
+    pub big_tree: Option<String>,
 }
 
 /// The flags both servers give their Chromium (Puppeteer's automation set: no throttling of
@@ -69,18 +72,20 @@ fn flags(profile: &Path) -> Vec<String> {
 
 /// Runs the floor scenario once with a fresh browser (blocking: call from a blocking task).
 /// `base` is the fixture server's address (`http://127.0.0.1:<port>`).
+/// With `keep_big_tree`, the big page's AX tree reply is kept whole (for `--dump`).
 pub fn run(
     chromium: &Path,
     base: &str,
     think: Duration,
     timeout: Duration,
+    keep_big_tree: bool,
 ) -> Result<Floor, String> {
     let profile = tempfile::Builder::new()
         .prefix("devtools-mcp-bench-floor-")
         .tempdir()
         .map_err(|e| format!("cannot create a profile folder: {e}"))?;
     let started = Instant::now();
-    let mut browser = Browser::launch(chromium, &flags(profile.path()), timeout)?;
+    let mut browser = Browser::launch(chromium, &flags(profile.path()), timeout, keep_big_tree)?;
     let outcome = steps(&mut browser, base, started, think);
     browser.close();
     outcome
@@ -134,18 +139,22 @@ fn steps(b: &mut Browser, base: &str, started: Instant, think: Duration) -> Resu
     times[FETCH_WAIT] = Some(clock.elapsed());
 
     b.navigate(s, &url("/big.html"))?;
-    times[SNAPSHOT_BIG] = Some(b.timed(s, "Accessibility.getFullAXTree", json!({}))?);
-    Ok(Floor { times })
+    let clock = Instant::now();
+    let tree = b.call_message(s, "Accessibility.getFullAXTree", json!({}))?;
+    times[SNAPSHOT_BIG] = Some(clock.elapsed());
+    let big_tree = tree["rawText"].as_str().map(str::to_owned);
+    Ok(Floor { times, big_tree })
 }
 
 /// Replies bigger than this keep only their envelope: the steps never read a big result, and
 /// parsing megabytes here would be counted as the browser's time.
 const WHOLE_MESSAGE_LIMIT: usize = 64 << 10;
 
-/// One message: whole when small, else its `id`, `method`, `sessionId` and `error` alone.
-fn read_message(frame: &[u8]) -> Option<Value> {
+/// One message: whole when small, else its `id`, `method`, `sessionId` and `error` alone,
+/// plus, with `keep_big`, the unparsed text as `rawText`.
+fn read_message(frame: Vec<u8>, keep_big: bool) -> Option<Value> {
     if frame.len() <= WHOLE_MESSAGE_LIMIT {
-        return serde_json::from_slice(frame).ok();
+        return serde_json::from_slice(&frame).ok();
     }
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -155,7 +164,7 @@ fn read_message(frame: &[u8]) -> Option<Value> {
         session_id: Option<String>,
         error: Option<Value>,
     }
-    let envelope: Envelope = serde_json::from_slice(frame).ok()?;
+    let envelope: Envelope = serde_json::from_slice(&frame).ok()?;
     let mut message = serde_json::Map::new();
     let fields = [
         ("id", envelope.id.map(Value::from)),
@@ -167,6 +176,10 @@ fn read_message(frame: &[u8]) -> Option<Value> {
         if let Some(value) = value {
             message.insert(key.to_owned(), value);
         }
+    }
+    if keep_big {
+        let text = String::from_utf8(frame).ok()?;
+        message.insert("rawText".to_owned(), Value::String(text));
     }
     Some(Value::Object(message))
 }
@@ -184,7 +197,13 @@ struct Browser {
 }
 
 impl Browser {
-    fn launch(chromium: &Path, args: &[String], timeout: Duration) -> Result<Browser, String> {
+    /// `keep_big`: big replies keep their whole text as `rawText` (see [`read_message`]).
+    fn launch(
+        chromium: &Path,
+        args: &[String],
+        timeout: Duration,
+        keep_big: bool,
+    ) -> Result<Browser, String> {
         let (browser_reads, we_write) = std::io::pipe().map_err(|e| e.to_string())?;
         let (we_read, browser_writes) = std::io::pipe().map_err(|e| e.to_string())?;
         let mut command = Command::new(chromium);
@@ -215,7 +234,7 @@ impl Browser {
         std::thread::spawn(move || {
             for frame in reader.split(0) {
                 let Ok(frame) = frame else { break };
-                let Some(message) = read_message(&frame) else {
+                let Some(message) = read_message(frame, keep_big) else {
                     continue;
                 };
                 if sender.send(message).is_err() {
@@ -255,6 +274,17 @@ impl Browser {
         method: &str,
         params: Value,
     ) -> Result<Value, String> {
+        self.call_message(session, method, params)
+            .map(|mut message| message["result"].take())
+    }
+
+    /// [`Browser::call`], answering with the whole reply message.
+    fn call_message(
+        &mut self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, String> {
         let id = self.send(session, method, params)?;
         loop {
             let message = self.next_message(method)?;
@@ -262,7 +292,7 @@ impl Browser {
                 if let Some(error) = message.get("error") {
                     return Err(format!("{method}: {error}"));
                 }
-                return Ok(message["result"].clone());
+                return Ok(message);
             }
             if message.get("method").is_some() {
                 self.events.push(message);

@@ -59,7 +59,8 @@ struct Args {
     #[arg(long)]
     output: Option<PathBuf>,
     /// Write each server's normalised answers (last run) to this folder, one file per step,
-    /// to diff them in full.
+    /// to diff them in full, and Chromium's `getFullAXTree` reply for the 4,000-element page
+    /// (from "Chromium alone") as `getFullAXTree-4000.json`.
     #[arg(long)]
     dump: Option<PathBuf>,
     /// Run the multi-tenant scenario instead: `serve --http` with this many tenants, measured
@@ -176,6 +177,13 @@ async fn bench(args: &Args) -> Result<String, String> {
 
     if let Some(dir) = &args.dump {
         dump(dir, &launches, &runs)?;
+        if let Some(tree) = floors.last().and_then(|floor| floor.big_tree.as_deref()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            let path = dir.join("getFullAXTree-4000.json");
+            std::fs::write(&path, tree)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
     }
     let mut out = format!(
         "Machine: {}. Server: `{}`.\n\
@@ -243,7 +251,8 @@ async fn run_floor(
     let chromium = args.chromium.clone();
     let think = Duration::from_millis(args.think_ms);
     let base = format!("http://127.0.0.1:{}", fixtures.port());
-    tokio::task::spawn_blocking(move || floor::run(&chromium, &base, think, timeout))
+    let keep_big_tree = args.dump.is_some();
+    tokio::task::spawn_blocking(move || floor::run(&chromium, &base, think, timeout, keep_big_tree))
         .await
         .map_err(|e| format!("the floor run panicked: {e}"))?
         .map_err(|e| format!("Chromium alone: {e}"))
