@@ -13,6 +13,77 @@ use super::cdp::{CdpNode, JsValue, ReplyError, read_full_ax_tree};
 /// pages stay far below; the cap only keeps hostile input from exhausting the stack.
 const MAX_DEPTH: usize = 1000;
 
+/// Node positions by `nodeId`. Chromium numbers its nodes from 1 upwards, so the ids nearly
+/// always fit a table indexed by the number; any other set of keys (strings, numbers, ids far
+/// apart) goes through a hash map. The table is at most four slots per node plus 1,024.
+enum Index<'a> {
+    /// Position by id; `usize::MAX` where no node has that id.
+    Table(Vec<usize>),
+    Hashed(FxHashMap<NodeKey<'a>, usize>),
+}
+
+impl<'a> Index<'a> {
+    fn for_nodes(nodes: &[RawNode<'a>]) -> Index<'a> {
+        let mut largest = 0;
+        let numbered = nodes.iter().all(|node| match node.key {
+            NodeKey::Digits(id) => {
+                largest = largest.max(id);
+                true
+            }
+            _ => false,
+        });
+        let limit = (nodes.len() as u64).saturating_mul(4).saturating_add(1024);
+        match usize::try_from(largest) {
+            Ok(largest) if numbered && (largest as u64) < limit => {
+                Index::Table(vec![usize::MAX; largest + 1])
+            }
+            _ => Index::Hashed(FxHashMap::with_capacity_and_hasher(
+                nodes.len(),
+                Default::default(),
+            )),
+        }
+    }
+
+    /// The position already given to `key`, or `None` after giving it `position`.
+    fn get_or_insert(&mut self, key: NodeKey<'a>, position: usize) -> Option<usize> {
+        match self {
+            Index::Table(table) => {
+                // Every key is a number within the table (checked in `for_nodes`).
+                let NodeKey::Digits(id) = key else {
+                    return None;
+                };
+                let slot = &mut table[id as usize];
+                match *slot {
+                    usize::MAX => {
+                        *slot = position;
+                        None
+                    }
+                    at => Some(at),
+                }
+            }
+            Index::Hashed(map) => match map.entry(key) {
+                Entry::Occupied(at) => Some(*at.get()),
+                Entry::Vacant(at) => {
+                    at.insert(position);
+                    None
+                }
+            },
+        }
+    }
+
+    fn get(&self, key: &NodeKey<'a>) -> Option<usize> {
+        match (self, key) {
+            (Index::Table(table), NodeKey::Digits(id)) => usize::try_from(*id)
+                .ok()
+                .and_then(|id| table.get(id))
+                .copied()
+                .filter(|&at| at != usize::MAX),
+            (Index::Table(_), _) => None,
+            (Index::Hashed(map), key) => map.get(key).copied(),
+        }
+    }
+}
+
 /// The unserialized tree, kept so that child frames can be attached before serializing
 /// (an attached frame makes its `Iframe` node interesting, as in Puppeteer).
 pub struct AxTree<'a> {
@@ -53,14 +124,12 @@ impl<'a> AxTree<'a> {
     /// `nodes[..unique]` holds the nodes kept so far, and a replaced payload is swapped out
     /// behind them.
     fn link(mut nodes: Vec<RawNode<'a>>, arena: Arena<'a>) -> Option<AxTree<'a>> {
-        let mut index: FxHashMap<NodeKey<'a>, usize> =
-            FxHashMap::with_capacity_and_hasher(nodes.len(), Default::default());
+        let mut index = Index::for_nodes(&nodes);
         let mut unique = 0;
         for read in 0..nodes.len() {
-            match index.entry(std::mem::take(&mut nodes[read].key)) {
-                Entry::Occupied(at) => nodes.swap(*at.get(), read),
-                Entry::Vacant(at) => {
-                    at.insert(unique);
+            match index.get_or_insert(std::mem::take(&mut nodes[read].key), unique) {
+                Some(at) => nodes.swap(at, read),
+                None => {
                     if unique != read {
                         nodes.swap(unique, read);
                     }
@@ -73,7 +142,7 @@ impl<'a> AxTree<'a> {
         for node in &mut nodes {
             let start = children.len();
             let keys = node.children.of(&arena.child_keys);
-            children.extend(keys.iter().filter_map(|key| index.get(key).copied()));
+            children.extend(keys.iter().filter_map(|key| index.get(key)));
             node.children = Span::since(start, &children);
         }
         (!nodes.is_empty()).then(|| AxTree {
@@ -425,6 +494,21 @@ mod tests {
         let reply = json!({"id": 1, "result": {"nodes": nodes}}).to_string();
         let tree = AxTree::from_reply(&reply).expect("parsed").expect("tree");
         assert_eq!(roles(tree.serialize(false)), want);
+    }
+
+    #[test]
+    fn ids_far_apart_link_as_ids_in_sequence_do() {
+        // Ids in sequence are looked up in a table; ids far apart in a hash map.
+        for far in ["3", "5000000"] {
+            let nodes = [
+                ax("1", "generic", "root", json!({}), &[far, "2"], None),
+                ax("2", "button", "two", json!({}), &[], None),
+                ax(far, "button", "far", json!({}), &[], None),
+                ax("2", "button", "two again", json!({}), &[], None),
+            ];
+            let want = ["generic root", " button far", " button two again"];
+            assert_eq!(roles(serialize_ax_tree(&nodes, false)), want, "{far}");
+        }
     }
 
     #[test]

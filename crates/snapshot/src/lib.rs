@@ -44,10 +44,19 @@ pub struct UidMap {
     /// loaderId -> its number in the keys of `map`.
     loaders: FxHashMap<Arc<str>, u64>,
     next_loader: u64,
-    /// (loader number, backend id) -> (snapshot id, counter) of the uid. A missing backend
-    /// id stands for `undefined` in the reference's template string, so such nodes of one
-    /// document share one uid.
-    map: FxHashMap<UidKey, (u64, u64)>,
+    /// (loader number, backend id) -> the uid. A missing backend id stands for `undefined`
+    /// in the reference's template string, so such nodes of one document share one uid.
+    map: FxHashMap<UidKey, Uid>,
+    /// Counts `Snapshot::build` passes, to tell the keys the last one met.
+    pass: u64,
+}
+
+/// A remembered uid: `<snapshot>_<counter>`, and the build pass that last met its node.
+#[derive(Debug, Clone, Copy)]
+struct Uid {
+    snapshot: u64,
+    counter: u64,
+    pass: u64,
 }
 
 /// A node's key in [`UidMap`]: its document's loader number and its backend id.
@@ -69,8 +78,8 @@ impl UidMap {
     #[cfg(test)]
     pub fn get(&self, loader_id: &str, backend_node_id: Option<i64>) -> Option<String> {
         let loader = *self.loaders.get(loader_id)?;
-        let (snapshot, counter) = self.map.get(&(loader, backend_node_id))?;
-        Some(format!("{snapshot}_{counter}"))
+        let uid = self.map.get(&(loader, backend_node_id))?;
+        Some(format!("{}_{}", uid.snapshot, uid.counter))
     }
 
     #[cfg(test)]
@@ -122,7 +131,6 @@ struct Assigner<'a> {
     snapshot_id: u64,
     counter: u64,
     uids: &'a mut UidMap,
-    seen: FxHashSet<UidKey>,
 }
 
 /// A node whose children are still being converted, with its document's loader number.
@@ -140,11 +148,17 @@ impl Assigner<'_> {
             None => (inherited.0.clone(), inherited.1),
         };
         let key = (loader, node.backend_node_id);
-        let (snapshot, counter) = *self.uids.map.entry(key).or_insert_with(|| {
+        let pass = self.uids.pass;
+        let uid = self.uids.map.entry(key).or_insert_with(|| {
             self.counter += 1;
-            (self.snapshot_id, self.counter - 1)
+            Uid {
+                snapshot: self.snapshot_id,
+                counter: self.counter - 1,
+                pass,
+            }
         });
-        self.seen.insert(key);
+        uid.pass = pass;
+        let (snapshot, counter) = (uid.snapshot, uid.counter);
         let mut attributes = node.properties;
         // An option's AX node has no value, so its text stands in for it.
         if node.role == "option" && !node.name.is_empty() {
@@ -211,7 +225,7 @@ fn find_reversed(
 impl Snapshot {
     /// Assigns uids `<snapshot_id>_<n>` like `TextSnapshot.create`: a node seen before
     /// under the same loaderId and backend id keeps its uid, and `uids` then forgets every
-    /// key this snapshot did not contain. `loader_id` applies to nodes without their own.
+    /// key this snapshot did not contain (those its pass did not mark). `loader_id` applies to nodes without their own.
     pub fn build(
         root: AxNode,
         loader_id: &str,
@@ -219,15 +233,15 @@ impl Snapshot {
         verbose: bool,
         uids: &mut UidMap,
     ) -> Snapshot {
+        uids.pass += 1;
         let mut assigner = Assigner {
             snapshot_id,
             counter: 0,
             uids,
-            seen: FxHashSet::default(),
         };
         let root = assigner.assign(root, loader_id);
-        let seen = assigner.seen;
-        uids.map.retain(|key, _| seen.contains(key));
+        let pass = uids.pass;
+        uids.map.retain(|_, uid| uid.pass == pass);
         let live: FxHashSet<u64> = uids.map.keys().map(|(loader, _)| *loader).collect();
         uids.loaders.retain(|_, number| live.contains(number));
         Snapshot {
