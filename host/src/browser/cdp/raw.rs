@@ -234,7 +234,7 @@ mod tests {
         let broken = b"{\"id\":1,\xff}";
         assert_eq!(reply_id(broken), Some(1));
         let reply = RawReply(socket::Payload::Heap(broken.to_vec()));
-        let error = reply.text().err().expect("not UTF-8");
+        let error = reply.text().expect_err("not UTF-8");
         assert!(error.to_string().contains("unreadable reply"), "{error}");
     }
 }
