@@ -64,9 +64,16 @@ pub async fn connect(url: &str) -> io::Result<(Reader, Writer)> {
     if parsed.scheme() != "ws" {
         return Err(invalid("only ws:// DevTools addresses are supported"));
     }
+    // Connect to the parsed host (an IPv6 address without its brackets), and name it in
+    // `Host:` as the URL writes it.
     let host = parsed.host_str().ok_or_else(|| invalid("no host"))?;
     let port = parsed.port_or_known_default().unwrap_or(80);
-    let stream = TcpStream::connect((host.trim_matches(['[', ']']), port)).await?;
+    let stream = match parsed.host() {
+        Some(url::Host::Ipv4(address)) => TcpStream::connect((address, port)).await?,
+        Some(url::Host::Ipv6(address)) => TcpStream::connect((address, port)).await?,
+        Some(url::Host::Domain(name)) => TcpStream::connect((name, port)).await?,
+        None => return Err(invalid("no host")),
+    };
     stream.set_nodelay(true)?;
     let (read, mut write) = stream.into_split();
     let mut key = [0u8; 16];
@@ -326,18 +333,56 @@ mod tests {
         assert!(error.to_string().contains("more than"), "{error}");
     }
 
-    #[tokio::test]
-    async fn a_server_that_does_not_switch_protocols_is_refused() {
+    /// A server that answers the handshake with `answer` whatever the request.
+    async fn answering(answer: &'static str) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("ws://{}/x", listener.local_addr().expect("addr"));
         tokio::spawn(async move {
             let (mut stream, _) = listener.accept().await.expect("accept");
             let mut buf = [0u8; 1024];
             let _ = stream.read(&mut buf).await;
-            let _ = stream
-                .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
-                .await;
+            let _ = stream.write_all(answer.as_bytes()).await;
         });
+        url
+    }
+
+    #[tokio::test]
+    async fn a_switch_without_the_right_accept_key_is_refused() {
+        let url = answering(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Accept: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+        )
+        .await;
+        let error = connect(&url).await.err().expect("refused");
+        assert!(
+            error
+                .to_string()
+                .contains("refused the WebSocket handshake"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_ipv6_address_is_reached_without_its_brackets() {
+        let Ok(listener) = TcpListener::bind("[::1]:0").await else {
+            return; // No IPv6 loopback on this machine.
+        };
+        let url = format!("ws://{}/x", listener.local_addr().expect("addr"));
+        assert!(url.contains("[::1]"), "{url}");
+        tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.expect("accept");
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf).await;
+            let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\n\r\n").await;
+        });
+        // Reaching the server at all is the point: it answers 404.
+        let error = connect(&url).await.err().expect("refused");
+        assert!(error.to_string().contains("404"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_server_that_does_not_switch_protocols_is_refused() {
+        let url = answering("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n").await;
         let error = connect(&url).await.err().expect("refused");
         assert!(error.to_string().contains("404"), "{error}");
     }
