@@ -273,13 +273,14 @@ where
         .await
 }
 
-/// A tool whose name another loaded tool has, or differs from one only in letter case (which
-/// reads as the same tool to a person or a model).
+/// A tool whose name another loaded tool has, or looks like (the same confusable skeleton:
+/// case, `I l 1`, `O 0`, `- _ .`), which reads as the same tool to a person or a model.
 fn clash(loaded: &[LoadedTool], tool: &LoadedTool, file: &Path) -> Option<LoadError> {
     let name = &tool.definition.name;
+    let looks = crate::plugin::definition::skeleton(name);
     let existing = loaded
         .iter()
-        .find(|other| other.definition.name.eq_ignore_ascii_case(name))?;
+        .find(|other| crate::plugin::definition::skeleton(&other.definition.name) == looks)?;
     Some(if existing.definition.name == *name {
         LoadError::Duplicate {
             name: name.clone(),

@@ -450,7 +450,8 @@ fn normalize<I: IntoIterator<Item = String>>(argv: I) -> Vec<String> {
     let argv = subcommand_last(argv.into_iter().collect());
     let mut out = Vec::new();
     let mut after_double_dash = false;
-    for (index, arg) in argv.into_iter().enumerate() {
+    let mut argv = argv.into_iter().enumerate().peekable();
+    while let Some((index, arg)) = argv.next() {
         // The value of `--chrome-arg` is a browser flag: pass it through untouched.
         let is_chrome_arg_value = out
             .last()
@@ -475,6 +476,14 @@ fn normalize<I: IntoIterator<Item = String>>(argv: I) -> Vec<String> {
                 out.push(format!("--{positive}=false"));
             }
             (_, Some(value)) => out.push(format!("--{kebab}={value}")),
+            // A boolean flag takes a following literal `true`/`false` (as yargs does) and
+            // nothing else: `--page-id-routing serve` must leave `serve` a subcommand.
+            (_, None) if is_optional_value_flag(&kebab) => {
+                let value = argv
+                    .next_if(|(_, next)| next == "true" || next == "false")
+                    .map_or_else(|| "true".to_string(), |(_, value)| value);
+                out.push(format!("--{kebab}={value}"));
+            }
             (_, None) => out.push(format!("--{kebab}")),
         }
     }
@@ -686,6 +695,21 @@ mod tests {
         let args = parse(&["--categoryExtensions=true", "--no-usage-statistics"]);
         assert_eq!(args.category_extensions, Some(true));
         assert_eq!(args.usage_statistics, Some(false));
+    }
+
+    #[test]
+    fn a_boolean_flag_never_takes_a_subcommand_as_its_value() {
+        let args = parse(&["--page-id-routing", "serve", "--http", "127.0.0.1:0"]);
+        assert!(matches!(args.command, Some(Command::Serve)));
+        assert_eq!(args.page_id_routing, Some(true));
+        let args = parse(&["--headless", "tools"]);
+        assert!(matches!(args.command, Some(Command::Tools)));
+        assert_eq!(args.headless, Some(true));
+        let args = parse(&["--headless", "false", "--isolated", "true"]);
+        assert_eq!((args.headless, args.isolated), (Some(false), Some(true)));
+        let refused =
+            Args::try_parse_compatible(["devtools-mcp", "--headless", "maybe"].map(String::from));
+        assert!(refused.is_err());
     }
 
     #[test]

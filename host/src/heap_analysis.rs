@@ -1,27 +1,32 @@
 //! Loaded heap snapshots, per session: each `.heapsnapshot` file is parsed and analysed once
-//! (off the async runtime) and kept, keyed by its checked path, until `close_heapsnapshot`
-//! or the end of the session.
+//! (as an engine job, off the async runtime) and kept, keyed by its checked path, until
+//! `close_heapsnapshot` or the end of the session.
 //!
-//! Loaded snapshots cost about twice their file size in memory, so the server keeps a
-//! process-wide budget: a load that would pass it first closes this session's least recently
-//! used snapshots (saying so in the response), and is refused with a clear error when that is
-//! not enough.
+//! Memory is bounded twice. Each session (one per tenant) has a budget of its own, and the
+//! process has a cap over all of them; a tenant's budgets are shares of the cap (see
+//! `tenants`), so no tenant's snapshots can refuse or evict another's. A load is told what its
+//! session may still use, and the engine charges what parsing really allocates, refusing
+//! mid-parse once past it; what a loaded snapshot holds is then charged to both. A load that
+//! would not fit first closes this session's least recently used snapshots (saying so in the
+//! response), and is refused with a clear error when that is not enough.
 
 use devtools_heapsnapshot::LoadedSnapshot;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-/// The budget, overridable with this variable (MiB).
+/// The process cap, overridable with this variable (MiB).
 pub const MEMORY_ENV: &str = "DEVTOOLS_MCP_HEAP_SNAPSHOT_MEMORY_MB";
 const DEFAULT_BUDGET_MIB: usize = 4096;
-/// Loaded size per file byte, as measured on Chromium's snapshots (about 1.3; rounded up).
-const LOAD_FACTOR: f64 = 2.0;
+/// A loaded snapshot holds at least about this much per file byte (1.3 measured on
+/// Chromium's snapshots): what eviction makes room for before a load starts.
+const LOAD_FACTOR: f64 = 1.3;
 
 /// Bytes held by loaded snapshots across all sessions.
 static HELD: AtomicUsize = AtomicUsize::new(0);
 static CLOCK: AtomicU64 = AtomicU64::new(0);
 
+/// The process cap over every session's snapshots.
 pub fn budget_bytes() -> usize {
     std::env::var(MEMORY_ENV)
         .ok()
@@ -51,19 +56,47 @@ impl Drop for Entry {
     }
 }
 
-/// One session's loaded snapshots.
+/// One session's loaded snapshots, within the session's budget.
 #[derive(Default)]
 pub struct HeapSnapshots {
     entries: HashMap<String, Entry>,
+    /// What this session's snapshots may hold together (`None`: the process cap).
+    budget: Option<usize>,
 }
 
-/// What a load needs to know before it may start.
+/// What a load may use, once room was made for it.
 pub struct Reservation {
     /// Snapshots closed to make room, for the response.
     pub evicted: Vec<String>,
+    /// The most the load may allocate: what this session's budget and the process cap
+    /// both still allow.
+    pub max_bytes: usize,
 }
 
 impl HeapSnapshots {
+    /// This session's budget (a tenant's share of the process cap).
+    pub fn set_budget(&mut self, bytes: usize) {
+        self.budget = Some(bytes);
+    }
+
+    /// This session's budget, never above the process cap.
+    pub fn budget(&self) -> usize {
+        let cap = budget_bytes();
+        self.budget.map_or(cap, |bytes| bytes.min(cap))
+    }
+
+    fn held(&self) -> usize {
+        self.entries.values().map(|entry| entry.bytes).sum()
+    }
+
+    /// What a load may allocate now: this session's budget and the process cap, less what
+    /// they hold.
+    fn available(&self) -> usize {
+        let own = self.budget().saturating_sub(self.held());
+        let process = budget_bytes().saturating_sub(HELD.load(Ordering::Relaxed));
+        own.min(process)
+    }
+
     /// The loaded snapshot for this (checked) path, if any.
     pub fn get(&mut self, path: &str) -> Option<Arc<LoadedSnapshot>> {
         let entry = self.entries.get_mut(path)?;
@@ -71,13 +104,13 @@ impl HeapSnapshots {
         Some(entry.snapshot.clone())
     }
 
-    /// Makes room for a file of `file_len` bytes under the budget: closes this session's
-    /// least recently used snapshots if needed, or refuses.
+    /// Makes room for a file of `file_len` bytes: closes this session's least recently used
+    /// snapshots while the load could not fit, or refuses. Only this session's own snapshots
+    /// are ever closed.
     pub fn reserve(&mut self, path: &str, file_len: u64) -> Result<Reservation, String> {
-        let budget = budget_bytes();
         let estimate = (file_len as f64 * LOAD_FACTOR) as usize;
         let mut evicted = Vec::new();
-        while HELD.load(Ordering::Relaxed).saturating_add(estimate) > budget {
+        while self.available() < estimate {
             let oldest = self
                 .entries
                 .iter()
@@ -88,17 +121,23 @@ impl HeapSnapshots {
                     self.entries.remove(&key);
                     evicted.push(key);
                 }
-                None => {
-                    return Err(format!(
-                        "Cannot load the heap snapshot {path}: it needs about {} in memory, and the server's heap snapshot budget of {} has {} left. Close loaded snapshots with close_heapsnapshot, or raise the budget with {MEMORY_ENV}.",
-                        mib(estimate),
-                        mib(budget),
-                        mib(budget.saturating_sub(HELD.load(Ordering::Relaxed)))
-                    ));
-                }
+                None => return Err(self.refusal(path, estimate)),
             }
         }
-        Ok(Reservation { evicted })
+        Ok(Reservation {
+            evicted,
+            max_bytes: self.available(),
+        })
+    }
+
+    /// The error for a load that does not fit, with what would make it fit.
+    pub fn refusal(&self, path: &str, needed: usize) -> String {
+        format!(
+            "Cannot load the heap snapshot {path}: it needs at least {} in memory, and this session's heap snapshot budget of {} has {} left. Close loaded snapshots with close_heapsnapshot, or raise the budget with {MEMORY_ENV} (or the tenant's heap_snapshot_mib).",
+            mib(needed),
+            mib(self.budget()),
+            mib(self.available())
+        )
     }
 
     pub fn insert(&mut self, path: String, snapshot: Arc<LoadedSnapshot>) {
@@ -124,8 +163,7 @@ pub fn eviction_lines(evicted: &[String]) -> Vec<String> {
         .iter()
         .map(|path| {
             format!(
-                "Note: closed the heap snapshot {path} to stay within the server's heap snapshot memory budget ({}).",
-                mib(budget_bytes())
+                "Note: closed the heap snapshot {path} to stay within this session's heap snapshot memory budget."
             )
         })
         .collect()
@@ -172,6 +210,28 @@ mod tests {
             error,
             "File /etc/passwd must have a .heapsnapshot or .heaptimeline extension."
         );
+    }
+
+    /// Finding: the budget was process-wide, so one tenant's snapshots refused another's
+    /// loads. Each session now has its own share and evicts only its own snapshots.
+    #[test]
+    fn one_session_cannot_refuse_or_evict_another() {
+        let mut greedy = HeapSnapshots::default();
+        greedy.set_budget(4 << 10);
+        let mut other = HeapSnapshots::default();
+        other.set_budget(4 << 10);
+        other.insert("/mine.heapsnapshot".into(), tiny());
+        let own = other.held();
+        // The greedy session fills its share and asks for more: refused, and only for it.
+        greedy.insert("/a.heapsnapshot".into(), tiny());
+        assert!(greedy.reserve("/huge.heapsnapshot", 1 << 20).is_err());
+        assert!(other.get("/mine.heapsnapshot").is_some(), "not evicted");
+        assert_eq!(other.held(), own);
+        let room = other
+            .reserve("/next.heapsnapshot", 100)
+            .expect("fits its share");
+        assert!(room.evicted.is_empty());
+        assert!(room.max_bytes <= 4 << 10);
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub enum LighthouseError {
     Timeout(Duration),
     #[error("Lighthouse failed: {0}")]
     Failed(String),
+    #[error("{0}")]
+    Unsafe(String),
 }
 
 impl LighthouseOptions {
@@ -138,6 +140,15 @@ pub async fn run(
 ) -> Result<AuditReports, LighthouseError> {
     let node = options.node()?;
     let lighthouse_dir = options.lighthouse_dir()?;
+    // Code the server runs: refused where plugins or tenants can write (checked at start for
+    // what was installed then, here for what was found since).
+    use crate::plugin::placement::{executable, node_package, vet};
+    let code = executable("Node.js (for Lighthouse)", &node, false)
+        .into_iter()
+        .chain([node_package("the Lighthouse package", &lighthouse_dir)]);
+    for folder in code {
+        vet(&folder.what, &folder.path).map_err(LighthouseError::Unsafe)?;
+    }
     let config = serde_json::json!({
         "lighthouseDir": lighthouse_dir,
         "wsEndpoint": request.ws_endpoint,

@@ -240,6 +240,7 @@ async fn build_pipeline(args: &Args, writable: Vec<Named>) -> Result<(Pipeline, 
                 Origin::Community => Named::new("the --pluginDir", dir),
             })
             .collect(),
+        helpers: helper_code(args),
         writable,
     };
     placement.check()?;
@@ -269,6 +270,32 @@ async fn build_pipeline(args: &Args, writable: Vec<Named>) -> Result<(Pipeline, 
         telemetry,
     };
     Ok((pipeline, catalog))
+}
+
+/// The helpers this server would execute, as found at start: Chromium (and its folder), Node.js
+/// and the Lighthouse package, ffmpeg. Each is a code folder (see `plugin::placement`); one
+/// found only later is vetted before it first runs.
+fn helper_code(args: &Args) -> Vec<Named> {
+    use devtools_mcp::plugin::placement::{executable, node_package};
+    let mut code = Vec::new();
+    if let Some(browser) = &args.executable_path {
+        code.extend(executable("the browser (--executablePath)", browser, true));
+    }
+    let lighthouse = LighthouseOptions {
+        node_path: args.node_path.clone(),
+        lighthouse_path: args.lighthouse_path.clone(),
+    };
+    if let Ok(node) = lighthouse.node() {
+        code.extend(executable("Node.js (for Lighthouse)", &node, false));
+    }
+    if let Ok(package) = lighthouse.lighthouse_dir() {
+        code.push(node_package("the Lighthouse package", &package));
+    }
+    let ffmpeg = devtools_mcp::browser::find_ffmpeg(args.experimental_ffmpeg_path.as_deref());
+    if let Ok(ffmpeg) = ffmpeg {
+        code.extend(executable("ffmpeg (for screencasts)", &ffmpeg, false));
+    }
+    code
 }
 
 fn browser_options(args: &Args) -> BrowserOptions {

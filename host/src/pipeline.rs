@@ -133,7 +133,7 @@ impl Pipeline {
         let invalid = if tool.costly_validation {
             let (validator, checked, tool_name) =
                 (tool.validator.clone(), arguments.clone(), name.to_string());
-            crate::plugin::schema::validate_off_runtime(name, move || {
+            crate::schema::validate_off_runtime(name, move || {
                 arguments::validation_message(&tool_name, &validator, &checked)
             })
             .await
@@ -206,7 +206,7 @@ impl Pipeline {
                         // Stopped by its wall clock while the page ran its script: the script
                         // would spin on in the renderer.
                         if call_state.wall_clock_hit
-                            && let Some(session) = call_state.session.as_deref()
+                            && let Some(session) = call_state.session()
                         {
                             session.terminate_scripts().await;
                         }
@@ -222,10 +222,10 @@ impl Pipeline {
                 (call_state, error)
             }
         };
-        let Some(mut state) = call_state.session.take() else {
+        let Some(mut state) = call_state.take_session() else {
             return plain_error("The session was lost during the call.");
         };
-        Assembly {
+        let answer = Assembly {
             draft: std::mem::take(&mut call_state.response),
             page,
             reconnected,
@@ -235,8 +235,42 @@ impl Pipeline {
             state: &mut state,
         }
         .render()
-        .await
+        .await;
+        within_output_budget(tool, answer, limits.output_bytes)
     }
+}
+
+/// The whole answer counts against the tool's output budget, what the host rendered for it
+/// (snapshots, listings, details) as much as what it declared: a plugin limited to 1 MiB
+/// cannot send a 4 MB snapshot by asking the host for it.
+fn within_output_budget(tool: &ToolEntry, answer: CallToolResult, budget: usize) -> CallToolResult {
+    let bytes = answer_bytes(&answer);
+    if bytes <= budget {
+        return answer;
+    }
+    let exceeded = crate::plugin::limits::LimitExceeded::OutputBytes { limit: budget };
+    plain_error(&format!(
+        "The tool's plugin ({}) was stopped: its answer, with the sections the server rendered for it, has {bytes} bytes: {exceeded}. The server is still running.",
+        tool.loaded.source.display()
+    ))
+}
+
+/// Bytes of an answer: its texts, its images as decoded bytes, its structured content.
+fn answer_bytes(answer: &CallToolResult) -> usize {
+    let content: usize = answer
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) => text.text.len(),
+            ContentBlock::Image(image) => image.data.len() / 4 * 3,
+            other => serde_json::to_string(other).map_or(0, |json| json.len()),
+        })
+        .sum();
+    let structured = answer
+        .structured_content
+        .as_ref()
+        .map_or(0, |value| value.to_string().len());
+    content.saturating_add(structured)
 }
 
 /// Checks a file parameter (a path, or a list of paths) against the sandbox and rewrites it to

@@ -13,20 +13,20 @@ mod loader;
 pub mod placement;
 pub mod policy;
 mod remembered;
-pub mod schema;
 pub mod signature;
 pub mod url_rule;
 
 pub use bindings::exports::devtools::tool::tool::{Category, ToolDefinition};
 pub use cache::CompiledCache;
 pub use code::ToolCode;
-pub use host_api::{CallState, PageHandle};
+pub use host_api::function as host_function;
+pub use host_api::{CallState, PLUGIN_FILE_EXTENSIONS, PageHandle};
 pub use loader::{
     ALLOWED_IMPORTS, DEFINITION_WALL_CLOCK, LoadError, Loader, WASI_PREFIX, wasm_files,
 };
 
 use bindings::{Plugin, PluginPre};
-use capability::Grants;
+use capability::{Denied, Grants};
 use limits::{LimitExceeded, Limits};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -170,10 +170,16 @@ impl Runtime {
             })
             .await;
         // Whatever ended the call (a return, a trap, the budget), nothing it set up in the
-        // browser outlives it.
-        state.clean_up().await;
+        // browser outlives it, and a page it moved outside its URL patterns is reported.
+        let cleaned = state.clean_up().await;
         let limit = state.limits.output_bytes;
         let outcome = outcome.map_err(|error| copy_limit_as_output_limit(error, limit));
+        let outcome = match cleaned {
+            Err(denied) if !outcome.as_ref().is_err_and(|error| error.is::<Denied>()) => {
+                Err(wasmtime::Error::new(denied))
+            }
+            _ => outcome,
+        };
         // The handler's error text is output too.
         let outcome = match outcome {
             Ok(Err(message)) => match state.charge_text(message.len()) {

@@ -1,23 +1,56 @@
-//! File-parameter sandbox.
+//! File-parameter sandbox and the host's one file gateway.
 //!
 //! Tools declare which parameters are file paths; before a handler runs, the host passes each
 //! value through [`Sandbox::resolve`], which canonicalizes it inside the allowed roots and
 //! rewrites it (mirrors `validatePath` / `validateAndResolvePathOrUrl` of chrome-devtools-mcp).
-//! Only the host writes files, and only through [`Sandbox::write`], which goes through a
-//! `cap_std::fs::Dir` per root so a symlink swapped in after validation cannot lead outside.
+//! Every file of a root the host then reads or writes goes through the gateway
+//! (`sandbox/gateway.rs`): one non-blocking open, through a `cap_std::fs::Dir` per root (a
+//! symlink swapped in after validation cannot lead outside), regular files only (checked
+//! before and after opening), bounded reads, and writes only as one of the file kinds of
+//! `sandbox/kinds.rs`. Nothing else in the host opens a file inside a root.
 
-use std::ffi::OsString;
+mod gateway;
+mod kinds;
+mod paths;
+mod temp;
+
+pub use kinds::{FileKind, ImageFormat, PLUGIN_FILE_EXTENSIONS, ReportFormat, VideoFormat};
+pub use paths::ensure_extension;
+pub use temp::save_temporary_file;
+
+use paths::{canonicalize_lenient, file_url_to_path, path_to_file_url, url_scheme};
 use std::fs;
-use std::io::{self, Write};
-use std::path::{Component, Path, PathBuf};
+use std::io;
+use std::path::{Path, PathBuf};
 
-use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::Dir;
 use std::sync::RwLock;
 
 /// Folders no root may overlap and no write may reach: plugin folders and the compiled-code
 /// cache (set once at start-up by `plugin::placement`).
 static PROTECTED: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
+
+/// Every folder plugins or tenants could write to in this process's life (sandbox roots, the
+/// temp dir): code found later is vetted against it (`plugin::placement::vet`).
+static WRITABLE: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
+
+/// Remembers `folder` as writable by plugins or tenants, for the rest of the process.
+pub fn register_writable(folder: &Path) {
+    let canonical = crate::plugin::placement::canonical(folder);
+    if let Ok(mut writable) = WRITABLE.write()
+        && !writable.contains(&canonical)
+    {
+        writable.push(canonical);
+    }
+}
+
+/// The folders plugins or tenants could write to, so far.
+pub fn writable_roots() -> Vec<PathBuf> {
+    WRITABLE
+        .read()
+        .map(|roots| roots.clone())
+        .unwrap_or_default()
+}
 
 /// Protects `folder` for the rest of the process: roots overlapping it are refused, and so are
 /// paths inside it.
@@ -65,6 +98,39 @@ pub enum SandboxError {
         #[source]
         source: io::Error,
     },
+    #[error("Could not read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{} is not a regular file (FIFOs, sockets and devices are never opened)", path.display())]
+    NotRegular { path: PathBuf },
+    #[error("{} is not a folder", path.display())]
+    NotAFolder { path: PathBuf },
+    #[error("{} is larger than the {limit} bytes the server reads", path.display())]
+    TooLarge { path: PathBuf, limit: u64 },
+}
+
+impl SandboxError {
+    /// The cause alone, for messages that name the file themselves.
+    pub fn reason(&self) -> String {
+        match self {
+            SandboxError::Read { source, .. } | SandboxError::Io { source, .. } => {
+                source.to_string()
+            }
+            SandboxError::NotRegular { .. } => {
+                "it is not a regular file (FIFOs, sockets and devices are never opened)".into()
+            }
+            SandboxError::TooLarge { limit, .. } => format!("it is larger than {limit} bytes"),
+            other => other.to_string(),
+        }
+    }
+
+    /// Whether the file does not exist (the reference words that case its own way).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, SandboxError::Read { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
 }
 
 /// A path as a JSON string, with the C1 controls and line separators escaped as well (so a
@@ -121,6 +187,7 @@ impl Sandbox {
         }
         // The only use of ambient authority: everything after goes through this handle.
         let dir = Dir::open_ambient_dir(&path, cap_std::ambient_authority()).map_err(named)?;
+        register_writable(&path);
         self.roots.push(Root { path, dir });
         Ok(())
     }
@@ -167,251 +234,6 @@ impl Sandbox {
         // A value that is not UTF-8 cannot be handed back in a JSON string unchanged.
         canonical.to_str().map(str::to_owned).ok_or_else(cannot)
     }
-
-    /// Resolves `path` (with `extension` forced) and writes `data` there; returns the final
-    /// path. For every file a tool asks the host to write.
-    pub fn save(&self, path: &str, extension: &str, data: &[u8]) -> Result<String, SandboxError> {
-        let file = self.resolve(&ensure_extension(path, extension))?;
-        self.write(Path::new(&file), data)?;
-        Ok(file)
-    }
-
-    /// Write bytes to an already-resolved path, through the root Dir that contains it.
-    ///
-    /// Missing parent directories are created inside the root; a new file gets mode 0o600; the
-    /// final component is opened without following symlinks (the reference's `O_NOFOLLOW`), and
-    /// cap-std refuses any intermediate symlink that leads out of the root.
-    pub fn write(&self, resolved: &Path, bytes: &[u8]) -> Result<(), SandboxError> {
-        let io_err = |source| SandboxError::Io {
-            path: resolved.to_path_buf(),
-            source,
-        };
-        let denied = || SandboxError::AccessDenied {
-            path: resolved.display().to_string(),
-            canonical: resolved.display().to_string(),
-        };
-        if protected_overlap(resolved).is_some_and(|folder| resolved.starts_with(folder)) {
-            return Err(denied());
-        }
-        // The deepest containing root gives the shortest path to walk.
-        let (root, rel) = self
-            .roots
-            .iter()
-            .filter_map(|r| resolved.strip_prefix(&r.path).ok().map(|rel| (r, rel)))
-            .max_by_key(|(r, _)| r.path.components().count())
-            .ok_or_else(denied)?;
-        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-            return Err(denied());
-        }
-        if rel.as_os_str().is_empty() {
-            return Err(io_err(io::Error::from(io::ErrorKind::IsADirectory)));
-        }
-        if let Some(parent) = rel.parent()
-            && !parent.as_os_str().is_empty()
-        {
-            root.dir.create_dir_all(parent).map_err(io_err)?;
-        }
-        let not_regular = || {
-            io_err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file (FIFOs, sockets and devices are never written)",
-            ))
-        };
-        // A FIFO, socket or device at the target is refused before it is opened; the open
-        // itself never blocks (O_NONBLOCK: a FIFO without a reader fails at once), and what
-        // was opened is checked again, so a swap in between is refused too. Truncation
-        // happens only once the target is known to be a regular file.
-        if let Ok(existing) = root.dir.symlink_metadata(rel)
-            && !existing.is_file()
-            && !existing.file_type().is_symlink()
-        {
-            return Err(not_regular());
-        }
-        let mut options = OpenOptions::new();
-        options.write(true).create(true);
-        options.follow(FollowSymlinks::No);
-        #[cfg(unix)]
-        {
-            cap_std::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-        }
-        let mut file = root.dir.open_with(rel, &options).map_err(io_err)?;
-        if !file.metadata().map_err(io_err)?.is_file() {
-            return Err(not_regular());
-        }
-        file.set_len(0).map_err(io_err)?;
-        file.write_all(bytes).map_err(io_err)
-    }
-}
-
-impl Sandbox {
-    /// Opens an already-resolved path for reading through the root `Dir` that contains it,
-    /// so a symlink swapped in after validation cannot lead outside the roots.
-    pub fn open_read(&self, resolved: &Path) -> Result<fs::File, SandboxError> {
-        let denied = || SandboxError::AccessDenied {
-            path: resolved.display().to_string(),
-            canonical: resolved.display().to_string(),
-        };
-        let (root, rel) = self
-            .roots
-            .iter()
-            .filter_map(|r| resolved.strip_prefix(&r.path).ok().map(|rel| (r, rel)))
-            .max_by_key(|(r, _)| r.path.components().count())
-            .ok_or_else(denied)?;
-        if !rel.components().all(|c| matches!(c, Component::Normal(_)))
-            || rel.as_os_str().is_empty()
-        {
-            return Err(denied());
-        }
-        let file = root.dir.open(rel).map_err(|source| SandboxError::Io {
-            path: resolved.to_path_buf(),
-            source,
-        })?;
-        Ok(file.into_std())
-    }
-}
-
-/// Replaces the extension of `path` (as Node's `path.extname` sees it) with `extension`
-/// (`".json"`), like the reference's `ensureExtension`. The new final component was not what
-/// was validated: hand the result to [`Sandbox::write`] (which never follows a final symlink)
-/// or resolve it again.
-pub fn ensure_extension(path: &str, extension: &str) -> String {
-    let name_start = path.rfind('/').map_or(0, |i| i + 1);
-    let name = &path[name_start..];
-    let current = match name.rfind('.') {
-        Some(i) if i > 0 && name != ".." => &name[i..],
-        _ => "",
-    };
-    format!("{}{extension}", &path[..path.len() - current.len()])
-}
-
-/// Canonicalizes an absolute path whose tail may not exist yet: existing components are resolved
-/// (symlinks followed) one at a time, missing ones are appended. A `..` pops a missing component
-/// or goes to the physical parent of the canonical prefix, so it can never hide an escape.
-/// A dangling symlink is an error: where it points is unknown, and a later writer might follow it.
-fn canonicalize_lenient(path: &Path) -> io::Result<PathBuf> {
-    let mut components = path.components().peekable();
-    let mut anchor = PathBuf::new();
-    while let Some(c @ (Component::Prefix(_) | Component::RootDir)) = components.peek().copied() {
-        anchor.push(c);
-        components.next();
-    }
-    let mut current = fs::canonicalize(&anchor)?;
-    let mut missing: Vec<OsString> = Vec::new();
-    for component in components {
-        match component {
-            Component::Normal(name) if missing.is_empty() => {
-                let next = current.join(name);
-                match fs::symlink_metadata(&next) {
-                    Ok(_) => current = fs::canonicalize(&next)?,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => missing.push(name.to_owned()),
-                    Err(e) => return Err(e),
-                }
-            }
-            Component::Normal(name) => missing.push(name.to_owned()),
-            Component::ParentDir => {
-                if missing.pop().is_none() {
-                    current.pop();
-                }
-            }
-            Component::CurDir | Component::Prefix(_) | Component::RootDir => {}
-        }
-    }
-    current.extend(missing);
-    Ok(current)
-}
-
-/// The scheme of an absolute URL (`scheme:`), as a WHATWG parser would accept it.
-fn url_scheme(value: &str) -> Option<&str> {
-    let value = value.trim_start_matches(|c: char| c <= ' ');
-    let (scheme, _) = value.split_once(':')?;
-    let mut chars = scheme.chars();
-    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    valid.then_some(scheme)
-}
-
-/// Node's `fileURLToPath` for POSIX: host empty or `localhost`, no encoded `/`, percent-decoded.
-fn file_url_to_path(url: &str) -> Option<String> {
-    let url = url
-        .trim_start_matches(|c: char| c <= ' ')
-        .replace('\\', "/");
-    let rest = url.get(5..)?; // after "file:", checked by the caller
-    let rest = rest.split(['?', '#']).next().unwrap_or_default();
-    let path = match rest.strip_prefix("//") {
-        Some(authority_and_path) => {
-            let (host, path) = match authority_and_path.find('/') {
-                Some(i) => authority_and_path.split_at(i),
-                None => (authority_and_path, "/"),
-            };
-            (host.is_empty() || host.eq_ignore_ascii_case("localhost")).then_some(path)?
-        }
-        None => rest,
-    };
-    if path.to_ascii_lowercase().contains("%2f") {
-        return None;
-    }
-    let bytes = path.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len() + 1);
-    if !path.starts_with('/') {
-        decoded.push(b'/');
-    }
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok());
-        match hex
-            .filter(|_| bytes[i] == b'%')
-            .and_then(|h| u8::from_str_radix(h, 16).ok())
-        {
-            Some(byte) => {
-                decoded.push(byte);
-                i += 3;
-            }
-            None => {
-                decoded.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(decoded).ok()
-}
-
-/// Node's `pathToFileURL(path).href`: percent-encodes what the URL path set requires.
-fn path_to_file_url(path: &str) -> String {
-    let mut url = String::from("file://");
-    for &byte in path.as_bytes() {
-        let keep = byte.is_ascii_graphic() && !b"\"#%<>?\\^`{}".contains(&byte);
-        if keep {
-            url.push(char::from(byte));
-        } else {
-            url.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    url
-}
-
-/// `saveTemporaryFile`: a fresh `chrome-devtools-mcp-XXXXXX` directory under the OS temp dir,
-/// the file created new and owner-only, so no planted file or link is followed. Errors read
-/// like the reference's `Could not write <path>` with its cause.
-pub fn save_temporary_file(bytes: &[u8], filename: &str) -> Result<PathBuf, String> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let directory = tempfile::Builder::new()
-        .prefix("chrome-devtools-mcp-")
-        .rand_bytes(6)
-        .tempdir()
-        .map_err(|error| format!("Could not create a temporary directory\nCause: {error}"))?
-        .keep();
-    let path = directory.join(filename);
-    let written = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .and_then(|mut file| file.write_all(bytes));
-    written.map_err(|error| format!("Could not write {}\nCause: {error}", path.display()))?;
-    Ok(path)
 }
 
 #[cfg(test)]

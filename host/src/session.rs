@@ -108,6 +108,15 @@ impl Session {
         self
     }
 
+    /// Caps what this session's loaded heap snapshots may hold (a tenant's share of the
+    /// server's heap snapshot budget).
+    pub fn with_heap_budget(self, bytes: usize) -> Session {
+        if let Ok(mut state) = self.state.try_lock() {
+            state.heap.set_budget(bytes);
+        }
+        self
+    }
+
     /// What happened to the session outside its calls (pages closed by quotas), once.
     pub fn take_notes(&self) -> Vec<String> {
         self.watch.take_notes()

@@ -63,6 +63,8 @@ pub enum TenantsError {
     NoCredential { path: String, name: String },
     #[error("the tenants file {path}: {reason}")]
     OAuth { path: String, reason: String },
+    #[error("the tenants file {path}: {reason}")]
+    Quota { path: String, reason: String },
     #[error("tenant {name:?} in {path}: sandbox_root {root} cannot be created: {reason}")]
     Root {
         path: String,
@@ -141,6 +143,10 @@ struct TenantEntry {
     /// A page whose JavaScript heap grows past this is closed.
     #[serde(default)]
     renderer_memory_mib: Option<u64>,
+    /// Memory this tenant's loaded heap snapshots may hold; by default an equal share of
+    /// what the server's cap leaves after the tenants that set it.
+    #[serde(default)]
+    heap_snapshot_mib: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -204,6 +210,9 @@ pub struct Quotas {
     pub session_idle: Duration,
     /// JavaScript heap a page of this tenant may use before it is closed.
     pub renderer_memory_bytes: u64,
+    /// Memory this tenant's loaded heap snapshots may hold: its own share of the server's
+    /// cap, so no tenant can refuse or evict another's.
+    pub heap_snapshot_bytes: usize,
 }
 
 impl Quotas {
@@ -278,8 +287,10 @@ impl TenantTable {
             })?),
             None => None,
         };
-        let mut tenants: Vec<Arc<Tenant>> = Vec::new();
+        let mut tenants: Vec<Tenant> = Vec::new();
+        let mut explicit_heap: Vec<bool> = Vec::new();
         for entry in file.tenants {
+            explicit_heap.push(entry.heap_snapshot_mib.is_some());
             let tenant = validate(entry, &shown)?;
             if tenant.token_hash.is_none() && oauth.is_none() {
                 return Err(TenantsError::NoCredential {
@@ -303,8 +314,18 @@ impl TenantTable {
                     second: tenant.name.clone(),
                 });
             }
-            tenants.push(Arc::new(tenant));
+            tenants.push(tenant);
         }
+        share_heap_budget(
+            &mut tenants,
+            &explicit_heap,
+            crate::heap_analysis::budget_bytes(),
+        )
+        .map_err(|reason| TenantsError::Quota {
+            path: shown.clone(),
+            reason,
+        })?;
+        let tenants: Vec<Arc<Tenant>> = tenants.into_iter().map(Arc::new).collect();
         if let Some(metrics) = &metrics_token
             && let Some(tenant) = tenants
                 .iter()
@@ -462,9 +483,39 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
                 .renderer_memory_mib
                 .unwrap_or(limits::DEFAULT_RENDERER_MEMORY_MIB)
                 << 20,
+            // Set below: a share needs every tenant's entry.
+            heap_snapshot_bytes: entry.heap_snapshot_mib.map_or(0, |mib| mib << 20),
         },
         browser: entry.browser,
     })
+}
+
+/// Gives every tenant without `heap_snapshot_mib` an equal share of what the server's heap
+/// snapshot cap leaves after those with it, so the budgets add up to at most the cap: one
+/// tenant's snapshots can then never refuse another tenant's load.
+fn share_heap_budget(tenants: &mut [Tenant], explicit: &[bool], cap: usize) -> Result<(), String> {
+    let claimed: usize = tenants
+        .iter()
+        .zip(explicit)
+        .filter(|(_, explicit)| **explicit)
+        .map(|(tenant, _)| tenant.quotas.heap_snapshot_bytes)
+        .fold(0, usize::saturating_add);
+    if claimed > cap {
+        return Err(format!(
+            "the tenants' heap_snapshot_mib add up to {} MiB, more than the server's heap snapshot budget of {} MiB ({}); lower them or raise the budget",
+            claimed >> 20,
+            cap >> 20,
+            crate::heap_analysis::MEMORY_ENV
+        ));
+    }
+    let unset = explicit.iter().filter(|explicit| !**explicit).count();
+    let share = (cap - claimed) / unset.max(1);
+    for (tenant, explicit) in tenants.iter_mut().zip(explicit) {
+        if !explicit {
+            tenant.quotas.heap_snapshot_bytes = share;
+        }
+    }
+    Ok(())
 }
 
 /// The stored form of a token: SHA-256 of its UTF-8 bytes (surrounding whitespace removed, so

@@ -9,7 +9,7 @@ use crate::support::reference::{ensure_installed, inspector, node_missing, refer
 use crate::support::{FixtureServer, cache_dir, chromium_path};
 use serde_json::Value;
 use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// A Chromium started the way a user starts one for debugging, on a page of theirs.
@@ -26,7 +26,7 @@ impl UserBrowser {
             .prefix("devtools-mcp-attach-")
             .tempdir()
             .expect("profile");
-        let child = Command::new(chromium_path())
+        let child = crate::support::command(chromium_path())
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -289,7 +289,7 @@ fn the_one_shot_cli_acts_on_the_users_page() {
     let browser = UserBrowser::start(&pages.url("/"));
     let url = browser.browser_url();
     let run = |tool: &str, params: &str| {
-        let output = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+        let output = crate::support::command(env!("CARGO_BIN_EXE_devtools-mcp"))
             .args(["call", tool, params, "--browserUrl", &url, "--cache-dir"])
             .arg(cache_dir())
             .output()

@@ -4,7 +4,6 @@
 //! and nothing it does not list.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
 /// 1.11.0 tools this server does not provide yet, each with why (README says the same).
 const NOT_YET: &[&str] = &[
@@ -40,7 +39,7 @@ fn every_flag_on_lists_the_reference_catalog() {
 
     let binary = env!("CARGO_BIN_EXE_devtools-mcp");
     let cache = crate::support::cache_dir().to_string_lossy().into_owned();
-    let output = Command::new(binary)
+    let output = crate::support::command(binary)
         .arg("tools")
         .args(&flags)
         .args(["--cache-dir", &cache])

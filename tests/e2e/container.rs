@@ -29,7 +29,7 @@ struct Podman {
 
 impl Podman {
     fn command(&self) -> Command {
-        let mut command = Command::new("podman");
+        let mut command = crate::support::command("podman");
         if let Some(conf) = &self.conf {
             command.env("CONTAINERS_CONF", conf);
         }
@@ -44,7 +44,11 @@ impl Podman {
     /// configuration: runc (crun refuses hosts with hybrid cgroups) and rlimits no higher
     /// than this process's (for hosts without CAP_SYS_RESOURCE, such as this one).
     fn find() -> Result<Podman, String> {
-        if Command::new("podman").arg("--version").output().is_err() {
+        if crate::support::command("podman")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
             return Err("podman is not installed".into());
         }
         let dir = tempfile::tempdir().map_err(|error| error.to_string())?;
@@ -100,7 +104,7 @@ impl Podman {
         {
             return Ok(UPSTREAM_BASE.into());
         }
-        if Command::new("mmdebstrap")
+        if crate::support::command("mmdebstrap")
             .arg("--version")
             .output()
             .is_err()
@@ -112,7 +116,7 @@ impl Podman {
         eprintln!("making the Debian base image {LOCAL_BASE} with mmdebstrap (once)");
         let dir = tempfile::tempdir().map_err(|error| error.to_string())?;
         let tarball = dir.path().join("base.tar");
-        let made = Command::new("mmdebstrap")
+        let made = crate::support::command("mmdebstrap")
             .args(["--variant=apt", "--include=ca-certificates", "bookworm"])
             .arg(&tarball)
             .output()
@@ -212,7 +216,7 @@ async fn the_image_builds_and_serves_mcp_as_a_non_root_user() {
     // The build: apt-get needs the network (host networking: no bridge is needed for it).
     let started = Instant::now();
     let binary = binary_dir().join("devtools-mcp");
-    let built = Command::new(repository_root().join("deploy/build-image"))
+    let built = crate::support::command(repository_root().join("deploy/build-image"))
         .arg(IMAGE)
         .envs(podman.conf.iter().map(|conf| ("CONTAINERS_CONF", conf)))
         .env("ENGINE", "podman")

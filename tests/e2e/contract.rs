@@ -3,7 +3,6 @@
 //! metadata a registry shows.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -67,7 +66,7 @@ fn the_contract_is_a_versioned_wit_package_with_the_plugin_world() {
 /// deciding who may call it.
 #[test]
 fn every_host_function_that_acts_needs_a_capability() {
-    use devtools_mcp::plugin::capability::Capability;
+    use devtools_mcp::plugin::host_function;
     let mut resolve = wit_parser::Resolve::default();
     let (package, _files) = resolve
         .push_dir(workspace().join("wit"))
@@ -83,13 +82,16 @@ fn every_host_function_that_acts_needs_a_capability() {
         if interface.name.as_deref() == Some("response") {
             continue;
         }
+        let interface_name = interface.name.as_deref().unwrap_or("?");
         for (name, function) in &interface.functions {
             // Resource bookkeeping aside: handles of pages the host gave out.
             if matches!(function.kind, wit_parser::FunctionKind::Constructor(_)) {
                 continue;
             }
             checked += 1;
-            if Capability::for_function(name).is_none() {
+            let guarded = host_function::find(interface_name, name)
+                .is_some_and(|declared| !declared.needs.is_empty());
+            if !guarded {
                 ungranted.push(format!(
                     "{}.{name}",
                     interface.name.as_deref().unwrap_or("?")
@@ -107,7 +109,7 @@ fn every_host_function_that_acts_needs_a_capability() {
 #[test]
 fn the_sdk_crate_packages_with_its_contract_readme_and_metadata() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let listed = Command::new(&cargo)
+    let listed = crate::support::command(&cargo)
         .current_dir(workspace())
         .args([
             "package",
@@ -137,7 +139,7 @@ fn the_sdk_crate_packages_with_its_contract_readme_and_metadata() {
         );
     }
 
-    let metadata = Command::new(&cargo)
+    let metadata = crate::support::command(&cargo)
         .current_dir(workspace())
         .args([
             "metadata",

@@ -4,7 +4,6 @@
 use crate::fixtures;
 use crate::support::{McpServer, normalize};
 use serde_json::json;
-use std::process::Command;
 
 #[tokio::test]
 async fn screenshots_inline_to_files_and_by_element() {
@@ -339,7 +338,7 @@ async fn the_one_shot_cli_lists_and_calls_tools() {
         .parent()
         .map(|dir| dir.join("test-plugins"))
         .unwrap_or_default();
-    let listed = Command::new(binary)
+    let listed = crate::support::command(binary)
         .envs(crate::support::server_env())
         .args([
             "tools",
@@ -365,7 +364,7 @@ async fn the_one_shot_cli_lists_and_calls_tools() {
     );
     assert!(stdout.contains("network_probe\tnetwork\tdisabled: Tool network_probe is in category Network which is currently disabled."), "{stdout}");
 
-    let disabled = Command::new(binary)
+    let disabled = crate::support::command(binary)
         .envs(crate::support::server_env())
         .args([
             "call",
@@ -388,7 +387,7 @@ async fn the_one_shot_cli_lists_and_calls_tools() {
     let pages = fixtures::server();
     let mut args: Vec<String> = crate::support::browser_args();
     args.retain(|arg| arg != "--headless");
-    let called = Command::new(binary)
+    let called = crate::support::command(binary)
         .envs(crate::support::server_env())
         .args(["call", "new_page"])
         .arg(json!({ "url": pages.url("/") }).to_string())
@@ -406,7 +405,7 @@ async fn the_one_shot_cli_lists_and_calls_tools() {
         "{stdout}"
     );
 
-    let bad = Command::new(binary)
+    let bad = crate::support::command(binary)
         .envs(crate::support::server_env())
         .args(["call", "list_pages", "[1]", "--cache-dir", &cache])
         .output()

@@ -3,12 +3,11 @@
 //! kinds, against their CRDs' schemas vendored in `tests/deploy/crds`.
 
 use std::path::Path;
-use std::process::Command;
 
 #[test]
 fn every_kubernetes_manifest_validates_against_its_schema() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let output = Command::new("python3")
+    let output = crate::support::command("python3")
         .arg(root.join("tests/deploy/validate_manifests.py"))
         .arg(root.join("deploy/kubernetes"))
         .output()

@@ -130,7 +130,7 @@ async fn normalize_hides_the_fixture_port() {
 
 #[tokio::test]
 async fn descendants_include_a_spawned_child() {
-    let mut child = std::process::Command::new("sleep")
+    let mut child = crate::support::command("sleep")
         .arg("5")
         .spawn()
         .expect("spawn sleep");
@@ -151,7 +151,7 @@ async fn descendants_include_a_spawned_child() {
 
 #[tokio::test]
 async fn kill_tree_kills_grandchildren() {
-    let mut shell = std::process::Command::new("sh")
+    let mut shell = crate::support::command("sh")
         .args(["-c", "sleep 30 & wait"])
         .spawn()
         .expect("spawn sh");
@@ -174,4 +174,44 @@ async fn kill_tree_kills_grandchildren() {
     shell.wait().expect("reap sh");
     let survivors = support::wait_until_gone(&grandchildren, Duration::from_secs(5)).await;
     assert!(survivors.is_empty(), "still alive: {survivors:?}");
+}
+
+/// Every process a test starts goes through `support::command` (or `tokio_command`), which
+/// gives it the servers' private temp dir: a server started by a test directly, by the
+/// one-shot CLI, the Inspector, the Python client or a shell refuses no cache then, wherever
+/// the clone is. A `Command::new` written anywhere else in the tests would bypass it.
+#[test]
+fn tests_start_processes_only_through_the_harness() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e");
+    let mut files = vec![];
+    for dir in [folder.clone(), folder.join("support")] {
+        for entry in std::fs::read_dir(&dir).expect("read the tests folder") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|ext| ext == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() > 30, "{files:?}");
+    let needle = ["Command", "::new("].concat();
+    let offenders: Vec<String> = files
+        .iter()
+        .filter(|path| !path.ends_with("support/process.rs"))
+        .filter(|path| {
+            std::fs::read_to_string(path)
+                .expect("read a test file")
+                .contains(&needle)
+        })
+        .map(|path| path.display().to_string())
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "start processes with crate::support::command or tokio_command: {offenders:?}"
+    );
+    let env = support::command("true");
+    let tmpdir = env
+        .get_envs()
+        .find(|(name, _)| *name == "TMPDIR")
+        .and_then(|(_, value)| value);
+    assert_eq!(tmpdir, Some(support::server_temp_dir().as_os_str()));
 }

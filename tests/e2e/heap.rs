@@ -354,7 +354,7 @@ async fn heap_tools_answer_like_the_reference_on_the_same_snapshots() {
         );
         return;
     };
-    if std::process::Command::new("node")
+    if crate::support::command("node")
         .arg("--version")
         .output()
         .is_err()

@@ -10,7 +10,6 @@ use serde_json::json;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::process::Command;
 use tokio::sync::watch;
 
 /// A client that counts `notifications/tools/list_changed`.
@@ -89,7 +88,7 @@ async fn watched_folders_update_the_tool_list_and_notify_clients() {
         "--plugin-dir".to_string(),
         plugins.path().to_string_lossy().into_owned(),
     ]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+    let mut child = crate::support::tokio_command(env!("CARGO_BIN_EXE_devtools-mcp"))
         .args(&args)
         .envs(crate::support::server_env())
         .stdin(Stdio::piped())

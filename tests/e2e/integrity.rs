@@ -4,10 +4,9 @@
 use crate::support::{McpServer, binary_dir, browser_args};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn devtools_mcp(args: &[&str]) -> (bool, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+    let output = crate::support::command(env!("CARGO_BIN_EXE_devtools-mcp"))
         .args(args)
         .output()
         .expect("run devtools-mcp");

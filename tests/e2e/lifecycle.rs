@@ -64,7 +64,7 @@ async fn sigterm_and_sigint_stop_the_server_and_its_browser() {
         let browser = descendants(server.pid());
         assert!(!browser.is_empty());
         let started = std::time::Instant::now();
-        let status = std::process::Command::new("kill")
+        let status = crate::support::command("kill")
             .args([signal, &server.pid().to_string()])
             .status()
             .expect("kill");
@@ -92,7 +92,7 @@ async fn a_killed_server_leaves_no_browser_behind() {
     server.call("list_pages", json!({})).await;
     let browser = descendants(server.pid());
     assert!(!browser.is_empty(), "no browser was launched");
-    let status = std::process::Command::new("kill")
+    let status = crate::support::command("kill")
         .args(["-KILL", &server.pid().to_string()])
         .status()
         .expect("kill");
@@ -106,7 +106,7 @@ async fn a_killed_server_leaves_no_browser_behind() {
     let left = wait_until_gone(&browser, Duration::from_secs(10)).await;
     // Whatever is left is killed here, so a failing run does not leak either.
     for pid in &left {
-        let _killed = std::process::Command::new("kill")
+        let _killed = crate::support::command("kill")
             .args(["-KILL", &pid.to_string()])
             .status();
     }
@@ -124,7 +124,7 @@ async fn a_dead_browser_is_relaunched_with_the_reference_note() {
     assert_eq!(first.text, "## Pages\n1: about:blank [selected]");
     let browser = descendants(server.pid());
     let pids: Vec<String> = browser.iter().map(u32::to_string).collect();
-    std::process::Command::new("kill")
+    crate::support::command("kill")
         .arg("-KILL")
         .args(&pids)
         .status()
@@ -283,7 +283,7 @@ impl ExternalBrowser {
     fn start() -> ExternalBrowser {
         use std::io::{BufRead, BufReader};
         let profile = tempfile::tempdir().expect("profile");
-        let mut child = std::process::Command::new(support::chromium_path())
+        let mut child = crate::support::command(support::chromium_path())
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -371,7 +371,7 @@ async fn one_shot_calls_can_share_a_running_browser() {
     let binary = env!("CARGO_BIN_EXE_devtools-mcp");
     let cache = support::cache_dir().to_string_lossy().into_owned();
     let run = |arguments: Vec<String>| {
-        let output = std::process::Command::new(binary)
+        let output = crate::support::command(binary)
             .envs(support::server_env())
             .args(arguments)
             .args(["--browserUrl", &browser.http_url(), "--cache-dir", &cache])

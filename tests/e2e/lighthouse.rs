@@ -32,7 +32,7 @@ fn lighthouse_prefix() -> PathBuf {
 }
 
 fn node_available() -> bool {
-    std::process::Command::new("node")
+    crate::support::command("node")
         .arg("--version")
         .output()
         .is_ok_and(|output| output.status.success())

@@ -12,6 +12,7 @@ mod extensions;
 mod fixtures;
 mod harness_selftest;
 mod heap;
+mod host_functions;
 mod hostile_clients;
 mod hostile_tenants;
 mod hot_reload;

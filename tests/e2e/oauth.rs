@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 /// This server's resource URI (RFC 8707) in the tests; it need not be where the server
 /// listens (behind a gateway it never is).
@@ -34,7 +34,7 @@ struct Idp {
 impl Idp {
     /// `None` (after saying so) when node is not installed.
     async fn start(clients: Value) -> Option<Idp> {
-        if std::process::Command::new("node")
+        if crate::support::command("node")
             .arg("--version")
             .output()
             .is_err()
@@ -50,7 +50,7 @@ impl Idp {
             "oidc-provider is not installed: run scripts/test, or `npm ci --prefix tests/idp`"
         );
         let config = json!({ "clients": clients, "resources": [RESOURCE, OTHER_RESOURCE] });
-        let mut child = Command::new("node")
+        let mut child = crate::support::tokio_command("node")
             .arg(dir.join("idp.mjs"))
             .arg(config.to_string())
             .stdin(Stdio::piped())

@@ -3,7 +3,6 @@
 
 use crate::support::McpServer;
 use serde_json::json;
-use std::process::Command;
 
 #[tokio::test]
 async fn a_new_plugin_builds_checks_and_loads() {
@@ -11,7 +10,7 @@ async fn a_new_plugin_builds_checks_and_loads() {
     let binary = env!("CARGO_BIN_EXE_devtools-mcp");
     // The SDK of this checkout: the default, a version requirement, needs the crate released.
     let sdk = concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins/sdk");
-    let created = Command::new(binary)
+    let created = crate::support::command(binary)
         .args(["plugin", "new", "hello_page", "--sdk-path", sdk, "--dir"])
         .arg(scratch.path())
         .output()
@@ -26,7 +25,7 @@ async fn a_new_plugin_builds_checks_and_loads() {
 
     // A target dir that outlives the test, so reruns compile only the new crate.
     let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugin-cli-target");
-    let built = Command::new(binary)
+    let built = crate::support::command(binary)
         .args(["plugin", "build"])
         .arg(&crate_dir)
         .env("CARGO_TARGET_DIR", &target)
@@ -65,7 +64,7 @@ async fn a_new_plugin_builds_checks_and_loads() {
 fn plugin_new_refuses_bad_names_and_existing_folders() {
     let scratch = tempfile::tempdir().expect("temp dir");
     let binary = env!("CARGO_BIN_EXE_devtools-mcp");
-    let bad = Command::new(binary)
+    let bad = crate::support::command(binary)
         .args(["plugin", "new", "../Evil", "--dir"])
         .arg(scratch.path())
         .output()
@@ -77,7 +76,7 @@ fn plugin_new_refuses_bad_names_and_existing_folders() {
         String::from_utf8_lossy(&bad.stderr)
     );
     std::fs::create_dir(scratch.path().join("taken")).expect("dir");
-    let taken = Command::new(binary)
+    let taken = crate::support::command(binary)
         .args(["plugin", "new", "taken", "--dir"])
         .arg(scratch.path())
         .output()

@@ -2,7 +2,6 @@
 
 use crate::fixtures;
 use serde_json::Value;
-use std::process::Command;
 
 #[tokio::test]
 async fn the_python_sdk_lists_and_calls_tools() {
@@ -14,7 +13,7 @@ async fn the_python_sdk_lists_and_calls_tools() {
     let root_path = root.path().canonicalize().expect("canonical root");
     let root_env = root_path.clone();
     let output = tokio::task::spawn_blocking(move || {
-        Command::new("python3")
+        crate::support::command("python3")
             .env("MCP_CLIENT_ROOT", root_env)
             .arg(script)
             .arg(env!("CARGO_BIN_EXE_devtools-mcp"))

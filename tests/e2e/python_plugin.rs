@@ -6,7 +6,6 @@ use crate::support::{McpServer, browser_args, cache_dir};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -32,7 +31,7 @@ fn build_component() -> PathBuf {
     }
     std::fs::create_dir_all(&dir).expect("output dir");
     let partial = dir.join("page_title.wasm.partial");
-    let status = Command::new(fixture.join("build.sh"))
+    let status = crate::support::command(fixture.join("build.sh"))
         .arg(&partial)
         .status()
         .expect("run build.sh (needs python3 and componentize-py)");
@@ -59,7 +58,7 @@ async fn a_tool_written_in_python_loads_and_runs_beside_the_rust_tools() {
     // componentize-py binds every host function, so `plugin check` reports the capabilities
     // the policy leaves out (exit status 1); the one the tool uses must be granted.
     let component = plugins.join("page_title.wasm");
-    let checked = Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+    let checked = crate::support::command(env!("CARGO_BIN_EXE_devtools-mcp"))
         .args([
             "--cache-dir",
             &cache,

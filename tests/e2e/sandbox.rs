@@ -536,7 +536,7 @@ async fn special_files_are_refused_at_once() {
     );
     let workspace = tempfile::tempdir().expect("workspace");
     let fifo = workspace.path().join("pipe.txt");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    let made = crate::support::command("mkfifo").arg(&fifo).status();
     assert!(made.is_ok_and(|status| status.success()), "mkfifo");
     let plugins = plugin_dir("test-plugins");
     let server = McpServer::start(&[

@@ -118,7 +118,7 @@ async fn code_folders_that_plugins_or_tenants_could_write_to_are_refused_at_star
     );
     let foreign = scratch.path().join("foreign-cache");
     std::fs::create_dir(&foreign).expect("foreign cache");
-    let chowned = std::process::Command::new("chown")
+    let chowned = crate::support::command("chown")
         .arg("65534")
         .arg(&foreign)
         .status();

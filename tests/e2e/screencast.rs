@@ -266,7 +266,7 @@ async fn the_legacy_recorder_needs_ffmpeg() {
 }
 
 fn which_ffmpeg() -> Result<String, ()> {
-    let output = std::process::Command::new("sh")
+    let output = crate::support::command("sh")
         .args(["-c", "command -v ffmpeg"])
         .output()
         .map_err(|_| ())?;

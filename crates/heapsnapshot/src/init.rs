@@ -6,20 +6,30 @@ use crate::HeapError;
 use crate::snapshot::*;
 
 impl HeapSnapshot {
-    pub(crate) fn initialize(&mut self) -> Result<(), HeapError> {
+    /// Runs the analyses in order; `check` between them stops a load whose caller has gone.
+    pub(crate) fn initialize(
+        &mut self,
+        check: &dyn Fn() -> Result<(), HeapError>,
+    ) -> Result<(), HeapError> {
         self.build_edge_indexes();
         self.build_retainers();
+        check()?;
         self.init_detachedness();
         self.propagate_dom_state();
         self.calculate_flags();
+        check()?;
         let essential = self.essential_edges();
         self.calculate_shallow_sizes();
+        check()?;
         self.calculate_dominators_and_retained_sizes(&essential)?;
+        check()?;
         self.build_dominated_nodes()?;
         self.calculate_distances();
+        check()?;
         self.calculate_object_names();
         let definitions = self.infer_interface_definitions();
         self.apply_interface_definitions(definitions);
+        check()?;
         self.calculate_native_context_attribution();
         self.calculate_native_context_sizes();
         self.calculate_statistics();

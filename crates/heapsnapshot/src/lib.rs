@@ -4,6 +4,7 @@
 //! chrome-devtools-mcp 1.11.0's heap tools with the same numbers and texts.
 
 mod aggregates;
+mod budget;
 mod contexts;
 mod dominators;
 mod filters;
@@ -16,6 +17,7 @@ mod queries;
 mod snapshot;
 pub mod tools;
 
+pub use budget::LoadBudget;
 pub use filters::NodeFilter;
 pub use queries::{EdgeSort, ObjectQuery, QuerySort};
 pub use snapshot::HeapSnapshot;
@@ -36,7 +38,28 @@ pub enum HeapError {
     /// the reference's.
     #[error("{0}")]
     Query(String),
+    /// The load would allocate past its budget; it stopped before it did.
+    #[error(
+        "loading it needs more than the {} MB it may use ({} MB reached); close loaded snapshots or raise the heap snapshot budget",
+        mib(*max_bytes),
+        mib(*needed)
+    )]
+    Budget { needed: usize, max_bytes: usize },
+    /// The call that asked for the load ended first.
+    #[error("the load was stopped because its call ended")]
+    Cancelled,
 }
+
+fn mib(bytes: usize) -> String {
+    format!("{:.1}", bytes as f64 / f64::from(1 << 20))
+}
+
+/// What the analysis allocates per node, per edge and per string of the table, at its peak
+/// (the dominator computation's scratch arrays with the kept indexes), measured by the
+/// counting allocator of `tests/load_budget.rs`: charged before the analysis starts.
+const ANALYSIS_BYTES_PER_NODE: usize = 72;
+const ANALYSIS_BYTES_PER_EDGE: usize = 20;
+const ANALYSIS_BYTES_PER_STRING: usize = 8;
 
 /// A snapshot as the tools keep it: the analysed graph plus the class ids the reference
 /// hands out (1-based, in first-seen order of the unfiltered aggregates).
@@ -51,17 +74,39 @@ pub struct LoadedSnapshot {
 }
 
 impl LoadedSnapshot {
-    /// Reads and analyses a snapshot.
+    /// Reads and analyses a snapshot, with no limit (a trusted file).
     pub fn load(mut reader: impl Read) -> Result<LoadedSnapshot, HeapError> {
-        Self::load_from(&mut reader)
+        Self::load_from(&mut reader, LoadBudget::unlimited())
+    }
+
+    /// Reads and analyses a snapshot within `budget`: refused as soon as what it allocates
+    /// would pass `max_bytes`, stopped when `cancel` is raised.
+    pub fn load_with(
+        mut reader: impl Read,
+        budget: LoadBudget,
+    ) -> Result<LoadedSnapshot, HeapError> {
+        Self::load_from(&mut reader, budget)
     }
 
     /// The work of [`LoadedSnapshot::load`], not generic: the parser is compiled here, with
     /// this crate's optimisation level, whatever crate calls `load` (a generic parser would
     /// be compiled into the caller, unoptimised in the server's dev build: twice the time).
-    fn load_from(reader: &mut dyn Read) -> Result<LoadedSnapshot, HeapError> {
-        let raw = parse::parse(reader)?;
-        let snapshot = HeapSnapshot::from_raw(raw)?;
+    fn load_from(reader: &mut dyn Read, budget: LoadBudget) -> Result<LoadedSnapshot, HeapError> {
+        let mut meter = budget::Meter::new(budget);
+        let raw = parse::parse(reader, &mut meter)?;
+        // The read buffer is gone; the analysis is charged before it allocates.
+        meter.release(1 << 20);
+        let nodes = raw.nodes.len() / raw.header.meta.node_fields.len().max(1);
+        let edges = raw.edges.len() / raw.header.meta.edge_fields.len().max(1);
+        meter.charge(
+            nodes
+                .saturating_mul(ANALYSIS_BYTES_PER_NODE)
+                .saturating_add(edges.saturating_mul(ANALYSIS_BYTES_PER_EDGE))
+                .saturating_add(raw.strings.len().saturating_mul(ANALYSIS_BYTES_PER_STRING))
+                .saturating_add(raw.locations.len().saturating_mul(8)),
+        )?;
+        meter.check()?;
+        let snapshot = HeapSnapshot::from_raw_checked(raw, &|| meter.check())?;
         let all_aggregates = snapshot.aggregates(None);
         let class_keys: Vec<String> = all_aggregates.keys().cloned().collect();
         let class_ids = class_keys

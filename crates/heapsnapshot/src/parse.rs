@@ -7,6 +7,7 @@
 //! strings into one `Vec<String>`, and anything unknown is skipped without being kept.
 
 use crate::HeapError;
+use crate::budget::{self, Meter};
 use serde::Deserialize;
 use std::io::{BufRead, BufReader, Read};
 
@@ -59,11 +60,21 @@ pub struct RawSnapshot {
     pub strings: Vec<String>,
 }
 
-/// Reads a whole snapshot from `reader` (buffered internally).
-pub fn parse<R: Read>(reader: R) -> Result<RawSnapshot, HeapError> {
+/// The read buffer.
+const BUFFER_BYTES: usize = 1 << 20;
+/// The `snapshot` header is field layouts and counts, a few KiB in V8's files.
+const MAX_HEADER_BYTES: usize = 1 << 20;
+/// What parsing the header into serde values may cost per byte of it.
+const HEADER_COST: usize = 16;
+
+/// Reads a whole snapshot from `reader` (buffered internally), charging `meter` with what it
+/// allocates as it allocates.
+pub(crate) fn parse<R: Read>(reader: R, meter: &mut Meter) -> Result<RawSnapshot, HeapError> {
+    meter.charge(BUFFER_BYTES)?;
     let mut input = Input {
-        reader: BufReader::with_capacity(1 << 20, reader),
+        reader: BufReader::with_capacity(BUFFER_BYTES, reader),
         offset: 0,
+        meter,
     };
     let mut raw = RawSnapshot::default();
     let mut have_header = false;
@@ -80,15 +91,22 @@ pub fn parse<R: Read>(reader: R) -> Result<RawSnapshot, HeapError> {
         match key.as_str() {
             "snapshot" => {
                 let bytes = input.balanced_value()?;
+                let cost = bytes.len().saturating_mul(HEADER_COST);
+                input.meter.fits(cost)?;
                 raw.header = serde_json::from_slice(&bytes)
                     .map_err(|e| HeapError::Format(format!("invalid snapshot header: {e}")))?;
                 have_header = true;
-                let fields = raw.header.meta.node_fields.len();
-                raw.nodes
-                    .reserve_exact(fields.saturating_mul(raw.header.node_count).min(1 << 31));
-                let fields = raw.header.meta.edge_fields.len();
-                raw.edges
-                    .reserve_exact(fields.saturating_mul(raw.header.edge_count).min(1 << 31));
+                let header = &raw.header;
+                input.reserve(
+                    &mut raw.nodes,
+                    header.meta.node_fields.len(),
+                    header.node_count,
+                );
+                input.reserve(
+                    &mut raw.edges,
+                    header.meta.edge_fields.len(),
+                    header.edge_count,
+                );
             }
             "nodes" => input.u32_array(&mut raw.nodes)?,
             "edges" => input.u32_array(&mut raw.edges)?,
@@ -111,12 +129,26 @@ pub fn parse<R: Read>(reader: R) -> Result<RawSnapshot, HeapError> {
     Ok(raw)
 }
 
-struct Input<R: Read> {
+struct Input<'m, 'b, R: Read> {
     reader: BufReader<R>,
     offset: u64,
+    meter: &'m mut Meter<'b>,
 }
 
-impl<R: Read> Input<R> {
+impl<R: Read> Input<'_, '_, R> {
+    /// Reserves what the header declares (`fields` per item), but never past what the file
+    /// can hold (a number takes two bytes at least) nor past the budget: a 300-byte file that
+    /// declares 10^12 nodes reserves nothing, and its arrays grow as they are read.
+    fn reserve(&mut self, out: &mut Vec<u32>, fields: usize, count: usize) {
+        let wanted = fields
+            .saturating_mul(count)
+            .min(self.meter.file_can_hold(2))
+            .min(1 << 31);
+        if self.meter.charge(wanted.saturating_mul(4)).is_ok() {
+            out.reserve_exact(wanted);
+        }
+    }
+
     fn peek(&mut self) -> Result<Option<u8>, HeapError> {
         let buf = self.reader.fill_buf().map_err(HeapError::Io)?;
         Ok(buf.first().copied())
@@ -169,20 +201,24 @@ impl<R: Read> Input<R> {
 
     /// Integers (possibly negative) into `out`, wrapping like a `Uint32Array` store.
     fn u32_array(&mut self, out: &mut Vec<u32>) -> Result<(), HeapError> {
-        self.numbers(|n| out.push(n as u32))
+        self.numbers(|n, meter| budget::push(out, n as u32, meter))
     }
 
     fn i64_array(&mut self, out: &mut Vec<i64>) -> Result<(), HeapError> {
-        self.numbers(|n| out.push(n))
+        self.numbers(|n, meter| budget::push(out, n, meter))
     }
 
     /// A `[n, n, ...]` array of integers, read a buffer at a time.
-    fn numbers(&mut self, mut push: impl FnMut(i64)) -> Result<(), HeapError> {
+    fn numbers(
+        &mut self,
+        mut push: impl FnMut(i64, &mut Meter) -> Result<(), HeapError>,
+    ) -> Result<(), HeapError> {
         self.expect(b'[')?;
         let mut value: i64 = 0;
         let mut negative = false;
         let mut in_number = false;
         loop {
+            self.meter.check()?;
             let buf = self.reader.fill_buf().map_err(HeapError::Io)?;
             if buf.is_empty() {
                 return Err(HeapError::Format(
@@ -201,7 +237,7 @@ impl<R: Read> Input<R> {
                     b'-' => negative = true,
                     b',' | b' ' | b'\n' | b'\r' | b'\t' | b']' => {
                         if in_number {
-                            push(if negative { -value } else { value });
+                            push(if negative { -value } else { value }, self.meter)?;
                         }
                         value = 0;
                         negative = false;
@@ -241,7 +277,16 @@ impl<R: Read> Input<R> {
                     "unexpected end of file in a string".into(),
                 ));
             }
-            match buf.iter().position(|&b| b == b'"' || b == b'\\') {
+            let special = buf.iter().position(|&b| b == b'"' || b == b'\\');
+            // A string is held whole while it is read: it must fit, kept or not, and so must
+            // the capacity its growth allocates (an escape adds four bytes at most).
+            let needed = bytes.len() + special.unwrap_or(buf.len()) + 4;
+            if needed > bytes.capacity() {
+                let grown = needed.max(bytes.capacity().saturating_mul(2));
+                self.meter.fits(grown)?;
+                bytes.reserve_exact(grown - bytes.len());
+            }
+            match special {
                 Some(i) => {
                     bytes.extend_from_slice(&buf[..i]);
                     let special = buf[i];
@@ -326,7 +371,14 @@ impl<R: Read> Input<R> {
             match self.next_token()? {
                 b']' => return Ok(()),
                 b',' => {}
-                b'"' => out.push(self.string_body()?),
+                b'"' => {
+                    if out.len() % 4096 == 0 {
+                        self.meter.check()?;
+                    }
+                    let text = self.string_body()?;
+                    self.meter.charge(text.capacity())?;
+                    budget::push(out, text, self.meter)?;
+                }
                 other => return Err(self.unexpected(other)),
             }
         }
@@ -349,6 +401,11 @@ impl<R: Read> Input<R> {
         if let Some(out) = out.as_deref_mut() {
             out.push(first);
         }
+        let too_long = || {
+            HeapError::Format(format!(
+                "the snapshot header is larger than {MAX_HEADER_BYTES} bytes"
+            ))
+        };
         let mut depth: usize = match first {
             b'{' | b'[' => 1,
             b'"' => {
@@ -368,6 +425,9 @@ impl<R: Read> Input<R> {
                         Some(b) => {
                             self.bump();
                             if let Some(out) = out.as_deref_mut() {
+                                if out.len() >= MAX_HEADER_BYTES {
+                                    return Err(too_long());
+                                }
                                 out.push(b);
                             }
                         }
@@ -380,6 +440,9 @@ impl<R: Read> Input<R> {
         while depth > 0 {
             let b = self.byte()?;
             if let Some(out) = out.as_deref_mut() {
+                if out.len() >= MAX_HEADER_BYTES {
+                    return Err(too_long());
+                }
                 out.push(b);
             }
             if in_string {
@@ -406,13 +469,18 @@ impl<R: Read> Input<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::budget::LoadBudget;
+
+    fn unlimited() -> Meter<'static> {
+        Meter::new(LoadBudget::unlimited())
+    }
 
     #[test]
     fn reads_sections_and_skips_unknown_ones() {
         let text = r#"{"snapshot":{"meta":{"node_fields":["type","name"],"node_types":[["hidden"],"string"],"edge_fields":["type","name_or_index","to_node"],"edge_types":[["context"],"string_or_number","node"]},"node_count":2,"edge_count":0},
 "nodes":[0,0,
 0,1],"edges":[],"trace_tree":[[1,[2,3]],"x]"],"strings":["a\"b","\ud83d\ude00 \u00e9","lone \ud800 end"]}"#;
-        let raw = parse(text.as_bytes()).expect("parses");
+        let raw = parse(text.as_bytes(), &mut unlimited()).expect("parses");
         assert_eq!(raw.nodes, vec![0, 0, 0, 1]);
         assert_eq!(raw.header.node_count, 2);
         assert_eq!(raw.strings[0], "a\"b");
@@ -422,11 +490,12 @@ mod tests {
 
     #[test]
     fn refuses_a_file_without_header() {
-        let error = parse(r#"{"nodes":[1,2]}"#.as_bytes()).expect_err("no header");
+        let parse = |text: &str| parse(text.as_bytes(), &mut unlimited());
+        let error = parse(r#"{"nodes":[1,2]}"#).expect_err("no header");
         assert!(error.to_string().contains("snapshot"), "{error}");
-        let error = parse("not json".as_bytes()).expect_err("not json");
+        let error = parse("not json").expect_err("not json");
         assert!(error.to_string().contains("unexpected"), "{error}");
-        let error = parse(r#"{"snapshot":{"meta":{}},"nodes":[1,2"#.as_bytes()).expect_err("cut");
+        let error = parse(r#"{"snapshot":{"meta":{}},"nodes":[1,2"#).expect_err("cut");
         assert!(
             error.to_string().contains("end of file") || error.to_string().contains("header"),
             "{error}"

@@ -53,7 +53,7 @@ pub struct ObjectQuery {
 }
 
 /// One step of a retaining path, with the paths that lead to it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct PathEdge {
     pub node_id: u32,
     pub node_name: String,
@@ -63,7 +63,17 @@ pub struct PathEdge {
     pub children: Vec<PathEdge>,
 }
 
-#[derive(Debug, Clone, Default)]
+/// Dropped with a stack of its own: the derived drop would recurse once per step of a path.
+impl Drop for PathEdge {
+    fn drop(&mut self) {
+        let mut pending = std::mem::take(&mut self.children);
+        while let Some(mut edge) = pending.pop() {
+            pending.append(&mut edge.children);
+        }
+    }
+}
+
+#[derive(Debug, Default)]
 pub struct RetainingPaths {
     pub paths: Vec<PathEdge>,
     /// Limits hit, in the order they were first hit (`nodes`, `depth`, `siblings`).
@@ -224,7 +234,9 @@ impl HeapSnapshot {
     ) -> RetainingPaths {
         let mut walk = PathWalk {
             snapshot: self,
-            max_depth,
+            // Each step of a path is printed indented by its depth: past this bound the text
+            // would grow with the square of a depth the caller picks.
+            max_depth: max_depth.min(MAX_PATH_DEPTH),
             max_nodes,
             max_siblings,
             traversed: 0,
@@ -232,7 +244,7 @@ impl HeapSnapshot {
             visited: std::collections::HashMap::new(),
             limits: Vec::new(),
         };
-        let paths = walk.forest(ni, 0);
+        let paths = walk.forest(ni);
         RetainingPaths {
             paths,
             limits_reached: walk.limits,
@@ -426,27 +438,60 @@ impl PathWalk<'_> {
         }
     }
 
-    fn forest(&mut self, current: usize, depth: u32) -> Vec<PathEdge> {
-        const ROOT_DISTANCE: i32 = 2;
+    /// The retaining paths into `start`, depth first like the reference's recursion but with
+    /// an explicit stack: a chain as long as the file makes it costs heap, never call stack.
+    fn forest(&mut self, start: usize) -> Vec<PathEdge> {
+        let mut stack = match self.enter(start, 0) {
+            Some(frame) => vec![frame],
+            None => return Vec::new(),
+        };
+        loop {
+            let Some(frame) = stack.last_mut() else {
+                return Vec::new();
+            };
+            match self.advance(frame) {
+                Step::Descend(retainer, depth) => {
+                    if let Some(child) = self.enter(retainer, depth) {
+                        stack.push(child);
+                    }
+                }
+                Step::Done => {
+                    let Some(done) = stack.pop() else {
+                        return Vec::new();
+                    };
+                    self.visiting.remove(&done.current);
+                    self.visited.insert(done.current, done.depth);
+                    match stack.last_mut() {
+                        Some(parent) => parent.adopt(self.snapshot, done.forest),
+                        None => return done.forest,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts the walk at `current`, or `None` when it has no paths to give (a limit, a root,
+    /// a cycle or a node already walked at a lesser depth).
+    fn enter(&mut self, current: usize, depth: u32) -> Option<Frame> {
         let s = self.snapshot;
         self.traversed += 1;
         if self.traversed as f64 > self.max_nodes {
             self.hit("nodes");
-            return Vec::new();
+            return None;
         }
         if f64::from(depth) >= self.max_depth {
             self.hit("depth");
-            return Vec::new();
+            return None;
         }
         if s.distance(current) <= ROOT_DISTANCE || self.visiting.contains(&current) {
-            return Vec::new();
+            return None;
         }
         if self
             .visited
             .get(&current)
             .is_some_and(|&cached| depth >= cached)
         {
-            return Vec::new();
+            return None;
         }
         self.visiting.insert(current);
         let mut retainers: Vec<(usize, i32, usize)> = Vec::new();
@@ -470,36 +515,90 @@ impl PathWalk<'_> {
         if retainers.len() as f64 > self.max_siblings {
             self.hit("siblings");
         }
-        let mut forest = Vec::new();
-        for (i, &(slot, distance, retainer)) in retainers.iter().enumerate() {
-            if i as f64 >= self.max_siblings {
+        Some(Frame {
+            current,
+            depth,
+            retainers,
+            next: 0,
+            forest: Vec::new(),
+        })
+    }
+
+    /// Takes the frame's next retainer: a root is added at once; any other is walked into.
+    fn advance(&mut self, frame: &mut Frame) -> Step {
+        let s = self.snapshot;
+        while let Some(&(slot, distance, retainer)) = frame.retainers.get(frame.next) {
+            if frame.next as f64 >= self.max_siblings {
+                break;
+            }
+            frame.next += 1;
+            if distance != ROOT_DISTANCE {
+                return Step::Descend(retainer, frame.depth + 1);
+            }
+            self.traversed += 1;
+            if self.traversed as f64 > self.max_nodes {
+                self.hit("nodes");
                 break;
             }
             let ei = s.retaining_edges[slot] as usize;
-            let mut children = Vec::new();
-            if distance == ROOT_DISTANCE {
-                self.traversed += 1;
-                if self.traversed as f64 > self.max_nodes {
-                    self.hit("nodes");
-                    break;
-                }
-            } else {
-                children = self.forest(retainer, depth + 1);
-                if children.is_empty() {
-                    continue;
-                }
-            }
-            forest.push(PathEdge {
-                node_id: s.node_id(retainer),
-                node_name: s.node_name(retainer),
-                edge_type: s.edge_type_name(ei).to_string(),
-                edge_name: s.edge_name(ei),
-                distance,
-                children,
-            });
+            frame
+                .forest
+                .push(path_edge(s, retainer, ei, distance, Vec::new()));
         }
-        self.visiting.remove(&current);
-        self.visited.insert(current, depth);
-        forest
+        frame.next = frame.retainers.len();
+        Step::Done
+    }
+}
+
+const ROOT_DISTANCE: i32 = 2;
+/// The deepest retaining path walked, whatever `maxDepth` asks (reached, it is reported as the
+/// `depth` limit).
+pub const MAX_PATH_DEPTH: f64 = 1_000.0;
+
+/// One node being walked: its retainers, the next one to take, the paths found so far.
+struct Frame {
+    current: usize,
+    depth: u32,
+    retainers: Vec<(usize, i32, usize)>,
+    next: usize,
+    forest: Vec<PathEdge>,
+}
+
+enum Step {
+    Descend(usize, u32),
+    Done,
+}
+
+impl Frame {
+    /// The paths through the retainer last descended into; one without any is left out.
+    fn adopt(&mut self, s: &HeapSnapshot, children: Vec<PathEdge>) {
+        if children.is_empty() {
+            return;
+        }
+        let Some(&(slot, distance, retainer)) =
+            self.next.checked_sub(1).and_then(|i| self.retainers.get(i))
+        else {
+            return;
+        };
+        let ei = s.retaining_edges[slot] as usize;
+        self.forest
+            .push(path_edge(s, retainer, ei, distance, children));
+    }
+}
+
+fn path_edge(
+    s: &HeapSnapshot,
+    retainer: usize,
+    ei: usize,
+    distance: i32,
+    children: Vec<PathEdge>,
+) -> PathEdge {
+    PathEdge {
+        node_id: s.node_id(retainer),
+        node_name: s.node_name(retainer),
+        edge_type: s.edge_type_name(ei).to_string(),
+        edge_name: s.edge_name(ei),
+        distance,
+        children,
     }
 }

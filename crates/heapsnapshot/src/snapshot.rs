@@ -193,6 +193,15 @@ impl HeapSnapshot {
     /// Checks the layout and every cross reference, so that later accessors cannot go out of
     /// bounds, then runs the analyses.
     pub fn from_raw(raw: RawSnapshot) -> Result<HeapSnapshot, HeapError> {
+        Self::from_raw_checked(raw, &|| Ok(()))
+    }
+
+    /// [`HeapSnapshot::from_raw`], calling `check` between the analyses (it stops the load
+    /// when the caller has gone).
+    pub(crate) fn from_raw_checked(
+        raw: RawSnapshot,
+        check: &dyn Fn() -> Result<(), HeapError>,
+    ) -> Result<HeapSnapshot, HeapError> {
         let meta = &raw.header.meta;
         let nf = meta.node_fields.len();
         let ef = meta.edge_fields.len();
@@ -358,7 +367,7 @@ impl HeapSnapshot {
             interface_definitions: Vec::new(),
             raw_scopes,
         };
-        snapshot.initialize()?;
+        snapshot.initialize(check)?;
         Ok(snapshot)
     }
 

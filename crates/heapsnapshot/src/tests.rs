@@ -377,3 +377,55 @@ fn broken_snapshots_are_refused_with_a_reason() {
         assert!(error.to_string().contains(wanted), "{wanted}: {error}");
     }
 }
+
+/// root -> window -> a chain of `links` objects; the id of the last.
+fn chain(links: u32) -> (Builder, f64) {
+    let mut b = Builder::default();
+    let root = b.node("synthetic", "", 1, 0);
+    let window = b.node("object", "Window", 3, 10);
+    b.edge(root, "element", "1", window);
+    let mut previous = window;
+    for step in 0..links {
+        let next = b.node("object", "Link", 5 + 2 * step, 8);
+        b.edge(previous, "property", "next", next);
+        previous = next;
+    }
+    (b, f64::from(5 + 2 * (links - 1)))
+}
+
+/// Retaining paths of the chain's last link, walked on a thread whose stack a recursion of
+/// the depth bound would overflow.
+fn paths_on_a_small_stack(links: u32) -> String {
+    let (b, last) = chain(links);
+    let loaded = b.load();
+    std::thread::Builder::new()
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            tools::retaining_paths(&loaded, last, Some(1e12), Some(1e12), None, None).map(text)
+        })
+        .expect("thread")
+        .join()
+        .expect("no stack overflow")
+        .expect("paths")
+}
+
+/// Chains deeper than any call stack: the walk, its text and the drop of its tree use stacks
+/// of their own, and the depth bound holds whatever `maxDepth` asks.
+#[test]
+fn a_long_retaining_chain_never_recurses() {
+    let deep = paths_on_a_small_stack(20_000);
+    assert!(!deep.contains("<- @"), "past the bound: no complete path");
+    assert!(deep.contains("limits were reached: depth"), "{deep}");
+    let within = paths_on_a_small_stack(900);
+    let steps = within.lines().filter(|line| line.contains("<- @")).count();
+    assert_eq!(steps, 899, "{}", &within[..within.len().min(2000)]);
+    let last_step = format!(
+        "{}<- @5 Link via property next (distance: 2)",
+        "  ".repeat(898)
+    );
+    assert!(
+        within.ends_with(&last_step),
+        "{}",
+        &within[within.len() - 200..]
+    );
+}

@@ -297,9 +297,12 @@ pub fn retaining_paths(
     if result.paths.is_empty() {
         lines.push("No retaining paths found.".into());
     } else {
+        // Depth first with a stack of its own (a path can be as deep as the walk allowed).
         let mut text = Vec::new();
-        fn walk(edge: &PathEdge, depth: usize, max: usize, out: &mut Vec<String>) {
-            out.push(format!(
+        let mut pending: Vec<(&PathEdge, usize)> =
+            result.paths.iter().rev().map(|path| (path, 0)).collect();
+        while let Some((edge, depth)) = pending.pop() {
+            text.push(format!(
                 "{}<- @{} {} via {} {} (distance: {})",
                 "  ".repeat(depth),
                 edge.node_id,
@@ -308,12 +311,7 @@ pub fn retaining_paths(
                 name(&edge.edge_name, max),
                 edge.distance
             ));
-            for child in &edge.children {
-                walk(child, depth + 1, max, out);
-            }
-        }
-        for path in &result.paths {
-            walk(path, 0, max, &mut text);
+            pending.extend(edge.children.iter().rev().map(|child| (child, depth + 1)));
         }
         lines.push(text.join("\n"));
     }

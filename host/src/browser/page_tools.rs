@@ -87,7 +87,7 @@ impl McpPage {
             .flat_map(|group| group.tools.iter())
             .find(|tool| tool.name == name)
             .ok_or_else(|| format!("Tool {} not found", untrusted::quoted(name)))?;
-        check_params(name, &tool.input_schema, params)?;
+        check_params(name, &tool.input_schema, params).await?;
         if let Some(webmcp) = &tool.webmcp {
             let answer = self.invoke_webmcp_tool(webmcp, params).await?;
             if answer.status != "Completed" {
@@ -324,21 +324,19 @@ fn element_uid(value: &Value) -> Option<&str> {
     (object.len() == 1).then(|| object.get("uid")?.as_str())?
 }
 
-/// Checks the arguments against the tool's own schema, as the reference does with Ajv.
-fn check_params(name: &str, schema: &Value, params: &Value) -> Result<(), String> {
-    let validator = jsonschema::validator_for(schema).map_err(|error| {
-        format!(
-            "Invalid parameters for tool {}: its input schema is invalid: {error}",
-            untrusted::quoted(name)
-        )
-    })?;
-    let errors: Vec<String> = validator
-        .iter_errors(params)
-        .map(|error| {
-            let path = error.instance_path().to_string();
-            format!("data{path} {error}")
-        })
-        .collect();
+/// Checks the arguments against the tool's own schema, as the reference does with Ajv, with
+/// the host's one schema validator: the schema is the page's, so it is bounded, built with the
+/// linear-time engine and checked off the async workers under a deadline.
+async fn check_params(name: &str, schema: &Value, params: &Value) -> Result<(), String> {
+    let errors = crate::schema::check_untrusted(schema.clone(), params.clone())
+        .await
+        .map_err(|error| {
+            format!(
+                "Invalid parameters for tool {}: its input schema is invalid: {}",
+                untrusted::quoted(name),
+                untrusted::quoted(&error)
+            )
+        })?;
     if errors.is_empty() {
         Ok(())
     } else {
@@ -353,24 +351,28 @@ fn check_params(name: &str, schema: &Value, params: &Value) -> Result<(), String
 /// Schemas mark element parameters with `"x-mcp-type": "HTMLElement"`; agents pass those as
 /// `{"uid": ...}` from a snapshot.
 fn replace_elements_with_uids(schema: &mut Value) {
-    let Some(object) = schema.as_object_mut() else {
-        return;
-    };
-    if object.get("x-mcp-type").and_then(Value::as_str) == Some("HTMLElement") {
-        object.insert("properties".into(), json!({ "uid": { "type": "string" } }));
-        object.insert("required".into(), json!(["uid"]));
-    }
-    if let Some(Value::Object(properties)) = object.get_mut("properties") {
-        properties.values_mut().for_each(replace_elements_with_uids);
-    }
-    match object.get_mut("items") {
-        Some(Value::Array(items)) => items.iter_mut().for_each(replace_elements_with_uids),
-        Some(items) => replace_elements_with_uids(items),
-        None => {}
-    }
-    for key in ["anyOf", "allOf", "oneOf"] {
-        if let Some(Value::Array(schemas)) = object.get_mut(key) {
-            schemas.iter_mut().for_each(replace_elements_with_uids);
+    // Iterative: the schema is the page's, and its nesting is the page's choice.
+    let mut pending = vec![schema];
+    while let Some(schema) = pending.pop() {
+        let Some(object) = schema.as_object_mut() else {
+            continue;
+        };
+        if object.get("x-mcp-type").and_then(Value::as_str) == Some("HTMLElement") {
+            object.insert("properties".into(), json!({ "uid": { "type": "string" } }));
+            object.insert("required".into(), json!(["uid"]));
+        }
+        for (key, value) in object.iter_mut() {
+            match (key.as_str(), value) {
+                ("properties", Value::Object(properties)) => {
+                    pending.extend(properties.values_mut())
+                }
+                ("items", Value::Array(items)) => pending.extend(items.iter_mut()),
+                ("items", items) => pending.push(items),
+                ("anyOf" | "allOf" | "oneOf", Value::Array(schemas)) => {
+                    pending.extend(schemas.iter_mut());
+                }
+                _ => {}
+            }
         }
     }
 }
@@ -466,14 +468,49 @@ mod tests {
         assert_eq!(schema["properties"]["n"], json!({ "type": "number" }));
     }
 
-    #[test]
-    fn parameters_are_checked_against_the_tool_schema() {
+    #[tokio::test]
+    async fn parameters_are_checked_against_the_tool_schema() {
         let schema = json!({ "type": "object", "properties": { "a": { "type": "number" } }, "required": ["a"] });
-        assert!(check_params("t", &schema, &json!({ "a": 1 })).is_ok());
-        let error = check_params("t", &schema, &json!({ "a": "x" })).expect_err("refused");
+        assert!(check_params("t", &schema, &json!({ "a": 1 })).await.is_ok());
+        let error = check_params("t", &schema, &json!({ "a": "x" }))
+            .await
+            .expect_err("refused");
         assert!(
             error.starts_with("Invalid parameters for tool \"t\": "),
             "{error}"
+        );
+    }
+
+    /// A page's schema goes through the one validator: backtracking constructs are refused
+    /// (not run), and hundreds of patterns neither stall the caller nor pass its deadline.
+    #[tokio::test]
+    async fn a_page_schema_cannot_backtrack_or_stall_the_caller() {
+        let backreference = json!({ "type": "object", "properties": {
+            "a": { "type": "string", "pattern": "^(a+)+\\1$" } } });
+        let error = check_params("t", &backreference, &json!({ "a": "aaaa" }))
+            .await
+            .expect_err("refused");
+        assert!(error.contains("its input schema is invalid"), "{error}");
+        let properties: serde_json::Map<String, Value> = (0..400)
+            .map(|i| {
+                (
+                    format!("p{i}"),
+                    json!({ "type": "string", "pattern": "^(a|a?)+(b|b?)+(c|c?)+$" }),
+                )
+            })
+            .collect();
+        let many = json!({ "type": "object", "properties": properties });
+        let values: serde_json::Map<String, Value> = (0..400)
+            .map(|i| (format!("p{i}"), json!(format!("{}x", "a".repeat(5_000)))))
+            .collect();
+        let started = std::time::Instant::now();
+        let outcome = check_params("t", &many, &Value::Object(values)).await;
+        assert!(outcome.is_err());
+        assert!(
+            started.elapsed()
+                < crate::schema::VALIDATION_DEADLINE + std::time::Duration::from_millis(500),
+            "{:?}",
+            started.elapsed()
         );
     }
 

@@ -3,7 +3,7 @@
 use super::cdp::{cdp, send};
 use super::page::{COMMAND_TIMEOUT, McpPage, Target};
 use super::{heap, trace};
-use crate::sandbox::Sandbox;
+use crate::sandbox::{FileKind, Sandbox};
 use std::time::Duration;
 
 /// How long an auto-stopped trace keeps recording after the load, as the reference waits.
@@ -89,9 +89,8 @@ impl McpPage {
         if let Some(path) = file_path {
             let gzip = path.ends_with(".gz");
             let bytes = recorded.to_file_bytes(gzip)?;
-            let extension = if gzip { ".gz" } else { ".json" };
             let file = sandbox
-                .save(path, extension, &bytes)
+                .save(path, FileKind::Trace { gzip }, &bytes)
                 .map_err(|error| error.to_string())?;
             lines.push(format!("The raw trace data was saved to {file}."));
         }
@@ -129,7 +128,7 @@ impl McpPage {
     ) -> Result<Vec<String>, String> {
         let bytes = heap::take_heap_snapshot(&self.page).await?;
         let file = sandbox
-            .save(file_path, ".heapsnapshot", &bytes)
+            .save(file_path, FileKind::HeapSnapshot, &bytes)
             .map_err(|error| error.to_string())?;
         Ok(vec![format!("Heap snapshot saved to {file}")])
     }

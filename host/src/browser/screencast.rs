@@ -8,7 +8,7 @@ mod ffmpeg;
 
 use super::cdp::{cdp, send};
 use super::page::{COMMAND_TIMEOUT, McpPage};
-use crate::sandbox::{Sandbox, ensure_extension};
+use crate::sandbox::{FileKind, Sandbox, VideoFormat, ensure_extension};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::json;
@@ -94,17 +94,18 @@ impl McpPage {
         sandbox: &Sandbox,
         options: &ScreencastOptions,
     ) -> Result<Recording, String> {
-        let extension = if options.legacy {
-            legacy_extension(requested)?
+        let kind = FileKind::Video(if options.legacy {
+            legacy_format(requested)?
         } else {
-            ".mp4"
-        };
+            VideoFormat::Mp4
+        });
+        let extension = kind.extension();
         let path = sandbox
             .resolve(&ensure_extension(requested, extension))
             .map_err(|error| error.to_string())?;
         let (max_width, max_height) = self.device_pixel_size().await?;
         let recorder = if options.legacy {
-            let ffmpeg = find_ffmpeg(options.ffmpeg_path.as_deref())?;
+            let ffmpeg = ffmpeg::vetted_ffmpeg(options.ffmpeg_path.as_deref())?;
             Recorder::Ffmpeg(Box::new(
                 ffmpeg::FfmpegRecorder::start(
                     &self.page,
@@ -166,7 +167,7 @@ impl McpPage {
     }
 
     /// Stops the recorder and returns the video's bytes.
-    async fn finish_recording(&self, recording: Recording) -> Result<Vec<u8>, String> {
+    pub(super) async fn finish_recording(&self, recording: Recording) -> Result<Vec<u8>, String> {
         match recording.recorder {
             Recorder::Chrome { stream } => {
                 if let Err(error) = send(
@@ -220,6 +221,14 @@ impl McpPage {
 }
 
 /// `getLegacyExtension`: `.webm` or `.mp4` (any case), `.mp4` when there is none.
+/// The video format ffmpeg records for the requested file name.
+fn legacy_format(path: &str) -> Result<VideoFormat, String> {
+    match legacy_extension(path)? {
+        ".webm" => Ok(VideoFormat::Webm),
+        _ => Ok(VideoFormat::Mp4),
+    }
+}
+
 fn legacy_extension(path: &str) -> Result<&'static str, String> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let extension = match name.rfind('.') {

@@ -14,7 +14,7 @@ pub struct ToolEntry {
     /// The schema clients see and arguments are checked against.
     pub schema: Map<String, Value>,
     /// Built with linear-time regular expressions (see `plugin::schema`).
-    pub validator: crate::plugin::schema::SharedValidator,
+    pub validator: crate::schema::SharedValidator,
     /// Whether validation runs off the async workers (regular expressions, large schemas).
     pub costly_validation: bool,
     /// Why the tool is disabled by the flags, if it is.
@@ -58,13 +58,13 @@ impl ToolSet {
             // Arguments are checked strictly (zod's `strict()` in the reference 1.11.0):
             // unknown names are refused, and the listing says so.
             schema.insert("additionalProperties".into(), Value::Bool(false));
-            let validator = crate::plugin::schema::compile(&schema).map_err(|error| {
+            let validator = crate::schema::compile(&schema).map_err(|error| {
                 format!(
                     "Plugin {} has an invalid input schema: {error}",
                     loaded.source.display()
                 )
             })?;
-            let costly_validation = crate::plugin::schema::is_costly(&schema);
+            let costly_validation = crate::schema::is_costly(&schema);
             let disabled = gate::disabled_message(&loaded.definition, flags);
             let listing = listing(&loaded.definition, &schema);
             entries.insert(

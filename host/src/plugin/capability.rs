@@ -46,10 +46,13 @@ pub enum Capability {
     /// Install, uninstall and launch web apps, and read their OS state: apps belong to the
     /// whole browser profile.
     Pwa,
+    /// Keep what a call started running after it returns (a performance trace, a screencast
+    /// stopped by a later call). Without it, such effects end with the call that started them.
+    LongLived,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 17] = [
+    pub const ALL: [Capability; 18] = [
         Capability::PagesRead,
         Capability::PagesManage,
         Capability::Navigate,
@@ -67,6 +70,7 @@ impl Capability {
         Capability::ExtensionsInstall,
         Capability::Extensions,
         Capability::Pwa,
+        Capability::LongLived,
     ];
 
     /// The name used in policy files.
@@ -89,6 +93,7 @@ impl Capability {
             Capability::ExtensionsInstall => "extensions.install",
             Capability::Extensions => "extensions",
             Capability::Pwa => "pwa",
+            Capability::LongLived => "long-lived",
         }
     }
 
@@ -96,44 +101,6 @@ impl Capability {
         Capability::ALL
             .into_iter()
             .find(|capability| capability.name() == name)
-    }
-
-    /// The capability a host function (as named in the WIT, e.g. `[method]page.click`) needs;
-    /// `None` for response declarations and handle bookkeeping.
-    pub fn for_function(function: &str) -> Option<Capability> {
-        let name = function
-            .strip_prefix("[method]page.")
-            .or_else(|| function.strip_prefix("[resource-drop]"))
-            .unwrap_or(function);
-        Some(match name {
-            "selected" | "get" | "id" | "url" | "dialog" | "wait-for" | "screenshot" | "tab-id" => {
-                Capability::PagesRead
-            }
-            "select" | "new-page" | "close" => Capability::PagesManage,
-            "navigate" => Capability::Navigate,
-            "click" | "hover" | "fill" | "type-text" | "press-key" | "drag" | "handle-dialog"
-            | "click-at" => Capability::Input,
-            "evaluate" | "evaluate-expression" | "evaluate-in-service-worker" => Capability::Script,
-            "emulate" | "resize" => Capability::Emulate,
-            "save-file" | "save-temp-file" => Capability::FilesWrite,
-            "upload-files" => Capability::FilesRead,
-            "start-trace" | "stop-trace" | "analyze-insight" => Capability::Performance,
-            "take-heap-snapshot" => Capability::Memory,
-            "get-css-styles" => Capability::Styles,
-            "start-screencast" | "stop-screencast" => Capability::Screencast,
-            "run-lighthouse-audit" => Capability::Lighthouse,
-            "list-developer-tools"
-            | "execute-developer-tool"
-            | "list-webmcp-tools"
-            | "execute-webmcp-tool" => Capability::PageTools,
-            "install-extension" | "reload-extension" => Capability::ExtensionsInstall,
-            "uninstall-extension" | "list-extensions" | "trigger-extension-action" => {
-                Capability::Extensions
-            }
-            "install-pwa" | "uninstall-pwa" | "launch-pwa" | "get-os-app-state" => Capability::Pwa,
-            heap if heap.starts_with("heap-") => Capability::Memory,
-            _ => return None,
-        })
     }
 
     pub fn all_names() -> String {
@@ -175,6 +142,9 @@ pub enum Denied {
         url: String,
         reason: String,
     },
+    /// A host function broke its own declaration (a bug in the server, never the plugin's).
+    #[error("the server refused an undeclared effect: {0}")]
+    Internal(String),
     #[error(
         "its page went to {url} during the call (a redirect, or a navigation the page started), which matches none of the URL patterns its policy grants (`navigate` under [plugins.{tool}] in the policy file); the page was sent to about:blank"
     )]
@@ -185,6 +155,8 @@ pub enum Denied {
 #[derive(Debug, Clone)]
 pub struct Grants {
     tool: String,
+    /// A built-in tool under its default grants (no policy rule names it).
+    builtin: bool,
     capabilities: BTreeSet<Capability>,
     /// `None`: any URL (when `navigate` is granted).
     urls: Option<Vec<UrlRule>>,
@@ -195,6 +167,7 @@ impl Grants {
     pub fn all(tool: &str) -> Grants {
         Grants {
             tool: tool.to_string(),
+            builtin: true,
             capabilities: Capability::ALL.into_iter().collect(),
             urls: None,
         }
@@ -216,9 +189,16 @@ impl Grants {
         };
         Ok(Grants {
             tool: tool.to_string(),
+            builtin: false,
             capabilities,
             urls,
         })
+    }
+
+    /// Whether these are a built-in tool's default grants (the tool follows the reference
+    /// 1.11.0, so e.g. its HTML reports go where the agent asked).
+    pub fn is_builtin(&self) -> bool {
+        self.builtin
     }
 
     pub fn grants(&self, capability: Capability) -> bool {
@@ -298,10 +278,44 @@ impl Grants {
     }
 }
 
-/// The capabilities a component's code could call for, read from the imports of its core
-/// modules (`[method]page.click` from `devtools:tool/pages@…`), with the functions behind each.
-pub fn needed_by(bytes: &[u8]) -> BTreeMap<Capability, BTreeSet<String>> {
-    let mut needed: BTreeMap<Capability, BTreeSet<String>> = BTreeMap::new();
+/// What a component's code could call for, from the imports of its core modules
+/// (`[method]page.click` from `devtools:tool/pages@…`), looked up in the host functions' own
+/// declarations by interface and name, so `plugin check` reports what the dispatcher enforces.
+#[derive(Debug, Default)]
+pub struct Needs {
+    /// Capabilities every call of a function needs, with the functions.
+    pub always: BTreeMap<Capability, BTreeSet<String>>,
+    /// Capabilities some arguments need (a file path given, a URL that runs script).
+    pub depending: BTreeMap<Capability, BTreeSet<String>>,
+}
+
+pub fn needed_by(bytes: &[u8]) -> Needs {
+    let mut needs = Needs::default();
+    for (interface, name) in tool_imports(bytes) {
+        let Some(function) = super::host_api::function::find(&interface, &name) else {
+            continue;
+        };
+        for capability in function.needs {
+            needs
+                .always
+                .entry(*capability)
+                .or_default()
+                .insert(name.clone());
+        }
+        for capability in function.may_need {
+            needs
+                .depending
+                .entry(*capability)
+                .or_default()
+                .insert(name.clone());
+        }
+    }
+    needs
+}
+
+/// The `devtools:tool` functions a component's core modules import: (interface, function).
+fn tool_imports(bytes: &[u8]) -> Vec<(String, String)> {
+    let mut imports = Vec::new();
     for payload in wasmparser::Parser::new(0).parse_all(bytes) {
         let Ok(wasmparser::Payload::ImportSection(reader)) = payload else {
             continue;
@@ -321,19 +335,17 @@ pub fn needed_by(bytes: &[u8]) -> BTreeMap<Capability, BTreeSet<String>> {
                     .collect(),
             };
             for (module, name) in names {
-                if !module.starts_with("devtools:tool/") {
+                let Some(interface) = module
+                    .strip_prefix("devtools:tool/")
+                    .map(|rest| rest.split('@').next().unwrap_or(rest))
+                else {
                     continue;
-                }
-                if let Some(capability) = Capability::for_function(name) {
-                    needed
-                        .entry(capability)
-                        .or_default()
-                        .insert(name.to_string());
-                }
+                };
+                imports.push((interface.to_string(), name.to_string()));
             }
         }
     }
-    needed
+    imports
 }
 
 #[cfg(test)]
@@ -346,19 +358,6 @@ mod tests {
             assert_eq!(Capability::from_name(capability.name()), Some(capability));
         }
         assert_eq!(Capability::from_name("network"), None);
-    }
-
-    #[test]
-    fn host_functions_map_to_capabilities() {
-        assert_eq!(
-            Capability::for_function("[method]page.evaluate-expression"),
-            Some(Capability::Script)
-        );
-        assert_eq!(
-            Capability::for_function("new-page"),
-            Some(Capability::PagesManage)
-        );
-        assert_eq!(Capability::for_function("append-line"), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 /// MCP tool names: 1 to 128 characters of `A-Z a-z 0-9 _ - .` (the MCP specification's
 /// rule). ASCII only, so no two names can look alike through Unicode confusables or bidi
-/// controls; names that differ only in case are refused by the catalog.
+/// controls; names with the same [`skeleton`] are refused by the catalog.
 pub const MAX_NAME_CHARS: usize = 128;
 pub const MAX_TITLE_BYTES: usize = 256;
 pub const MAX_DESCRIPTION_BYTES: usize = 64 << 10;
@@ -30,6 +30,26 @@ pub fn name_problem(name: &str) -> Option<String> {
         escape(name),
         escape(&bad.to_string())
     ))
+}
+
+/// What a name looks like to a reader, after UTS #39's confusables for the characters a tool
+/// name may hold: case folded, `I l 1` alike, `O 0` alike, `-` `_` `.` alike, and the
+/// sequences `rn`, `vv` and `cl` read as `m`, `w` and `d`. Two tools whose names have the same
+/// skeleton would be told apart by no person and no model, so the second is refused.
+pub fn skeleton(name: &str) -> String {
+    let folded: String = name
+        .chars()
+        .map(|c| match c {
+            'I' | 'l' | '1' | '|' => 'l',
+            'O' | 'o' | '0' => 'o',
+            '-' | '_' | '.' => '_',
+            other => other.to_ascii_lowercase(),
+        })
+        .collect();
+    folded
+        .replace("rn", "m")
+        .replace("vv", "w")
+        .replace("cl", "d")
 }
 
 /// Characters that change how the surrounding text is displayed or read: C0/C1 controls
@@ -103,7 +123,7 @@ pub fn validate(definition: &ToolDefinition) -> Result<Map<String, Value>, Strin
             "its file parameters must be at most {MAX_FILE_PARAMS} parameter names (A-Z, a-z, 0-9, `_`, `-`, `.`)"
         ));
     }
-    super::schema::parse(&definition.input_schema)
+    crate::schema::parse(&definition.input_schema)
         .map_err(|problem| format!("its input schema is refused: {problem}"))
 }
 
@@ -134,6 +154,26 @@ mod tests {
     use super::*;
     use crate::plugin::Category;
     use crate::plugin::bindings_for_tests::definition;
+
+    #[test]
+    fn look_alike_names_share_a_skeleton() {
+        for (a, b) in [
+            ("click", "cIick"),
+            ("click", "c1ick"),
+            ("take_snapshot", "take-snapshot"),
+            ("take_snapshot", "TAKE.SNAPSH0T"),
+            ("list_pages", "Iist_pages"),
+            ("emulate", "ernulate"),
+            ("wait_for", "wait_for"),
+            ("new_page", "new_page"),
+            ("close", "dose"),
+        ] {
+            assert_eq!(skeleton(a), skeleton(b), "{a} / {b}");
+        }
+        for (a, b) in [("click", "clicks"), ("fill", "fil"), ("hover", "h0ver_2")] {
+            assert_ne!(skeleton(a), skeleton(b), "{a} / {b}");
+        }
+    }
 
     #[test]
     fn names_follow_the_mcp_rules() {

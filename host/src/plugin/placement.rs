@@ -1,10 +1,13 @@
-//! Where code may live. Plugin folders and the compiled-code cache hold what the server runs
-//! with a plugin's grants (all of them, for built-in tools); folders that plugins or tenants
-//! may write to (file parameters, `files.write`, temporary files) must never overlap them, or
-//! one plugin could replace another's code, or plant native code in the cache. Checked once at
-//! start-up (refusing to start with a message naming the overlap and the fix), and the code
-//! folders are then protected in the file sandbox, so roots that arrive later (MCP client
-//! roots) cannot reach them either.
+//! Where code may live. A *code folder* is any folder or file the server executes or loads code
+//! from: plugin folders and the compiled-code cache (what the server runs with a plugin's
+//! grants, all of them for built-in tools), and the helpers it starts: Chromium, Node.js and the
+//! Lighthouse package it runs, ffmpeg. Folders that plugins or tenants may write to (file
+//! parameters, `files.write`, temporary files) must never overlap a code folder, or a plugin
+//! could replace code the server runs as its own user. Checked at start-up (refusing to start
+//! with a message naming the overlap and the fix); the code folders are then protected in the
+//! file sandbox, so roots that arrive later (MCP client roots) cannot reach them either, and a
+//! helper found only later (Lighthouse installed after start) is vetted the same way, against
+//! every writable root the process has had, before it first runs ([`vet`]).
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +34,8 @@ pub struct Placement {
     pub cache: Option<PathBuf>,
     /// Built-in and community plugin folders.
     pub plugin_dirs: Vec<Named>,
+    /// Helpers the server executes, and what they load ([`executable`], [`node_package`]).
+    pub helpers: Vec<Named>,
     /// Folders plugins or tenants can write to: workspaces, the temp dir, tenant roots,
     /// client roots known at start.
     pub writable: Vec<Named>,
@@ -49,6 +54,10 @@ impl Placement {
             ));
         }
         code.extend(self.plugin_dirs.iter().cloned());
+        code.extend(self.helpers.iter().cloned());
+        for writable in &self.writable {
+            crate::sandbox::register_writable(&writable.path);
+        }
         for code_dir in &code {
             for writable in &self.writable {
                 // Code folders are excluded from the unrestricted root (`sandbox::protect`).
@@ -77,11 +86,58 @@ impl Placement {
     }
 }
 
+/// Vets a code folder found after start-up (a helper installed meanwhile) before the server
+/// runs it: refused when it overlaps any writable root the process has had (other than the
+/// unrestricted `/`, which excludes code folders path by path), else protected from now on.
+pub fn vet(what: &str, path: &Path) -> Result<(), String> {
+    let code = Named::new(what, path);
+    for writable in crate::sandbox::writable_roots() {
+        if !crate::sandbox::is_unrestricted_root(&writable) && overlaps(path, &writable) {
+            return Err(format!(
+                "Refusing to run {what} {}: it lies in {}, a folder plugins or tenants may write to, so anything that can write there could replace code the server runs. Install it elsewhere.",
+                path.display(),
+                writable.display()
+            ));
+        }
+    }
+    crate::sandbox::protect(&code.path);
+    Ok(())
+}
+
+/// The code of a helper executable: the file itself, and for Chromium (`with_folder`) the
+/// folder it loads its libraries and resources from.
+pub fn executable(what: &str, path: &Path, with_folder: bool) -> Vec<Named> {
+    let canonical = canonical(path);
+    let mut code = vec![Named::new(what, &canonical)];
+    if with_folder && let Some(folder) = canonical.parent() {
+        code.push(Named::new(format!("the folder of {what}"), folder));
+    }
+    code
+}
+
+/// The code a Node.js package loads: its `node_modules` folder (its dependencies are its
+/// siblings there), or the package itself when it stands alone.
+pub fn node_package(what: &str, package: &Path) -> Named {
+    let canonical = canonical(package);
+    match canonical.parent() {
+        Some(parent)
+            if parent
+                .file_name()
+                .is_some_and(|name| name == "node_modules") =>
+        {
+            Named::new(what, parent)
+        }
+        _ => Named::new(what, canonical),
+    }
+}
+
 fn overlap_message(code: &Named, writable: &Named) -> String {
     let fix = if code.what.contains("cache") {
         "Choose a private cache folder outside it with --cacheDir"
-    } else {
+    } else if code.what.contains("plugin") || code.what.contains("built-in tools") {
         "Move the plugin folder out of it, or narrow the writable folder"
+    } else {
+        "Install the helper outside it (or point the server at another copy), or narrow the writable folder"
     };
     format!(
         "Refusing to start: {} {} overlaps {} {}, which plugins or tenants may write to; anything that can write there could replace code the server runs. {fix}.",
@@ -137,6 +193,7 @@ mod tests {
         let placement = Placement {
             cache: Some(cache.clone()),
             plugin_dirs: vec![],
+            helpers: vec![],
             writable: vec![Named::new("the --workspace", "/")],
         };
         placement.check().expect("`/` is accepted");
@@ -155,6 +212,7 @@ mod tests {
         let placement = Placement {
             cache: Some(work.join("cache")),
             plugin_dirs: vec![],
+            helpers: vec![],
             writable: vec![Named::new("--workspace", &work)],
         };
         let error = placement.check().unwrap_err();
@@ -168,12 +226,14 @@ mod tests {
         let placement = Placement {
             cache: Some(base.join("cache")),
             plugin_dirs: vec![],
+            helpers: vec![],
             writable: vec![Named::new("the temp dir", base.join("cache/tmp"))],
         };
         assert!(placement.check().is_err());
         let placement = Placement {
             cache: Some(base.join("cache")),
             plugin_dirs: vec![Named::new("--pluginDir", work.join("plugins"))],
+            helpers: vec![],
             writable: vec![Named::new("--workspace", &work)],
         };
         let error = placement.check().unwrap_err();
@@ -182,9 +242,53 @@ mod tests {
         let placement = Placement {
             cache: Some(base.join("cache")),
             plugin_dirs: vec![Named::new("--pluginDir", base.join("plugins"))],
+            helpers: vec![],
             writable: vec![Named::new("--workspace", base.join("cache-other"))],
         };
         placement.check().unwrap();
+    }
+
+    /// Finding: with a workspace holding the Lighthouse install, a plugin with `files.write`
+    /// rewrote a package the next audit ran. Helpers are code folders like plugin folders.
+    #[test]
+    fn a_helper_inside_a_writable_root_is_refused_and_protected_otherwise() {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path();
+        let package = base.join("work/lh/node_modules/lighthouse");
+        std::fs::create_dir_all(&package).unwrap();
+        let placement = Placement {
+            cache: None,
+            plugin_dirs: vec![],
+            helpers: vec![node_package("Lighthouse", &package)],
+            writable: vec![Named::new("the --workspace", base.join("work"))],
+        };
+        let error = placement.check().unwrap_err();
+        assert!(error.contains("Lighthouse"), "{error}");
+        assert!(error.contains("Install the helper outside it"), "{error}");
+        // Elsewhere it is protected: no write may land in its node_modules.
+        let placement = Placement {
+            cache: None,
+            plugin_dirs: vec![],
+            helpers: vec![node_package("Lighthouse", &package)],
+            writable: vec![Named::new("the --workspace", base.join("other"))],
+        };
+        placement.check().unwrap();
+        let sandbox = crate::sandbox::Sandbox::new([PathBuf::from("/")]).unwrap();
+        let planted = base.join("work/lh/node_modules/dep/index.js");
+        assert!(sandbox.write(&planted, b"x").is_err());
+        assert!(sandbox.resolve(&planted.display().to_string()).is_err());
+    }
+
+    #[test]
+    fn a_helper_found_after_start_is_vetted_against_every_writable_root() {
+        let root = tempfile::tempdir().unwrap();
+        let work = root.path().join("late-work");
+        std::fs::create_dir_all(work.join("bin")).unwrap();
+        let _sandbox = crate::sandbox::Sandbox::new([work.clone()]).unwrap();
+        let error = vet("ffmpeg", &work.join("bin/ffmpeg")).unwrap_err();
+        assert!(error.contains("ffmpeg"), "{error}");
+        let elsewhere = root.path().join("tools/ffmpeg");
+        vet("ffmpeg", &elsewhere).unwrap();
     }
 
     #[test]

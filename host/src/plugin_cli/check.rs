@@ -129,23 +129,45 @@ pub async fn report(
         .map(|path| path.display().to_string())
         .unwrap_or_else(|| "the default policy".to_string());
     let _ = writeln!(line, "\nCapabilities (policy: {policy_name})");
-    let needed = needed_by(&bytes);
+    let needs = needed_by(&bytes);
+    let granted = |capability: &Capability| {
+        resolved
+            .as_ref()
+            .is_ok_and(|resolved| resolved.grants.grants(*capability))
+    };
     let mut missing = Vec::new();
-    if needed.is_empty() {
+    if needs.always.is_empty() && needs.depending.is_empty() {
         let _ = writeln!(line, "  none: it only declares response content");
     }
-    for (capability, functions) in &needed {
-        let granted = resolved
-            .as_ref()
-            .is_ok_and(|resolved| resolved.grants.grants(*capability));
-        if !granted {
+    for (capability, functions) in &needs.always {
+        if !granted(capability) {
             missing.push(*capability);
         }
         let functions: Vec<&str> = functions.iter().map(String::as_str).collect();
         let _ = writeln!(
             line,
             "  {capability}: {} (uses {})",
-            if granted { "granted" } else { "NOT granted" },
+            if granted(capability) {
+                "granted"
+            } else {
+                "NOT granted"
+            },
+            escape(&functions.join(", "))
+        );
+    }
+    for (capability, functions) in &needs.depending {
+        if needs.always.contains_key(capability) {
+            continue;
+        }
+        let functions: Vec<&str> = functions.iter().map(String::as_str).collect();
+        let _ = writeln!(
+            line,
+            "  {capability}: {} (needed by some arguments of {})",
+            if granted(capability) {
+                "granted"
+            } else {
+                "not granted"
+            },
             escape(&functions.join(", "))
         );
     }

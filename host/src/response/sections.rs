@@ -2,6 +2,7 @@
 
 use super::{ListRequest, NetworkRequestDetail, Output, SnapshotRequest};
 use crate::browser::collectors::Page as Pagination;
+use crate::sandbox::FileKind;
 use crate::session::SessionState;
 use crate::snapshot::next_snapshot_id;
 use serde_json::{Value, json};
@@ -118,7 +119,7 @@ pub async fn snapshot(
             out.text.push(text);
         }
         Some(path) => {
-            let file = write(state, path, ".txt", text.as_bytes())?;
+            let file = write(state, path, FileKind::Snapshot, text.as_bytes())?;
             out.text.push(format!("Saved snapshot to {file}."));
             out.data
                 .insert("snapshotFilePath".into(), Value::from(file));
@@ -128,10 +129,10 @@ pub async fn snapshot(
 }
 
 /// Writes through the sandbox (checked again: the path came from a plugin).
-fn write(state: &SessionState, path: &str, extension: &str, data: &[u8]) -> Result<String, String> {
+fn write(state: &SessionState, path: &str, kind: FileKind, data: &[u8]) -> Result<String, String> {
     state
         .sandbox
-        .save(path, extension, data)
+        .save(path, kind, data)
         .map_err(|error| error.to_string())
 }
 
@@ -210,11 +211,11 @@ pub async fn network_request(
         .await?;
     let mut request_file = None;
     if let (Some(path), Some(body)) = (&detail.request_file, &request.request_body) {
-        request_file = Some(write(state, path, ".network-request", body)?);
+        request_file = Some(write(state, path, FileKind::NetworkRequestBody, body)?);
     }
     let mut response_file = None;
     if let (Some(path), Some(body)) = (&detail.response_file, &request.response_body) {
-        response_file = Some(write(state, path, ".network-response", body)?);
+        response_file = Some(write(state, path, FileKind::NetworkResponseBody, body)?);
     }
     let (lines, data) =
         request.with_saved_bodies(request_file.as_deref(), response_file.as_deref());

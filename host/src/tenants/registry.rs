@@ -294,6 +294,7 @@ impl Registry {
             }
         }
         .with_memory_cap(tenant.quotas.renderer_memory_bytes)
+        .with_heap_budget(tenant.quotas.heap_snapshot_bytes)
         .with_limits(tenant.quotas.plugin_cap())
         .with_flag_overrides(tenant.flags.clone());
         let runtime = Arc::new(TenantRuntime {

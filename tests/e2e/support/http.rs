@@ -131,14 +131,14 @@ impl HttpServer {
         let mut command = match setup.open_files {
             Some(limit) => {
                 // `exec` keeps the pid: the server is the process the harness watches.
-                let mut command = Command::new("sh");
+                let mut command = crate::support::tokio_command("sh");
                 command
                     .arg("-c")
                     .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
                     .arg(env!("CARGO_BIN_EXE_devtools-mcp"));
                 command
             }
-            None => Command::new(env!("CARGO_BIN_EXE_devtools-mcp")),
+            None => crate::support::tokio_command(env!("CARGO_BIN_EXE_devtools-mcp")),
         };
         let child = command
             .args(&args)
@@ -230,7 +230,7 @@ impl HttpServer {
 
     /// Sends a signal (`HUP`, `TERM`...) to the server with procps' `kill`.
     pub fn signal(&self, name: &str) {
-        let status = std::process::Command::new("kill")
+        let status = crate::support::command("kill")
             .args([format!("-{name}"), self.pid.to_string()])
             .status()
             .expect("run kill");

@@ -75,7 +75,7 @@ pub fn server_env() -> Vec<(String, String)> {
 
 /// The server binary as a plain command (one-shot CLI calls), with [`server_env`].
 pub fn server_command() -> std::process::Command {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_devtools-mcp"));
+    let mut command = crate::support::command(env!("CARGO_BIN_EXE_devtools-mcp"));
     command.envs(server_env());
     command
 }
@@ -185,7 +185,7 @@ impl McpServer {
         if !env.iter().any(|(name, _)| name == "TMPDIR") {
             env.extend(server_env());
         }
-        let mut child = Command::new(program)
+        let mut child = crate::support::tokio_command(program)
             .args(&args)
             .envs(env)
             .stdin(Stdio::piped())

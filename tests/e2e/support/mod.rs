@@ -8,6 +8,7 @@ mod fixture_server;
 mod http;
 mod mcp;
 mod private_tmp;
+mod process;
 pub mod reference;
 pub mod side_by_side;
 
@@ -30,6 +31,7 @@ pub use mcp::{
     server_temp_dir, timeout,
 };
 pub use private_tmp::PrivateTmp;
+pub use process::{command, tokio_command};
 
 /// Live (non-zombie) processes descending from `pid`, found through the ppid field of
 /// `/proc/*/stat`. Take this list before shutting the server down: once it has exited its
@@ -85,7 +87,7 @@ pub fn kill_group(pgid: u32) {
 /// std can only signal processes it spawned itself (and `unsafe` is denied, so no
 /// `libc::kill`): this runs procps' `kill`. Negative targets are process groups.
 fn sigkill(targets: impl IntoIterator<Item = String>) {
-    let _ = std::process::Command::new("kill")
+    let _ = crate::support::command("kill")
         .args(["-KILL", "--"])
         .args(targets)
         .stderr(std::process::Stdio::null())

@@ -20,7 +20,7 @@ pub fn reference_dir() -> PathBuf {
 /// Why the Node-based tests cannot run here, or `None` when Node and npm are usable. Node must
 /// be recent enough for the reference (^20.19 or >= 22.12).
 pub fn node_missing() -> Option<String> {
-    let version = Command::new("node").arg("--version").output();
+    let version = crate::support::command("node").arg("--version").output();
     let Ok(version) = version else {
         return Some("node is not installed".into());
     };
@@ -41,7 +41,11 @@ pub fn node_missing() -> Option<String> {
             "node {text} is too old for chrome-devtools-mcp {REFERENCE_VERSION} (needs ^20.19 or >=22.12)"
         ));
     }
-    if Command::new("npm").arg("--version").output().is_err() {
+    if crate::support::command("npm")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         return Some("npm is not installed".into());
     }
     None
@@ -60,7 +64,7 @@ pub fn ensure_installed() -> Result<(), String> {
     if current && inspector.is_file() {
         return Ok(());
     }
-    let output = Command::new("npm")
+    let output = crate::support::command("npm")
         .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
         .current_dir(&dir)
         .env("PUPPETEER_SKIP_DOWNLOAD", "1")
@@ -101,7 +105,7 @@ pub fn inspector_cli() -> PathBuf {
 /// `package.json` relative to its working directory, so it runs in its build folder.
 pub fn inspector(command: &[String], method: &[&str]) -> Result<String, String> {
     let script = inspector_cli();
-    let output = Command::new("node")
+    let output = crate::support::command("node")
         .arg(&script)
         .arg("--cli")
         .args(command)

@@ -33,6 +33,13 @@ pub fn find_ffmpeg(explicit: Option<&Path>) -> Result<PathBuf, String> {
     }
 }
 
+/// ffmpeg as found, vetted as code the server runs (see `plugin::placement::vet`).
+pub fn vetted_ffmpeg(explicit: Option<&Path>) -> Result<PathBuf, String> {
+    let ffmpeg = find_ffmpeg(explicit)?;
+    crate::plugin::placement::vet("ffmpeg (for screencasts)", &ffmpeg)?;
+    Ok(ffmpeg)
+}
+
 pub struct FfmpegRecorder {
     child: Child,
     pump: JoinHandle<Option<ChildStdin>>,

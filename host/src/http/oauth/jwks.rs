@@ -36,14 +36,32 @@ struct Fetched {
     keys: Vec<Jwk>,
     fetched: Option<Instant>,
     attempted: Option<Instant>,
+    /// Why the last fetch failed, for the error of a token no known key verifies.
+    failure: Option<String>,
 }
 
 pub struct KeyCache {
     client: reqwest::Client,
-    /// Held while fetching, so that concurrent requests naming a new key share one fetch.
-    state: tokio::sync::Mutex<Option<Fetched>>,
+    /// The keys, behind a lock held only to read or replace them, never across a fetch: a
+    /// token whose key is known is verified whatever fetch is under way.
+    state: std::sync::Mutex<Option<Fetched>>,
+    /// Held while fetching (single flight): concurrent requests that need new keys share one
+    /// fetch, and only they wait for it.
+    fetching: tokio::sync::Mutex<()>,
     min_refresh: Duration,
     max_age: Duration,
+}
+
+/// What the cached keys say about a token's key.
+enum Lookup {
+    /// Known and fresh: use it.
+    Fresh(Jwk),
+    /// Known but older than `max_age`: refresh if no one is, else keep serving it.
+    Stale(Jwk),
+    /// Not known, and a fetch is allowed now.
+    Fetch,
+    /// Not known, and the last fetch is too recent to try again.
+    Missing,
 }
 
 impl KeyCache {
@@ -63,7 +81,8 @@ impl KeyCache {
             .unwrap_or_else(|_| reqwest::Client::new());
         KeyCache {
             client,
-            state: tokio::sync::Mutex::new(None),
+            state: std::sync::Mutex::new(None),
+            fetching: tokio::sync::Mutex::new(()),
             min_refresh,
             max_age,
         }
@@ -71,48 +90,124 @@ impl KeyCache {
 
     /// The issuer's key for a token's `kid` (or its only key, for a token without one).
     pub async fn key(&self, config: &OAuthConfig, kid: Option<&str>) -> Result<Jwk, KeyError> {
+        let unknown = || KeyError::UnknownKey(kid.unwrap_or("").into());
+        match self.lookup(config, kid)? {
+            Lookup::Fresh(key) => return Ok(key),
+            Lookup::Missing => return Err(unknown()),
+            // Someone is refreshing: the stale key serves meanwhile.
+            Lookup::Stale(key) => match self.fetching.try_lock() {
+                Ok(_flight) => {
+                    self.refresh(config).await;
+                    return Ok(self.pick_known(config, kid)?.unwrap_or(key));
+                }
+                Err(_) => return Ok(key),
+            },
+            Lookup::Fetch => {}
+        }
+        let _flight = self.fetching.lock().await;
+        // The fetch we waited for may have brought the key, or used this interval's attempt.
+        match self.lookup(config, kid)? {
+            Lookup::Fresh(key) | Lookup::Stale(key) => Ok(key),
+            Lookup::Missing => self.missing(kid),
+            Lookup::Fetch => {
+                self.refresh(config).await;
+                match self.pick_known(config, kid)? {
+                    Some(key) => Ok(key),
+                    None => self.missing(kid),
+                }
+            }
+        }
+    }
+
+    /// No key for `kid`: unknown to an issuer whose keys we have, unavailable otherwise.
+    fn missing(&self, kid: Option<&str>) -> Result<Jwk, KeyError> {
+        let state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        match state.as_ref() {
+            Some(fetched) if !fetched.keys.is_empty() => {
+                Err(KeyError::UnknownKey(kid.unwrap_or("").into()))
+            }
+            Some(Fetched {
+                failure: Some(reason),
+                ..
+            }) => Err(KeyError::Unavailable(reason.clone())),
+            _ => Err(KeyError::Unavailable("no keys fetched yet".into())),
+        }
+    }
+
+    fn lookup(&self, config: &OAuthConfig, kid: Option<&str>) -> Result<Lookup, KeyError> {
         let source = (config.issuer.clone(), config.jwks_uri.clone());
-        let mut state = self.state.lock().await;
-        if state
-            .as_ref()
-            .is_none_or(|fetched| fetched.source != source)
-        {
-            *state = Some(Fetched {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let fetched = match state.as_mut() {
+            Some(fetched) if fetched.source == source => fetched,
+            _ => state.insert(Fetched {
                 source,
                 keys: Vec::new(),
                 fetched: None,
                 attempted: None,
-            });
-        }
-        let Some(fetched) = state.as_mut() else {
-            return Err(KeyError::Unavailable("no key state".into()));
+                failure: None,
+            }),
         };
         let fresh = fetched
             .fetched
             .is_some_and(|at| at.elapsed() < self.max_age);
-        if fresh && let Some(key) = pick(&fetched.keys, kid)? {
-            return Ok(key);
-        }
         let may_fetch = fetched
             .attempted
             .is_none_or(|at| at.elapsed() >= self.min_refresh);
-        if may_fetch {
-            fetched.attempted = Some(Instant::now());
-            match self.fetch(config).await {
-                Ok(keys) => {
-                    tracing::info!(issuer = %config.issuer, keys = keys.len(), "fetched the issuer's signing keys");
-                    fetched.keys = keys;
+        Ok(match (pick(&fetched.keys, kid)?, fresh, may_fetch) {
+            (Some(key), true, _) => Lookup::Fresh(key),
+            (Some(key), false, true) => Lookup::Stale(key),
+            (Some(key), false, false) => Lookup::Fresh(key),
+            (None, _, true) => Lookup::Fetch,
+            (None, _, false) => Lookup::Missing,
+        })
+    }
+
+    fn pick_known(&self, config: &OAuthConfig, kid: Option<&str>) -> Result<Option<Jwk>, KeyError> {
+        let source = (config.issuer.clone(), config.jwks_uri.clone());
+        let state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        match state.as_ref() {
+            Some(fetched) if fetched.source == source => pick(&fetched.keys, kid),
+            _ => Ok(None),
+        }
+    }
+
+    /// Fetches the keys (the caller holds the flight) and stores them; a failed fetch keeps
+    /// the keys already known. The state lock is taken only around the reads and writes.
+    async fn refresh(&self, config: &OAuthConfig) {
+        let source = (config.issuer.clone(), config.jwks_uri.clone());
+        let set = |change: &dyn Fn(&mut Fetched)| {
+            let mut state = self
+                .state
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
+            if let Some(fetched) = state.as_mut().filter(|fetched| fetched.source == source) {
+                change(fetched);
+            }
+        };
+        set(&|fetched| fetched.attempted = Some(Instant::now()));
+        match self.fetch(config).await {
+            Ok(keys) => {
+                tracing::info!(issuer = %config.issuer, keys = keys.len(), "fetched the issuer's signing keys");
+                set(&|fetched| {
+                    fetched.keys = keys.clone();
                     fetched.fetched = Some(Instant::now());
-                }
-                Err(reason) => {
-                    tracing::warn!(issuer = %config.issuer, %reason, "cannot fetch the issuer's signing keys");
-                    if fetched.keys.is_empty() {
-                        return Err(KeyError::Unavailable(reason));
-                    }
-                }
+                    fetched.failure = None;
+                });
+            }
+            Err(reason) => {
+                tracing::warn!(issuer = %config.issuer, %reason, "cannot fetch the issuer's signing keys");
+                set(&|fetched| fetched.failure = Some(reason.clone()));
             }
         }
-        pick(&fetched.keys, kid)?.ok_or_else(|| KeyError::UnknownKey(kid.unwrap_or("").into()))
     }
 
     async fn fetch(&self, config: &OAuthConfig) -> Result<Vec<Jwk>, String> {
@@ -258,7 +353,10 @@ fn pick(keys: &[Jwk], kid: Option<&str>) -> Result<Option<Jwk>, KeyError> {
 #[cfg(test)]
 impl KeyCache {
     pub async fn known_kids(&self) -> std::collections::HashMap<String, usize> {
-        let state = self.state.lock().await;
+        let state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         let mut kids = std::collections::HashMap::new();
         for key in state.iter().flat_map(|fetched| fetched.keys.iter()) {
             *kids

@@ -146,12 +146,25 @@ impl TokenVerifier {
     }
 }
 
+/// RFC 6749 §3.3: scope tokens are separated by one space (U+0020) and made of printable ASCII
+/// but `"` and `\`. Any other separator (a no-break or ideographic space, a tab) is not one,
+/// so a token carrying it is malformed rather than read as two scopes.
+fn scope_tokens(text: &str, claim: &str) -> Result<Vec<String>, VerifyError> {
+    let token_char = |c: char| matches!(c, '\x21' | '\x23'..='\x5b' | '\x5d'..='\x7e');
+    text.split(' ')
+        .filter(|token| !token.is_empty())
+        .map(|token| match token.chars().all(token_char) {
+            true => Ok(token.to_string()),
+            false => Err(VerifyError::ClaimFormat(claim.into())),
+        })
+        .collect()
+}
+
 fn scopes(claims: &Map<String, Value>) -> Result<Vec<String>, VerifyError> {
-    let words = |text: &str| text.split_whitespace().map(str::to_string).collect();
     match (claims.get("scope"), claims.get("scp")) {
-        (Some(Value::String(scope)), _) => Ok(words(scope)),
+        (Some(Value::String(scope)), _) => scope_tokens(scope, "scope"),
         (Some(_), _) => Err(VerifyError::ClaimFormat("scope".into())),
-        (None, Some(Value::String(scp))) => Ok(words(scp)),
+        (None, Some(Value::String(scp))) => scope_tokens(scp, "scp"),
         (None, Some(Value::Array(items))) => items
             .iter()
             .map(|item| {
@@ -169,6 +182,28 @@ fn scopes(claims: &Map<String, Value>) -> Result<Vec<String>, VerifyError> {
 mod tests {
     use super::*;
     use crate::http::oauth::config::OAuthSection;
+
+    #[test]
+    fn scopes_split_on_the_space_rfc_6749_defines_and_nothing_else() {
+        let claims = |scope: &str| match json!({ "scope": scope }) {
+            Value::Object(map) => map,
+            _ => unreachable!(),
+        };
+        assert_eq!(
+            scopes(&claims("mcp:tools  mcp:admin")).unwrap(),
+            ["mcp:tools", "mcp:admin"]
+        );
+        for spoof in [
+            "mcp:tools\u{a0}mcp:admin",
+            "mcp:tools\tmcp:admin",
+            "mcp:tools\u{3000}x",
+        ] {
+            assert!(
+                matches!(scopes(&claims(spoof)), Err(VerifyError::ClaimFormat(_))),
+                "{spoof:?}"
+            );
+        }
+    }
     use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
     use serde_json::json;
     use std::sync::Arc;
@@ -193,6 +228,8 @@ mod tests {
         url: String,
         keys: Arc<std::sync::Mutex<Value>>,
         hits: Arc<AtomicUsize>,
+        /// Milliseconds each answer waits before it is sent (a slow issuer).
+        stall: Arc<std::sync::atomic::AtomicU64>,
     }
 
     async fn jwks(keys: Value) -> Jwks {
@@ -202,12 +239,17 @@ mod tests {
         let url = format!("http://{}/jwks", listener.local_addr().expect("addr"));
         let keys = Arc::new(std::sync::Mutex::new(json!({ "keys": keys })));
         let hits = Arc::new(AtomicUsize::new(0));
-        let (served, counted) = (keys.clone(), hits.clone());
+        let stall = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (served, counted, stalled) = (keys.clone(), hits.clone(), stall.clone());
         tokio::spawn(async move {
             while let Ok((mut stream, _)) = listener.accept().await {
                 let mut request = [0u8; 4096];
                 let _ = stream.read(&mut request).await;
                 counted.fetch_add(1, Ordering::SeqCst);
+                let stall = stalled.load(Ordering::SeqCst);
+                if stall > 0 {
+                    tokio::time::sleep(Duration::from_millis(stall)).await;
+                }
                 let body = served
                     .lock()
                     .map(|keys| keys.to_string())
@@ -219,7 +261,12 @@ mod tests {
                 let _ = stream.write_all(response.as_bytes()).await;
             }
         });
-        Jwks { url, keys, hits }
+        Jwks {
+            url,
+            keys,
+            hits,
+            stall,
+        }
     }
 
     fn config(jwks_uri: &str, extra: &str) -> OAuthConfig {
@@ -423,6 +470,39 @@ mod tests {
         assert!(verifier.verify(&config, &first).await.is_ok());
         assert_eq!(jwks.hits.load(Ordering::SeqCst), before + 1);
         assert_eq!(verifier.keys.known_kids().await.len(), 2);
+    }
+
+    /// A token naming an unknown `kid` makes the cache fetch the JWKS; while that fetch waits on
+    /// a slow issuer, tokens whose key is known are verified at once.
+    #[tokio::test]
+    async fn a_fetch_for_an_unknown_kid_never_makes_known_keys_wait() {
+        let jwks = jwks(json!([jwk("k1", X_1)])).await;
+        let config = Arc::new(config(&jwks.url, ""));
+        let verifier = Arc::new(verifier());
+        let good = sign(KEY_1, Some("k1"), "at+jwt", &claims(|_| {}));
+        assert!(verifier.verify(&config, &good).await.is_ok());
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        jwks.stall.store(3_000, Ordering::SeqCst);
+        let unknown = sign(KEY_2, Some("made-up"), "at+jwt", &claims(|_| {}));
+        let stalled = tokio::spawn({
+            let (verifier, config) = (verifier.clone(), config.clone());
+            async move { verifier.verify(&config, &unknown).await }
+        });
+        while jwks.hits.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let started = std::time::Instant::now();
+        assert!(verifier.verify(&config, &good).await.is_ok());
+        assert!(
+            started.elapsed() < Duration::from_millis(1_000),
+            "a valid token waited {:?} for another request's fetch",
+            started.elapsed()
+        );
+        assert!(!stalled.is_finished(), "the issuer is still answering");
+        assert!(matches!(
+            stalled.await.expect("task"),
+            Err(VerifyError::Key(KeyError::UnknownKey(_)))
+        ));
     }
 
     #[tokio::test]

@@ -1,16 +1,17 @@
 //! `devtools:tool/heap`: heap-snapshot analysis. The guest names a file; the host checks the
 //! path against the sandbox itself (a plugin may pass anything), loads the snapshot once per
-//! session and runs every analysis on a blocking thread, so the async workers stay free and
-//! the call's wall-clock budget still bounds the wait.
+//! session and runs every load and analysis as an engine job (`crate::engine`): off the
+//! async workers, charged with what the load allocates against the session's budget, and
+//! stopped when the call ends.
 
-use super::CallState;
+use super::function::{HostFunction as F, Marks as M};
+use super::{Call, CallState, or_return};
 use crate::heap_analysis::{self, check_extension};
 use crate::plugin::bindings::devtools::tool::heap::{self, ListOptions, NodeFilter, ObjectQuery};
-use crate::plugin::capability::Capability;
+use crate::plugin::capability::Capability::Memory;
 use devtools_heapsnapshot::format::parse_byte_size_range;
 use devtools_heapsnapshot::tools::{self, ListOptions as EngineListOptions};
-use devtools_heapsnapshot::{EdgeSort, HeapError, LoadedSnapshot, QuerySort};
-use std::path::Path;
+use devtools_heapsnapshot::{EdgeSort, HeapError, LoadBudget, LoadedSnapshot, QuerySort};
 use std::sync::Arc;
 
 type Lines = wasmtime::Result<Result<Vec<String>, String>>;
@@ -37,76 +38,122 @@ fn filter(
     }
 }
 
-/// Reads a file the sandbox resolved, with Node's wording for a missing file (the
-/// reference's), through the sandbox's root handles.
-fn open(sandbox: &crate::sandbox::Sandbox, path: &str) -> Result<std::fs::File, String> {
-    sandbox
-        .open_read(Path::new(path))
-        .map_err(|error| match error {
-            crate::sandbox::SandboxError::Io { source, .. }
-                if source.kind() == std::io::ErrorKind::NotFound =>
-            {
-                format!("ENOENT: no such file or directory, open '{path}'")
-            }
-            other => other.to_string(),
-        })
+/// Every heap function reads the snapshot files it names, through the file gateway.
+const fn heap(name: &'static str) -> F {
+    F::new("heap", name, &[Memory], M::READS)
+}
+
+const HEAP_SUMMARY: F = heap("heap-summary");
+const HEAP_DETAILS: F = heap("heap-details");
+const HEAP_CLASS_NODES: F = heap("heap-class-nodes");
+const HEAP_RETAINERS: F = heap("heap-retainers");
+const HEAP_RETAINING_PATHS: F = heap("heap-retaining-paths");
+const HEAP_EDGES: F = heap("heap-edges");
+const HEAP_DOMINATORS: F = heap("heap-dominators");
+const HEAP_OBJECT_DETAILS: F = heap("heap-object-details");
+const HEAP_DUPLICATE_STRINGS: F = heap("heap-duplicate-strings");
+const HEAP_COMPARE: F = heap("heap-compare");
+const HEAP_QUERY_OBJECTS: F = heap("heap-query-objects");
+const HEAP_ANALYZE_CONTEXTS: F = heap("heap-analyze-contexts");
+const HEAP_CLOSE: F = F::new("heap", "heap-close", &[Memory], M::NONE);
+
+pub(super) const FUNCTIONS: &[&F] = &[
+    &HEAP_SUMMARY,
+    &HEAP_DETAILS,
+    &HEAP_CLASS_NODES,
+    &HEAP_RETAINERS,
+    &HEAP_RETAINING_PATHS,
+    &HEAP_EDGES,
+    &HEAP_DOMINATORS,
+    &HEAP_OBJECT_DETAILS,
+    &HEAP_DUPLICATE_STRINGS,
+    &HEAP_COMPARE,
+    &HEAP_QUERY_OBJECTS,
+    &HEAP_ANALYZE_CONTEXTS,
+    &HEAP_CLOSE,
+];
+
+/// The loaded snapshot for `path` (checked, loaded on first use, read through the file
+/// gateway) and any notes to add.
+async fn heap_snapshot(
+    call: &mut Call<'_>,
+    path: &str,
+) -> Result<(Arc<LoadedSnapshot>, Vec<String>), String> {
+    let session = call.session()?;
+    let resolved = session
+        .sandbox
+        .resolve(path)
+        .map_err(|error| error.to_string())?;
+    check_extension(&resolved)?;
+    if let Some(snapshot) = session.heap.get(&resolved) {
+        return Ok((snapshot, Vec::new()));
+    }
+    let (file, length) = session.sandbox.open_regular(&resolved).map_err(|error| {
+        if error.is_not_found() {
+            format!("ENOENT: no such file or directory, open '{resolved}'")
+        } else {
+            error.to_string()
+        }
+    })?;
+    let reservation = session.heap.reserve(&resolved, length)?;
+    let display = resolved.clone();
+    let max_bytes = reservation.max_bytes;
+    // An engine job: charged with what it allocates, stopped when this call ends.
+    let deadline = call.wall_clock();
+    let loaded = crate::engine::run("loading the heap snapshot", deadline, move |cancel| {
+        let budget = LoadBudget {
+            max_bytes,
+            file_len: Some(length),
+            cancel: Some(cancel),
+        };
+        LoadedSnapshot::load_with(file, budget)
+    })
+    .await
+    .map_err(|error| format!("Cannot load {display}: {error}"))?
+    .map_err(|error| format!("Cannot load {display}: {error}"))?;
+    let loaded = Arc::new(loaded);
+    call.session()?.heap.insert(resolved, loaded.clone());
+    Ok((loaded, heap_analysis::eviction_lines(&reservation.evicted)))
+}
+
+/// Loads `path` if needed and runs `query` on a blocking thread.
+async fn heap_query(
+    call: &mut Call<'_>,
+    path: &str,
+    query: impl FnOnce(&LoadedSnapshot) -> Result<Vec<String>, HeapError> + Send + 'static,
+) -> Lines {
+    let (snapshot, mut notes) = or_return!(heap_snapshot(call, path).await);
+    let deadline = call.wall_clock();
+    let lines = crate::engine::run("the heap snapshot query", deadline, move |_| {
+        query(&snapshot)
+    })
+    .await;
+    Ok(match lines {
+        Ok(Ok(mut lines)) => {
+            lines.append(&mut notes);
+            Ok(lines)
+        }
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(error) => Err(error.to_string()),
+    })
 }
 
 impl CallState {
-    /// The loaded snapshot for `path` (checked, loaded on first use) and any notes to add.
-    async fn heap_snapshot(
+    /// Dispatches `function`: loads `path` if needed and runs `query` on a blocking thread.
+    async fn heap_run(
         &mut self,
-        path: &str,
-    ) -> Result<(Arc<LoadedSnapshot>, Vec<String>), String> {
-        let session = self.session()?;
-        let resolved = session
-            .sandbox
-            .resolve(path)
-            .map_err(|error| error.to_string())?;
-        check_extension(&resolved)?;
-        if let Some(snapshot) = session.heap.get(&resolved) {
-            return Ok((snapshot, Vec::new()));
-        }
-        let file = open(&session.sandbox, &resolved)?;
-        let length = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let reservation = session.heap.reserve(&resolved, length)?;
-        let display = resolved.clone();
-        let loaded = tokio::task::spawn_blocking(move || LoadedSnapshot::load(file))
-            .await
-            .map_err(|error| format!("Loading the heap snapshot failed: {error}"))?
-            .map_err(|error| format!("Cannot load {display}: {error}"))?;
-        let loaded = Arc::new(loaded);
-        self.session()?.heap.insert(resolved, loaded.clone());
-        Ok((loaded, heap_analysis::eviction_lines(&reservation.evicted)))
-    }
-
-    /// Loads `path` if needed and runs `query` on a blocking thread.
-    async fn heap_query(
-        &mut self,
-        function: &'static str,
+        function: &'static F,
         path: &str,
         query: impl FnOnce(&LoadedSnapshot) -> Result<Vec<String>, HeapError> + Send + 'static,
     ) -> Lines {
-        self.require(Capability::Memory, function)?;
-        let (snapshot, mut notes) = match self.heap_snapshot(path).await {
-            Ok(found) => found,
-            Err(error) => return Ok(Err(error)),
-        };
-        let lines = tokio::task::spawn_blocking(move || query(&snapshot)).await;
-        Ok(match lines {
-            Ok(Ok(mut lines)) => {
-                lines.append(&mut notes);
-                Ok(lines)
-            }
-            Ok(Err(error)) => Err(error.to_string()),
-            Err(error) => Err(format!("The heap snapshot query failed: {error}")),
-        })
+        self.dispatch(function, async |call| heap_query(call, path, query).await)
+            .await
     }
 }
 
 impl heap::Host for CallState {
     async fn heap_summary(&mut self, file_path: String, max_name_length: Option<u64>) -> Lines {
-        self.heap_query("heap-summary", &file_path, move |s| {
+        self.heap_run(&HEAP_SUMMARY, &file_path, move |s| {
             tools::summary(s, max_name_length)
         })
         .await
@@ -118,7 +165,7 @@ impl heap::Host for CallState {
         node_filter: Option<NodeFilter>,
         list: ListOptions,
     ) -> Lines {
-        self.heap_query("heap-details", &file_path, move |s| {
+        self.heap_run(&HEAP_DETAILS, &file_path, move |s| {
             tools::details(s, filter(s, &node_filter)?.as_ref(), options(&list))
         })
         .await
@@ -131,7 +178,7 @@ impl heap::Host for CallState {
         node_filter: Option<NodeFilter>,
         list: ListOptions,
     ) -> Lines {
-        self.heap_query("heap-class-nodes", &file_path, move |s| {
+        self.heap_run(&HEAP_CLASS_NODES, &file_path, move |s| {
             tools::class_nodes(
                 s,
                 class_id,
@@ -148,7 +195,7 @@ impl heap::Host for CallState {
         node_id: f64,
         list: ListOptions,
     ) -> Lines {
-        self.heap_query("heap-retainers", &file_path, move |s| {
+        self.heap_run(&HEAP_RETAINERS, &file_path, move |s| {
             tools::retainers(s, node_id, options(&list))
         })
         .await
@@ -163,7 +210,7 @@ impl heap::Host for CallState {
         max_siblings: Option<f64>,
         max_name_length: Option<u64>,
     ) -> Lines {
-        self.heap_query("heap-retaining-paths", &file_path, move |s| {
+        self.heap_run(&HEAP_RETAINING_PATHS, &file_path, move |s| {
             tools::retaining_paths(
                 s,
                 node_id,
@@ -185,31 +232,33 @@ impl heap::Host for CallState {
         exclude_primitives: Option<bool>,
         list: ListOptions,
     ) -> Lines {
-        self.require(Capability::Memory, "heap-edges")?;
-        let sort = match sort_by.as_deref() {
-            None | Some("retainedSize") => EdgeSort::RetainedSize,
-            Some("selfSize") => EdgeSort::SelfSize,
-            Some("name") => EdgeSort::Name,
-            Some(other) => return Ok(Err(format!("Invalid sortBy: {other}"))),
-        };
-        // The reference applies only the lower bound here.
-        let min = match retained_size
-            .as_deref()
-            .map(parse_byte_size_range)
-            .transpose()
-        {
-            Ok(range) => range.map(|(min, _)| min),
-            Err(error) => return Ok(Err(error)),
-        };
-        self.heap_query("heap-edges", &file_path, move |s| {
-            tools::edges(
-                s,
-                node_id,
-                sort,
-                min,
-                exclude_primitives.unwrap_or(true),
-                options(&list),
-            )
+        self.dispatch(&HEAP_EDGES, async |call| {
+            let sort = match sort_by.as_deref() {
+                None | Some("retainedSize") => EdgeSort::RetainedSize,
+                Some("selfSize") => EdgeSort::SelfSize,
+                Some("name") => EdgeSort::Name,
+                Some(other) => return Ok(Err(format!("Invalid sortBy: {other}"))),
+            };
+            // The reference applies only the lower bound here.
+            let min = match retained_size
+                .as_deref()
+                .map(parse_byte_size_range)
+                .transpose()
+            {
+                Ok(range) => range.map(|(min, _)| min),
+                Err(error) => return Ok(Err(error)),
+            };
+            heap_query(call, &file_path, move |s| {
+                tools::edges(
+                    s,
+                    node_id,
+                    sort,
+                    min,
+                    exclude_primitives.unwrap_or(true),
+                    options(&list),
+                )
+            })
+            .await
         })
         .await
     }
@@ -220,7 +269,7 @@ impl heap::Host for CallState {
         node_id: f64,
         max_name_length: Option<u64>,
     ) -> Lines {
-        self.heap_query("heap-dominators", &file_path, move |s| {
+        self.heap_run(&HEAP_DOMINATORS, &file_path, move |s| {
             tools::dominators(s, node_id, max_name_length)
         })
         .await
@@ -232,14 +281,14 @@ impl heap::Host for CallState {
         node_id: f64,
         max_name_length: Option<u64>,
     ) -> Lines {
-        self.heap_query("heap-object-details", &file_path, move |s| {
+        self.heap_run(&HEAP_OBJECT_DETAILS, &file_path, move |s| {
             tools::object_details(s, node_id, max_name_length)
         })
         .await
     }
 
     async fn heap_duplicate_strings(&mut self, file_path: String, list: ListOptions) -> Lines {
-        self.heap_query("heap-duplicate-strings", &file_path, move |s| {
+        self.heap_run(&HEAP_DUPLICATE_STRINGS, &file_path, move |s| {
             tools::duplicate_strings(s, options(&list))
         })
         .await
@@ -252,15 +301,14 @@ impl heap::Host for CallState {
         class_index: Option<f64>,
         list: ListOptions,
     ) -> Lines {
-        self.require(Capability::Memory, "heap-compare")?;
-        let (base, mut notes) = match self.heap_snapshot(&base_file_path).await {
-            Ok(found) => found,
-            Err(error) => return Ok(Err(error)),
-        };
-        self.heap_query("heap-compare", &current_file_path, move |current| {
-            let mut lines = tools::compare(&base, current, class_index, options(&list))?;
-            lines.append(&mut notes);
-            Ok(lines)
+        self.dispatch(&HEAP_COMPARE, async |call| {
+            let (base, mut notes) = or_return!(heap_snapshot(call, &base_file_path).await);
+            heap_query(call, &current_file_path, move |current| {
+                let mut lines = tools::compare(&base, current, class_index, options(&list))?;
+                lines.append(&mut notes);
+                Ok(lines)
+            })
+            .await
         })
         .await
     }
@@ -271,32 +319,36 @@ impl heap::Host for CallState {
         query: ObjectQuery,
         list: ListOptions,
     ) -> Lines {
-        self.require(Capability::Memory, "heap-query-objects")?;
-        let range = |text: &Option<String>| text.as_deref().map(parse_byte_size_range).transpose();
-        let (retained, self_size) = match (range(&query.retained_size), range(&query.self_size)) {
-            (Ok(retained), Ok(self_size)) => (retained, self_size),
-            (Err(error), _) | (_, Err(error)) => return Ok(Err(error)),
-        };
-        let sort_by = match query.sort_by.as_deref() {
-            None => None,
-            Some("retainedSize") => Some(QuerySort::RetainedSize),
-            Some("selfSize") => Some(QuerySort::SelfSize),
-            Some("id") => Some(QuerySort::Id),
-            Some(other) => return Ok(Err(format!("Invalid sortBy: {other}"))),
-        };
-        let engine_query = devtools_heapsnapshot::ObjectQuery {
-            class_name: query.class_name,
-            property_name: query.property_name,
-            node_type: query.node_type,
-            min_retained_size: retained.map(|(min, _)| min),
-            max_retained_size: retained.and_then(|(_, max)| max),
-            min_self_size: self_size.map(|(min, _)| min),
-            max_self_size: self_size.and_then(|(_, max)| max),
-            is_detached: query.is_detached,
-            sort_by,
-        };
-        self.heap_query("heap-query-objects", &file_path, move |s| {
-            tools::query(s, &engine_query, options(&list))
+        self.dispatch(&HEAP_QUERY_OBJECTS, async |call| {
+            let range =
+                |text: &Option<String>| text.as_deref().map(parse_byte_size_range).transpose();
+            let (retained, self_size) = match (range(&query.retained_size), range(&query.self_size))
+            {
+                (Ok(retained), Ok(self_size)) => (retained, self_size),
+                (Err(error), _) | (_, Err(error)) => return Ok(Err(error)),
+            };
+            let sort_by = match query.sort_by.as_deref() {
+                None => None,
+                Some("retainedSize") => Some(QuerySort::RetainedSize),
+                Some("selfSize") => Some(QuerySort::SelfSize),
+                Some("id") => Some(QuerySort::Id),
+                Some(other) => return Ok(Err(format!("Invalid sortBy: {other}"))),
+            };
+            let engine_query = devtools_heapsnapshot::ObjectQuery {
+                class_name: query.class_name,
+                property_name: query.property_name,
+                node_type: query.node_type,
+                min_retained_size: retained.map(|(min, _)| min),
+                max_retained_size: retained.and_then(|(_, max)| max),
+                min_self_size: self_size.map(|(min, _)| min),
+                max_self_size: self_size.and_then(|(_, max)| max),
+                is_detached: query.is_detached,
+                sort_by,
+            };
+            heap_query(call, &file_path, move |s| {
+                tools::query(s, &engine_query, options(&list))
+            })
+            .await
         })
         .await
     }
@@ -308,36 +360,39 @@ impl heap::Host for CallState {
         scope_info_node_id: Option<i64>,
         list: ListOptions,
     ) -> Lines {
-        self.require(Capability::Memory, "heap-analyze-contexts")?;
-        let range = match retained_size
-            .as_deref()
-            .map(parse_byte_size_range)
-            .transpose()
-        {
-            Ok(range) => range,
-            Err(error) => return Ok(Err(error)),
-        };
-        self.heap_query("heap-analyze-contexts", &file_path, move |s| {
-            tools::contexts(s, range, scope_info_node_id, options(&list))
+        self.dispatch(&HEAP_ANALYZE_CONTEXTS, async |call| {
+            let range = match retained_size
+                .as_deref()
+                .map(parse_byte_size_range)
+                .transpose()
+            {
+                Ok(range) => range,
+                Err(error) => return Ok(Err(error)),
+            };
+            heap_query(call, &file_path, move |s| {
+                tools::contexts(s, range, scope_info_node_id, options(&list))
+            })
+            .await
         })
         .await
     }
 
     async fn heap_close(&mut self, file_path: String) -> Lines {
-        self.require(Capability::Memory, "heap-close")?;
-        let session = match self.session() {
-            Ok(session) => session,
-            Err(error) => return Ok(Err(error)),
-        };
-        let resolved = match session.sandbox.resolve(&file_path) {
-            Ok(resolved) => resolved,
-            Err(error) => return Ok(Err(error.to_string())),
-        };
-        if !session.heap.close(&resolved) {
-            return Ok(Err(format!(
-                "Failed to close heap snapshot: {resolved} was not loaded."
-            )));
-        }
-        Ok(Ok(vec![format!("Closed heap snapshot: {resolved}")]))
+        self.dispatch(&HEAP_CLOSE, async |call| {
+            let session = or_return!(call.session());
+            let resolved = or_return!(
+                session
+                    .sandbox
+                    .resolve(&file_path)
+                    .map_err(|error| error.to_string())
+            );
+            if !session.heap.close(&resolved) {
+                return Ok(Err(format!(
+                    "Failed to close heap snapshot: {resolved} was not loaded."
+                )));
+            }
+            Ok(Ok(vec![format!("Closed heap snapshot: {resolved}")]))
+        })
+        .await
     }
 }

@@ -1,33 +1,38 @@
 //! `devtools:tool/interop`: the ids other clients know a page by. Reading them is reading the
 //! page (`pages.read`).
 
-use super::{CallState, PageHandle};
+use super::function::{HostFunction as F, Marks as M};
+use super::{CallState, PageHandle, or_return};
 use crate::plugin::bindings::devtools::tool::interop;
-use crate::plugin::capability::Capability;
+use crate::plugin::capability::Capability::PagesRead;
 use wasmtime::component::Resource;
+
+const TAB_ID: F = F::new("interop", "tab-id", &[PagesRead], M::NONE);
+
+pub(super) const FUNCTIONS: &[&F] = &[&TAB_ID];
 
 impl interop::Host for CallState {
     async fn tab_id(
         &mut self,
         handle: Resource<PageHandle>,
     ) -> wasmtime::Result<Result<String, String>> {
-        self.require(Capability::PagesRead, "tab-id")?;
-        let id = self.page_id(&handle)?;
-        let session = match self.session() {
-            Ok(session) => session,
-            Err(error) => return Ok(Err(error)),
-        };
-        let Some(endpoint) = session.browser_ws_endpoint() else {
-            return Ok(Err("The browser is not connected.".into()));
-        };
-        let target = match session.page(id) {
-            Ok(page) => page.page.target_id().inner().clone(),
-            Err(error) => return Ok(Err(error)),
-        };
-        let tab = crate::browser::tab::tab_id(&endpoint, &target).await;
-        if let Ok(tab) = &tab {
-            self.response.tab_id = Some(tab.clone());
-        }
-        Ok(tab)
+        self.dispatch(&TAB_ID, async |call| {
+            let id = call.page_id(&handle)?;
+            let session = or_return!(call.session());
+            let Some(endpoint) = session.browser_ws_endpoint() else {
+                return Ok(Err("The browser is not connected.".into()));
+            };
+            let target = or_return!(session.page(id))
+                .page
+                .target_id()
+                .inner()
+                .clone();
+            let tab = crate::browser::tab::tab_id(&endpoint, &target).await;
+            if let Ok(tab) = &tab {
+                call.response().tab_id = Some(tab.clone());
+            }
+            Ok(tab)
+        })
+        .await
     }
 }

@@ -1,12 +1,37 @@
 //! `devtools:tool/page-tools`: the tools a page offers. Running them runs the page's code with
-//! the agent's arguments, so every function needs `page-tools`; the host escapes what the page
-//! says before it reaches the response.
+//! the agent's arguments, so every function needs `page-tools`, and a run is landing-checked
+//! like any action; the host escapes what the page says before it reaches the response.
 
-use super::{CallState, PageHandle};
+use super::function::{HostFunction as F, Marks as M};
+use super::{CallState, PageHandle, or_return};
 use crate::plugin::bindings::devtools::tool::page_tools;
-use crate::plugin::capability::Capability;
+use crate::plugin::capability::Capability::PageTools;
 use serde_json::Value;
 use wasmtime::component::Resource;
+
+const LIST_DEVELOPER_TOOLS: F = F::new("page-tools", "list-developer-tools", &[PageTools], M::NONE);
+const EXECUTE_DEVELOPER_TOOL: F = F::new(
+    "page-tools",
+    "execute-developer-tool",
+    &[PageTools],
+    M::NAVIGATES,
+);
+const LIST_WEBMCP_TOOLS: F = F::new("page-tools", "list-webmcp-tools", &[PageTools], M::NONE);
+const EXECUTE_WEBMCP_TOOL: F = F::new(
+    "page-tools",
+    "execute-webmcp-tool",
+    &[PageTools],
+    M::NAVIGATES,
+);
+
+pub(super) const FUNCTIONS: &[&F] = &[
+    &LIST_DEVELOPER_TOOLS,
+    &EXECUTE_DEVELOPER_TOOL,
+    &LIST_WEBMCP_TOOLS,
+    &EXECUTE_WEBMCP_TOOL,
+];
+
+type Lines = wasmtime::Result<Result<Vec<String>, String>>;
 
 /// The arguments a plugin passes must be a JSON object.
 fn object(text: &str, what: &str) -> Result<Value, String> {
@@ -20,16 +45,11 @@ fn object(text: &str, what: &str) -> Result<Value, String> {
 }
 
 impl page_tools::Host for CallState {
-    async fn list_developer_tools(
-        &mut self,
-        handle: Resource<PageHandle>,
-    ) -> wasmtime::Result<Result<Vec<String>, String>> {
-        self.require(Capability::PageTools, "list-developer-tools")?;
-        let page = match self.page(&handle)? {
-            Ok(page) => page,
-            Err(error) => return Ok(Err(error)),
-        };
-        Ok(page.list_developer_tools().await)
+    async fn list_developer_tools(&mut self, handle: Resource<PageHandle>) -> Lines {
+        self.dispatch(&LIST_DEVELOPER_TOOLS, async |call| {
+            Ok(or_return!(call.page(&handle)?).list_developer_tools().await)
+        })
+        .await
     }
 
     async fn execute_developer_tool(
@@ -37,29 +57,22 @@ impl page_tools::Host for CallState {
         handle: Resource<PageHandle>,
         name: String,
         params: String,
-    ) -> wasmtime::Result<Result<Vec<String>, String>> {
-        self.require(Capability::PageTools, "execute-developer-tool")?;
-        let params = match object(&params, "params") {
-            Ok(params) => params,
-            Err(error) => return Ok(Err(error)),
-        };
-        let page = match self.page(&handle)? {
-            Ok(page) => page,
-            Err(error) => return Ok(Err(error)),
-        };
-        Ok(page.execute_developer_tool(&name, &params).await)
+    ) -> Lines {
+        self.dispatch(&EXECUTE_DEVELOPER_TOOL, async |call| {
+            let params = or_return!(object(&params, "params"));
+            let page = or_return!(call.page(&handle)?);
+            Ok(page.execute_developer_tool(&name, &params).await)
+        })
+        .await
     }
 
-    async fn list_webmcp_tools(
-        &mut self,
-        handle: Resource<PageHandle>,
-    ) -> wasmtime::Result<Result<Vec<String>, String>> {
-        self.require(Capability::PageTools, "list-webmcp-tools")?;
-        let page = match self.page(&handle)? {
-            Ok(page) => page,
-            Err(error) => return Ok(Err(error)),
-        };
-        Ok(page.list_webmcp_tool_lines().await)
+    async fn list_webmcp_tools(&mut self, handle: Resource<PageHandle>) -> Lines {
+        self.dispatch(&LIST_WEBMCP_TOOLS, async |call| {
+            Ok(or_return!(call.page(&handle)?)
+                .list_webmcp_tool_lines()
+                .await)
+        })
+        .await
     }
 
     async fn execute_webmcp_tool(
@@ -67,16 +80,12 @@ impl page_tools::Host for CallState {
         handle: Resource<PageHandle>,
         name: String,
         input: String,
-    ) -> wasmtime::Result<Result<Vec<String>, String>> {
-        self.require(Capability::PageTools, "execute-webmcp-tool")?;
-        let input = match object(&input, "input") {
-            Ok(input) => input,
-            Err(error) => return Ok(Err(error)),
-        };
-        let page = match self.page(&handle)? {
-            Ok(page) => page,
-            Err(error) => return Ok(Err(error)),
-        };
-        Ok(page.execute_webmcp_tool(&name, &input).await)
+    ) -> Lines {
+        self.dispatch(&EXECUTE_WEBMCP_TOOL, async |call| {
+            let input = or_return!(object(&input, "input"));
+            let page = or_return!(call.page(&handle)?);
+            Ok(page.execute_webmcp_tool(&name, &input).await)
+        })
+        .await
     }
 }

@@ -3,21 +3,33 @@
 //! session that shares its browser, or one with a URL policy, gets the reference's refusal:
 //! an installed app belongs to the whole profile and its windows load what its manifest says.
 
-use super::{CallState, PageHandle};
+use super::function::{HostFunction as F, Marks as M};
+use super::{Call, CallState, PageHandle, or_return};
 use crate::browser::pipe::PipeLink;
 use crate::browser::{pwa, tab};
 use crate::plugin::bindings::devtools::tool::pwa as wit;
-use crate::plugin::capability::Capability;
+use crate::plugin::capability::Capability::{Navigate, Pwa, Script};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::Resource;
 
+/// The browser fetches the install URL (and may open the app): held to `navigate`.
+const INSTALL_PWA: F =
+    F::new("pwa", "install-pwa", &[Pwa], M::NAVIGATES).depending(&[Navigate, Script]);
+const UNINSTALL_PWA: F = F::new("pwa", "uninstall-pwa", &[Pwa], M::NONE);
+/// The app's window loads what its manifest says: landing-checked like any new page.
+const LAUNCH_PWA: F =
+    F::new("pwa", "launch-pwa", &[Pwa], M::NAVIGATES).depending(&[Navigate, Script]);
+const GET_OS_APP_STATE: F = F::new("pwa", "get-os-app-state", &[Pwa], M::NONE);
+
+pub(super) const FUNCTIONS: &[&F] = &[&INSTALL_PWA, &UNINSTALL_PWA, &LAUNCH_PWA, &GET_OS_APP_STATE];
+
 /// The reference waits up to its navigation timeout for the launched window's page.
 const LAUNCH_WAIT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(50);
 
-impl CallState {
+impl Call<'_> {
     /// The browser's DevTools pipe for `PWA.*` commands (and its WebSocket endpoint, for tab
     /// look-ups), after the session's own refusals.
     fn pwa_browser(&mut self) -> Result<(Arc<PipeLink>, String), String> {
@@ -39,12 +51,8 @@ impl CallState {
 
     /// A URL the browser will load for the plugin: its grant, then the server's own policy
     /// (for values that parse as URLs; a bundle path is the browser's to refuse).
-    fn pwa_url(
-        &mut self,
-        url: &str,
-        function: &'static str,
-    ) -> wasmtime::Result<Result<String, String>> {
-        let url = self.require_url(url, function)?;
+    fn pwa_url(&mut self, url: &str) -> wasmtime::Result<Result<String, String>> {
+        let url = self.require_url(url)?;
         let session = match self.session() {
             Ok(session) => session,
             Err(error) => return Ok(Err(error)),
@@ -115,37 +123,32 @@ impl wit::Host for CallState {
         install_url_or_bundle_url: String,
         display_mode: Option<String>,
     ) -> wasmtime::Result<Result<(), String>> {
-        self.require(Capability::Pwa, "install-pwa")?;
-        let install_url = match self.pwa_url(&install_url_or_bundle_url, "install-pwa")? {
-            Ok(url) => url,
-            Err(error) => return Ok(Err(error)),
-        };
-        if let Some(mode) = &display_mode
-            && !matches!(mode.as_str(), "standalone" | "browser")
-        {
-            return Ok(Err(format!(
-                "Invalid display mode \"{mode}\": use \"standalone\" or \"browser\"."
-            )));
-        }
-        let (pipe, _) = match self.pwa_browser() {
-            Ok(browser) => browser,
-            Err(error) => return Ok(Err(error)),
-        };
-        Ok(pwa::install(&pipe, &manifest_id, &install_url, display_mode.as_deref()).await)
+        self.dispatch(&INSTALL_PWA, async |call| {
+            let install_url = or_return!(call.pwa_url(&install_url_or_bundle_url)?);
+            if let Some(mode) = &display_mode
+                && !matches!(mode.as_str(), "standalone" | "browser")
+            {
+                return Ok(Err(format!(
+                    "Invalid display mode \"{mode}\": use \"standalone\" or \"browser\"."
+                )));
+            }
+            let (pipe, _) = or_return!(call.pwa_browser());
+            Ok(pwa::install(&pipe, &manifest_id, &install_url, display_mode.as_deref()).await)
+        })
+        .await
     }
 
     async fn uninstall_pwa(&mut self, manifest_id: String) -> wasmtime::Result<Result<(), String>> {
-        self.require(Capability::Pwa, "uninstall-pwa")?;
-        let (pipe, _) = match self.pwa_browser() {
-            Ok(browser) => browser,
-            Err(error) => return Ok(Err(error)),
-        };
-        let uninstalled = pwa::uninstall(&pipe, &manifest_id).await;
-        // The browser closes the app's windows: the page table follows.
-        if let Ok(session) = self.session() {
-            session.sync_pages().await;
-        }
-        Ok(uninstalled)
+        self.dispatch(&UNINSTALL_PWA, async |call| {
+            let (pipe, _) = or_return!(call.pwa_browser());
+            let uninstalled = pwa::uninstall(&pipe, &manifest_id).await;
+            // The browser closes the app's windows: the page table follows.
+            if let Ok(session) = call.session() {
+                session.sync_pages().await;
+            }
+            Ok(uninstalled)
+        })
+        .await
     }
 
     async fn launch_pwa(
@@ -153,57 +156,40 @@ impl wit::Host for CallState {
         manifest_id: String,
         url: Option<String>,
     ) -> wasmtime::Result<Result<Resource<PageHandle>, String>> {
-        self.require(Capability::Pwa, "launch-pwa")?;
-        let url = match url {
-            Some(url) => match self.pwa_url(&url, "launch-pwa")? {
-                Ok(url) => Some(url),
-                Err(error) => return Ok(Err(error)),
-            },
-            None => None,
-        };
-        let (pipe, endpoint) = match self.pwa_browser() {
-            Ok(browser) => browser,
-            Err(error) => return Ok(Err(error)),
-        };
-        let known: BTreeSet<u32> = match self.session() {
-            Ok(session) => {
-                session.sync_pages().await;
-                session.page_ids().into_iter().collect()
-            }
-            Err(error) => return Ok(Err(error)),
-        };
-        let started = Instant::now();
-        let tab_id = match pwa::launch(&pipe, &manifest_id, url.as_deref()).await {
-            Ok(tab_id) => tab_id,
-            Err(error) => return Ok(Err(error)),
-        };
-        let id = match self
-            .adopt_app_window(&endpoint, &tab_id, &known, &manifest_id)
-            .await
-        {
-            Ok(id) => id,
-            Err(error) => return Ok(Err(error)),
-        };
-        self.wait_for_app_url(id, started).await;
-        // The window loads what the app's manifest says: held to the plugin's URL patterns.
-        self.check_landed(id).await?;
-        Ok(Ok(self.table.push(PageHandle { id })?))
+        self.dispatch(&LAUNCH_PWA, async |call| {
+            let url = match &url {
+                Some(url) => Some(or_return!(call.pwa_url(url)?)),
+                None => None,
+            };
+            let (pipe, endpoint) = or_return!(call.pwa_browser());
+            let session = or_return!(call.session());
+            session.sync_pages().await;
+            let known: BTreeSet<u32> = session.page_ids().into_iter().collect();
+            let started = Instant::now();
+            let tab_id = or_return!(pwa::launch(&pipe, &manifest_id, url.as_deref()).await);
+            let id = or_return!(
+                call.adopt_app_window(&endpoint, &tab_id, &known, &manifest_id)
+                    .await
+            );
+            call.wait_for_app_url(id, started).await;
+            Ok(Ok(call.handle(id)?))
+        })
+        .await
     }
 
     async fn get_os_app_state(
         &mut self,
         manifest_id: String,
     ) -> wasmtime::Result<Result<wit::OsAppState, String>> {
-        self.require(Capability::Pwa, "get-os-app-state")?;
-        let (pipe, _) = match self.pwa_browser() {
-            Ok(browser) => browser,
-            Err(error) => return Ok(Err(error)),
-        };
-        Ok(pwa::os_app_state(&pipe, &manifest_id)
-            .await
-            .map(|(badge_count, file_handlers)| wit::OsAppState {
-                badge_count,
-                file_handlers,
-            }))
+        self.dispatch(&GET_OS_APP_STATE, async |call| {
+            let (pipe, _) = or_return!(call.pwa_browser());
+            Ok(pwa::os_app_state(&pipe, &manifest_id)
+                .await
+                .map(|(badge_count, file_handlers)| wit::OsAppState {
+                    badge_count,
+                    file_handlers,
+                }))
+        })
+        .await
     }
 }

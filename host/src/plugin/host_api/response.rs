@@ -1,85 +1,72 @@
 //! `devtools:tool/response`: intents recorded for assembly, and the file writes a tool may ask
-//! for (always through the sandbox).
+//! for (always through the file gateway).
 
-use super::CallState;
+use super::function::{HostFunction as F, Marks as M};
+use super::{Call, CallState};
 use crate::plugin::bindings::devtools::tool::response;
-use crate::plugin::capability::Capability;
-use crate::plugin::limits::{LimitExceeded, MAX_IMAGES};
+use crate::plugin::capability::Capability::FilesWrite;
 use crate::response::{ListRequest, NetworkRequestDetail, SnapshotRequest};
-use crate::sandbox::save_temporary_file;
+use crate::sandbox::{FileKind, save_temporary_file};
+
+pub use crate::sandbox::PLUGIN_FILE_EXTENSIONS;
+
+const APPEND_LINE: F = F::new("response", "append-line", &[], M::NONE);
+const INCLUDE_PAGES: F = F::new("response", "include-pages", &[], M::NONE);
+/// With `file-path` the snapshot is written (by the assembly, through the gateway).
+const INCLUDE_SNAPSHOT: F =
+    F::new("response", "include-snapshot", &[], M::WRITES).depending(&[FilesWrite]);
+const ATTACH_IMAGE: F = F::new("response", "attach-image", &[], M::NONE);
+/// Written to `file-path`, or to a temp file when too large to inline: both need `files.write`.
+const ATTACH_SCREENSHOT: F =
+    F::new("response", "attach-screenshot", &[], M::WRITES).depending(&[FilesWrite]);
+const SAVE_FILE: F = F::new("response", "save-file", &[FilesWrite], M::WRITES);
+const SAVE_TEMP_FILE: F = F::new("response", "save-temp-file", &[FilesWrite], M::WRITES);
+const INCLUDE_CONSOLE_MESSAGES: F = F::new("response", "include-console-messages", &[], M::NONE);
+const INCLUDE_CONSOLE_MESSAGE: F = F::new("response", "include-console-message", &[], M::NONE);
+const INCLUDE_NETWORK_REQUESTS: F = F::new("response", "include-network-requests", &[], M::NONE);
+/// Bodies saved to files (by the assembly, through the gateway) need `files.write`.
+const INCLUDE_NETWORK_REQUEST: F =
+    F::new("response", "include-network-request", &[], M::WRITES).depending(&[FilesWrite]);
+
+pub(super) const FUNCTIONS: &[&F] = &[
+    &APPEND_LINE,
+    &INCLUDE_PAGES,
+    &INCLUDE_SNAPSHOT,
+    &ATTACH_IMAGE,
+    &ATTACH_SCREENSHOT,
+    &SAVE_FILE,
+    &SAVE_TEMP_FILE,
+    &INCLUDE_CONSOLE_MESSAGES,
+    &INCLUDE_CONSOLE_MESSAGE,
+    &INCLUDE_NETWORK_REQUESTS,
+    &INCLUDE_NETWORK_REQUEST,
+];
 
 /// Images this large or larger go to a file instead of inline, as in the reference.
 const INLINE_IMAGE_LIMIT: usize = 2_000_000;
 
-/// The extensions the host writes files with. A plugin picks one of these, never its own: no
-/// `.desktop`, `.sh`, `.html` or dotfile lands anywhere because a plugin asked.
-pub const SAFE_EXTENSIONS: [&str; 12] = [
-    ".png",
-    ".jpeg",
-    ".jpg",
-    ".webp",
-    ".json",
-    ".txt",
-    ".md",
-    ".csv",
-    ".heapsnapshot",
-    ".network-request",
-    ".network-response",
-    ".gz",
-];
-
 /// The longest file name a plugin may give a temporary file.
 const MAX_TEMP_NAME: usize = 100;
 
-fn check_extension(extension: &str) -> Result<(), String> {
-    if SAFE_EXTENSIONS.contains(&extension) {
-        Ok(())
-    } else {
-        Err(format!(
+/// The kind of a file whose extension a plugin chose, or the message listing the choices.
+fn plugin_kind(extension: &str) -> Result<FileKind, String> {
+    FileKind::chosen_by_plugin(extension).ok_or_else(|| {
+        format!(
             "The extension {} is not one the server writes; use one of {}.",
-            super::super::definition::escape(extension),
-            SAFE_EXTENSIONS.join(", ")
-        ))
-    }
-}
-
-impl CallState {
-    /// Writes through the sandbox: the path is checked again here, since a plugin may pass
-    /// any string, not only its declared file parameters.
-    fn write_checked(
-        &mut self,
-        path: &str,
-        data: &[u8],
-        extension: &str,
-    ) -> Result<String, String> {
-        check_extension(extension)?;
-        let session = self.session()?;
-        session
-            .sandbox
-            .save(path, extension, data)
-            .map_err(|error| error.to_string())
-    }
-
-    /// Counts an image (and its MIME type) against the output budget.
-    fn charge_image(&mut self, data: &[u8], mime_type: &str) -> wasmtime::Result<()> {
-        self.images += 1;
-        if self.images > MAX_IMAGES {
-            return Err(wasmtime::Error::new(LimitExceeded::Images {
-                limit: MAX_IMAGES,
-            }));
-        }
-        self.charge(data.len().saturating_add(mime_type.len()), 0)
-    }
+            crate::plugin::definition::escape(extension),
+            PLUGIN_FILE_EXTENSIONS.join(", ")
+        )
+    })
 }
 
 /// A new file in a fresh folder of the temp dir (kept after the call). The name is a plain
-/// file name (letters, digits, `-`, `_`, one `.` before a safe extension).
+/// file name (letters, digits, `-`, `_`, one `.` before an extension plugins may choose).
 fn write_temp(file_name: &str, data: &[u8]) -> Result<String, String> {
     let invalid = || {
         format!(
             "Invalid file name: {} (use letters, digits, `-` and `_`, then one of {})",
-            super::super::definition::escape(file_name),
-            SAFE_EXTENSIONS.join(", ")
+            crate::plugin::definition::escape(file_name),
+            PLUGIN_FILE_EXTENSIONS.join(", ")
         )
     };
     let (stem, extension) = match file_name.find('.') {
@@ -91,41 +78,67 @@ fn write_temp(file_name: &str, data: &[u8]) -> Result<String, String> {
         && stem
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'));
-    if !plain_stem || check_extension(extension).is_err() {
+    if !plain_stem || plugin_kind(extension).is_err() {
         return Err(invalid());
     }
     save_temporary_file(data, file_name).map(|path| path.display().to_string())
 }
 
+/// A screenshot too large to inline, spilled to a temp file with a name the host chose.
+fn spill_screenshot(call: &mut Call<'_>, data: &[u8], mime_type: &str) -> Result<String, String> {
+    if call.require(FilesWrite).is_err() {
+        return Err(format!(
+            "The screenshot ({} bytes) is too large to attach, and saving it to a file needs the capability `files.write`, which this tool's policy does not grant. Take a smaller screenshot (an element, or no full page).",
+            data.len()
+        ));
+    }
+    let name = format!("screenshot{}", FileKind::image(mime_type).extension());
+    save_temporary_file(data, &name).map(|path| path.display().to_string())
+}
+
 impl response::Host for CallState {
     async fn append_line(&mut self, text: String) -> wasmtime::Result<()> {
-        self.charge(text.len(), 1)?;
-        self.response.lines.push(text);
-        Ok(())
+        self.dispatch(&APPEND_LINE, async |call| {
+            call.charge(text.len(), 1)?;
+            call.response().lines.push(text);
+            Ok(())
+        })
+        .await
     }
 
     async fn include_pages(&mut self) -> wasmtime::Result<()> {
-        self.response.include_pages = true;
-        Ok(())
+        self.dispatch(&INCLUDE_PAGES, async |call| {
+            call.response().include_pages = true;
+            Ok(())
+        })
+        .await
     }
 
     async fn include_snapshot(
         &mut self,
         options: response::SnapshotOptions,
     ) -> wasmtime::Result<()> {
-        self.require_file(options.file_path.as_deref(), "include-snapshot")?;
-        self.charge(options.file_path.as_ref().map_or(0, String::len), 0)?;
-        self.response.snapshot = Some(SnapshotRequest {
-            verbose: options.verbose,
-            file_path: options.file_path,
-        });
-        Ok(())
+        self.dispatch(&INCLUDE_SNAPSHOT, async |call| {
+            if options.file_path.is_some() {
+                call.require(FilesWrite)?;
+            }
+            call.charge(options.file_path.as_ref().map_or(0, String::len), 0)?;
+            call.response().snapshot = Some(SnapshotRequest {
+                verbose: options.verbose,
+                file_path: options.file_path,
+            });
+            Ok(())
+        })
+        .await
     }
 
     async fn attach_image(&mut self, data: Vec<u8>, mime_type: String) -> wasmtime::Result<()> {
-        self.charge_image(&data, &mime_type)?;
-        self.response.images.push((data, mime_type));
-        Ok(())
+        self.dispatch(&ATTACH_IMAGE, async |call| {
+            call.charge_image(&data, &mime_type)?;
+            call.response().images.push((data, mime_type));
+            Ok(())
+        })
+        .await
     }
 
     async fn attach_screenshot(
@@ -135,40 +148,29 @@ impl response::Host for CallState {
         extension: String,
         file_path: Option<String>,
     ) -> wasmtime::Result<()> {
-        self.require_file(file_path.as_deref(), "attach-screenshot")?;
-        self.charge_image(&data, &mime_type)?;
-        let saved = match file_path {
-            Some(path) => Some(self.write_checked(&path, &data, &extension)),
-            // Spilling to a file is a write: only with `files.write`, and with a name and
-            // extension the host chose.
-            None if data.len() >= INLINE_IMAGE_LIMIT => Some(
-                self.require(Capability::FilesWrite, "attach-screenshot")
-                    .map_err(|_| {
-                        format!(
-                            "The screenshot ({} bytes) is too large to attach, and saving it to a file needs the capability `files.write`, which this tool's policy does not grant. Take a smaller screenshot (an element, or no full page).",
-                            data.len()
-                        )
-                    })
-                    .and_then(|()| {
-                        let extension = match mime_type.as_str() {
-                            "image/jpeg" => ".jpeg",
-                            "image/webp" => ".webp",
-                            _ => ".png",
-                        };
-                        write_temp(&format!("screenshot{extension}"), &data)
-                    }),
-            ),
-            None => None,
-        };
-        match saved {
-            Some(Ok(file)) => self
-                .response
-                .lines
-                .push(format!("Saved screenshot to {file}.")),
-            Some(Err(error)) => self.response.errors.push(error),
-            None => self.response.images.push((data, mime_type)),
-        }
-        Ok(())
+        self.dispatch(&ATTACH_SCREENSHOT, async |call| {
+            call.charge_image(&data, &mime_type)?;
+            let saved = match &file_path {
+                Some(path) => Some(match plugin_kind(&extension) {
+                    Ok(kind) => call.write_file(path, kind, &data)?,
+                    Err(error) => Err(error),
+                }),
+                // Spilling to a file is a write: only with `files.write`, and with a name and
+                // extension the host chose.
+                None if data.len() >= INLINE_IMAGE_LIMIT => {
+                    Some(spill_screenshot(call, &data, &mime_type))
+                }
+                None => None,
+            };
+            let response = call.response();
+            match saved {
+                Some(Ok(file)) => response.lines.push(format!("Saved screenshot to {file}.")),
+                Some(Err(error)) => response.errors.push(error),
+                None => response.images.push((data, mime_type)),
+            }
+            Ok(())
+        })
+        .await
     }
 
     async fn save_file(
@@ -177,9 +179,14 @@ impl response::Host for CallState {
         data: Vec<u8>,
         extension: String,
     ) -> wasmtime::Result<Result<String, String>> {
-        self.require(Capability::FilesWrite, "save-file")?;
-        self.charge(data.len(), 0)?;
-        Ok(self.write_checked(&path, &data, &extension))
+        self.dispatch(&SAVE_FILE, async |call| {
+            call.charge(data.len(), 0)?;
+            match plugin_kind(&extension) {
+                Ok(kind) => call.write_file(&path, kind, &data),
+                Err(error) => Ok(Err(error)),
+            }
+        })
+        .await
     }
 
     async fn save_temp_file(
@@ -187,34 +194,45 @@ impl response::Host for CallState {
         file_name: String,
         data: Vec<u8>,
     ) -> wasmtime::Result<Result<String, String>> {
-        self.require(Capability::FilesWrite, "save-temp-file")?;
-        self.charge(data.len(), 0)?;
-        Ok(write_temp(&file_name, &data))
+        self.dispatch(&SAVE_TEMP_FILE, async |call| {
+            call.charge(data.len(), 0)?;
+            Ok(write_temp(&file_name, &data))
+        })
+        .await
     }
 
     async fn include_console_messages(
         &mut self,
         options: response::ListOptions,
     ) -> wasmtime::Result<()> {
-        let named: usize = options.types.iter().flatten().map(String::len).sum();
-        self.charge(named, 0)?;
-        self.response.console_messages = Some(ListRequest::from(options));
-        Ok(())
+        self.dispatch(&INCLUDE_CONSOLE_MESSAGES, async |call| {
+            let named: usize = options.types.iter().flatten().map(String::len).sum();
+            call.charge(named, 0)?;
+            call.response().console_messages = Some(ListRequest::from(options));
+            Ok(())
+        })
+        .await
     }
 
     async fn include_console_message(&mut self, msgid: u32) -> wasmtime::Result<()> {
-        self.response.console_message = Some(msgid);
-        Ok(())
+        self.dispatch(&INCLUDE_CONSOLE_MESSAGE, async |call| {
+            call.response().console_message = Some(msgid);
+            Ok(())
+        })
+        .await
     }
 
     async fn include_network_requests(
         &mut self,
         options: response::ListOptions,
     ) -> wasmtime::Result<()> {
-        let named: usize = options.types.iter().flatten().map(String::len).sum();
-        self.charge(named, 0)?;
-        self.response.network_requests = Some(ListRequest::from(options));
-        Ok(())
+        self.dispatch(&INCLUDE_NETWORK_REQUESTS, async |call| {
+            let named: usize = options.types.iter().flatten().map(String::len).sum();
+            call.charge(named, 0)?;
+            call.response().network_requests = Some(ListRequest::from(options));
+            Ok(())
+        })
+        .await
     }
 
     async fn include_network_request(
@@ -223,17 +241,21 @@ impl response::Host for CallState {
         request_file: Option<String>,
         response_file: Option<String>,
     ) -> wasmtime::Result<()> {
-        let file = request_file.as_deref().or(response_file.as_deref());
-        self.require_file(file, "include-network-request")?;
-        let named = request_file.as_ref().map_or(0, String::len)
-            + response_file.as_ref().map_or(0, String::len);
-        self.charge(named, 0)?;
-        self.response.network_request = Some(NetworkRequestDetail {
-            reqid,
-            request_file,
-            response_file,
-        });
-        Ok(())
+        self.dispatch(&INCLUDE_NETWORK_REQUEST, async |call| {
+            if request_file.is_some() || response_file.is_some() {
+                call.require(FilesWrite)?;
+            }
+            let named = request_file.as_ref().map_or(0, String::len)
+                + response_file.as_ref().map_or(0, String::len);
+            call.charge(named, 0)?;
+            call.response().network_request = Some(NetworkRequestDetail {
+                reqid,
+                request_file,
+                response_file,
+            });
+            Ok(())
+        })
+        .await
     }
 }
 

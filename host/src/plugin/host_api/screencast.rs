@@ -1,49 +1,55 @@
 //! `devtools:tool/screencast`: recordings of a page. The recorder, the frame rate and ffmpeg
-//! come from the server's flags, never from the plugin; the video goes through the sandbox.
+//! come from the server's flags, never from the plugin; the video goes through the file
+//! gateway, and a recording a plugin without `long-lived` starts ends with its call.
 
-use super::{CallState, PageHandle};
+use super::function::{HostFunction as F, Marks as M};
+use super::{CallState, PageHandle, or_return};
 use crate::plugin::bindings::devtools::tool::screencast;
-use crate::plugin::capability::Capability;
+use crate::plugin::capability::Capability::{FilesWrite, Screencast};
 use wasmtime::component::Resource;
+
+/// A recording is always written somewhere, a temp file at least.
+const START_SCREENCAST: F = F::new(
+    "screencast",
+    "start-screencast",
+    &[Screencast, FilesWrite],
+    M::WRITES.and(M::LONG_LIVED),
+);
+const STOP_SCREENCAST: F = F::new(
+    "screencast",
+    "stop-screencast",
+    &[Screencast, FilesWrite],
+    M::WRITES,
+);
+
+pub(super) const FUNCTIONS: &[&F] = &[&START_SCREENCAST, &STOP_SCREENCAST];
+
+type Lines = wasmtime::Result<Result<Vec<String>, String>>;
 
 impl screencast::Host for CallState {
     async fn start_screencast(
         &mut self,
         handle: Resource<PageHandle>,
         file_path: Option<String>,
-    ) -> wasmtime::Result<Result<Vec<String>, String>> {
-        self.require(Capability::Screencast, "start-screencast")?;
-        // A recording is always written somewhere, a temp file at least.
-        self.require(Capability::FilesWrite, "start-screencast")?;
-        let id = self.page_id(&handle)?;
-        let session = match self.session() {
-            Ok(session) => session,
-            Err(error) => return Ok(Err(error)),
-        };
-        let options = session.browser_options().screencast.clone();
-        let (page, sandbox) = match session.page_and_sandbox(id) {
-            Ok(pair) => pair,
-            Err(error) => return Ok(Err(error)),
-        };
-        Ok(page
-            .start_screencast(file_path.as_deref(), sandbox, &options)
-            .await)
+    ) -> Lines {
+        self.dispatch(&START_SCREENCAST, async |call| {
+            let options = or_return!(call.session())
+                .browser_options()
+                .screencast
+                .clone();
+            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle)?);
+            Ok(page
+                .start_screencast(file_path.as_deref(), sandbox, &options)
+                .await)
+        })
+        .await
     }
 
-    async fn stop_screencast(
-        &mut self,
-        handle: Resource<PageHandle>,
-    ) -> wasmtime::Result<Result<Vec<String>, String>> {
-        self.require(Capability::Screencast, "stop-screencast")?;
-        self.require(Capability::FilesWrite, "stop-screencast")?;
-        let id = self.page_id(&handle)?;
-        let (page, sandbox) = match self
-            .session()
-            .and_then(|session| session.page_and_sandbox(id))
-        {
-            Ok(pair) => pair,
-            Err(error) => return Ok(Err(error)),
-        };
-        Ok(page.stop_screencast(sandbox).await)
+    async fn stop_screencast(&mut self, handle: Resource<PageHandle>) -> Lines {
+        self.dispatch(&STOP_SCREENCAST, async |call| {
+            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle)?);
+            Ok(page.stop_screencast(sandbox).await)
+        })
+        .await
     }
 }

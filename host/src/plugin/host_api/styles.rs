@@ -1,9 +1,14 @@
 //! `devtools:tool/styles`: an element's CSS cascade, read by the host.
 
-use super::{CallState, PageHandle};
+use super::function::{HostFunction as F, Marks as M};
+use super::{CallState, PageHandle, or_return};
 use crate::plugin::bindings::devtools::tool::styles;
-use crate::plugin::capability::Capability;
+use crate::plugin::capability::Capability::Styles;
 use wasmtime::component::Resource;
+
+const GET_CSS_STYLES: F = F::new("styles", "get-css-styles", &[Styles], M::NONE);
+
+pub(super) const FUNCTIONS: &[&F] = &[&GET_CSS_STYLES];
 
 impl styles::Host for CallState {
     async fn get_css_styles(
@@ -13,11 +18,10 @@ impl styles::Host for CallState {
         page_size: u32,
         page_idx: u32,
     ) -> wasmtime::Result<Result<Vec<String>, String>> {
-        self.require(Capability::Styles, "get-css-styles")?;
-        let page = match self.page(&handle)? {
-            Ok(page) => page,
-            Err(error) => return Ok(Err(error)),
-        };
-        Ok(page.css_styles(&uid, page_size, page_idx).await)
+        self.dispatch(&GET_CSS_STYLES, async |call| {
+            let page = or_return!(call.page(&handle)?);
+            Ok(page.css_styles(&uid, page_size, page_idx).await)
+        })
+        .await
     }
 }

@@ -1,10 +1,15 @@
 //! `devtools:tool/vision`: clicks at coordinates. The same effect as a click on an element,
-//! so the same capability (`input`).
+//! so the same capability (`input`) and the same landing check.
 
-use super::{CallState, PageHandle};
+use super::function::{HostFunction as F, Marks as M};
+use super::{CallState, PageHandle, or_return};
 use crate::plugin::bindings::devtools::tool::vision;
-use crate::plugin::capability::Capability;
+use crate::plugin::capability::Capability::Input;
 use wasmtime::component::Resource;
+
+const CLICK_AT: F = F::new("vision", "click-at", &[Input], M::NAVIGATES);
+
+pub(super) const FUNCTIONS: &[&F] = &[&CLICK_AT];
 
 impl vision::Host for CallState {
     async fn click_at(
@@ -14,12 +19,12 @@ impl vision::Host for CallState {
         y: f64,
         count: u32,
     ) -> wasmtime::Result<Result<(), String>> {
-        self.require(Capability::Input, "click-at")?;
-        let page = match self.page(&handle)? {
-            Ok(page) => page,
-            Err(error) => return Ok(Err(error)),
-        };
-        let outcome = page.click_at(x, y, count).await;
-        Ok(outcome.map(|navigated| self.navigated(navigated)))
+        self.dispatch(&CLICK_AT, async |call| {
+            let page = or_return!(call.page(&handle)?);
+            let navigated = or_return!(page.click_at(x, y, count).await);
+            call.navigated(navigated);
+            Ok(Ok(()))
+        })
+        .await
     }
 }

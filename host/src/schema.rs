@@ -1,14 +1,16 @@
-//! A plugin's input schema is plugin code the host runs: every call's arguments are validated
-//! against it. So the schema is bounded at load (size, nesting, node count), its regular
-//! expressions use the linear-time engine (a backreference or look-around is refused when
-//! the validator is built, instead of backtracking forever), and validation that could take
-//! time runs on the blocking pool, a few at a time, under a deadline: a hostile schema can
-//! never stall the async workers that serve every other call.
+//! The one JSON Schema validator of the host, for every schema it validates against, whoever
+//! wrote it: a plugin's input schema (every call's arguments), a page's tool schema (the
+//! arguments an agent passes to a page's developer tool), anything a tenant may supply. A
+//! schema is code the host runs on others' input, so it is bounded (size, nesting, node count),
+//! its regular expressions use the linear-time engine (a backreference or look-around is
+//! refused when the validator is built, instead of backtracking forever), and building or
+//! validating that could take time runs as an engine job (`crate::engine`: off the async
+//! workers, a few at a time, under a deadline): a hostile schema can never stall the async
+//! workers, the session that waits on it, or the calls of anyone else.
 
 use serde_json::{Map, Value};
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Semaphore;
 
 pub const MAX_SCHEMA_BYTES: usize = 256 << 10;
 pub const MAX_SCHEMA_DEPTH: usize = 32;
@@ -17,13 +19,6 @@ pub const MAX_SCHEMA_NODES: usize = 20_000;
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// How long argument validation may take before the call is refused.
 pub const VALIDATION_DEADLINE: Duration = Duration::from_secs(2);
-
-/// Validations running on the blocking pool at once (`spawn_blocking` cannot be cancelled, so
-/// their number is what bounds the threads a slow schema can hold).
-static VALIDATIONS: LazyLock<Semaphore> = LazyLock::new(|| {
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    Semaphore::new(cores.max(2))
-});
 
 /// Parses and bounds a schema text, and checks that a validator can be built from it.
 pub fn parse(text: &str) -> Result<Map<String, Value>, String> {
@@ -38,7 +33,15 @@ pub fn parse(text: &str) -> Result<Map<String, Value>, String> {
     let Value::Object(object) = schema else {
         return Err("it is not a JSON object".into());
     };
-    let (depth, nodes) = measure(&Value::Object(object.clone()));
+    bound(&object)?;
+    compile(&object)?;
+    Ok(object)
+}
+
+/// The bounds every schema must keep before anything else looks at it: nesting and node count
+/// (the text size is checked by [`parse`], or by [`bound_value`] for a parsed value).
+pub fn bound(object: &Map<String, Value>) -> Result<(), String> {
+    let (depth, nodes) = measure_object(object);
     if depth > MAX_SCHEMA_DEPTH {
         return Err(format!(
             "it nests {depth} levels deep, more than the {MAX_SCHEMA_DEPTH} allowed"
@@ -49,15 +52,49 @@ pub fn parse(text: &str) -> Result<Map<String, Value>, String> {
             "it has {nodes} values, more than the {MAX_SCHEMA_NODES} allowed"
         ));
     }
-    compile(&object)?;
+    Ok(())
+}
+
+/// The bounds of [`parse`] for a schema that arrived as a value (from a page): size,
+/// nesting, nodes, and an object at the top.
+pub fn bound_value(schema: &Value) -> Result<&Map<String, Value>, String> {
+    let Value::Object(object) = schema else {
+        return Err("it is not a JSON object".into());
+    };
+    bound(object)?;
+    let bytes = schema.to_string().len();
+    if bytes > MAX_SCHEMA_BYTES {
+        return Err(format!(
+            "it has {bytes} bytes, more than the {MAX_SCHEMA_BYTES} allowed"
+        ));
+    }
     Ok(object)
 }
 
-/// Depth and number of JSON values, without recursion (the text is already bounded, but
-/// this runs before anything else looks at it).
-fn measure(value: &Value) -> (usize, usize) {
-    let mut stack = vec![(value, 1usize)];
-    let (mut depth, mut nodes) = (0, 0);
+/// Validates `instance` against a schema someone else supplied (a page's tool schema): bounded,
+/// built with the linear-time engine and checked as one engine job under
+/// [`VALIDATION_DEADLINE`]. `Ok` holds the violations, `data<path> <message>` each, as Ajv
+/// words them for the reference; `Err` says why the schema itself was refused.
+pub async fn check_untrusted(schema: Value, instance: Value) -> Result<Vec<String>, String> {
+    let checked = crate::engine::run(
+        "validating against the schema",
+        VALIDATION_DEADLINE,
+        move |_| {
+            let object = bound_value(&schema)?;
+            let validator = compile(object)?;
+            Ok(validator
+                .iter_errors(&instance)
+                .map(|error| format!("data{} {error}", error.instance_path()))
+                .collect())
+        },
+    )
+    .await;
+    checked.map_err(|error| error.to_string())?
+}
+
+fn measure_object(object: &Map<String, Value>) -> (usize, usize) {
+    let mut stack: Vec<(&Value, usize)> = object.values().map(|value| (value, 2)).collect();
+    let (mut depth, mut nodes) = (1, 1);
     while let Some((value, level)) = stack.pop() {
         nodes += 1;
         depth = depth.max(level);
@@ -97,26 +134,22 @@ pub fn is_costly(schema: &Map<String, Value>) -> bool {
     text.len() > 8 << 10 || COSTLY.iter().any(|keyword| text.contains(keyword))
 }
 
-/// Runs `validate` (the argument check, for a schema [`is_costly`] says is costly) on the
-/// blocking pool behind [`VALIDATIONS`] and under [`VALIDATION_DEADLINE`]. `None`: the
-/// arguments are valid.
+/// Runs `validate` (the argument check, for a schema [`is_costly`] says is costly) as an
+/// engine job under [`VALIDATION_DEADLINE`]. `None`: the arguments are valid.
 pub async fn validate_off_runtime(
     tool: &str,
     validate: impl FnOnce() -> Option<String> + Send + 'static,
 ) -> Option<String> {
-    let refused = || {
-        Some(format!(
+    match crate::engine::run("validating arguments", VALIDATION_DEADLINE, move |_| {
+        validate()
+    })
+    .await
+    {
+        Ok(outcome) => outcome,
+        Err(_) => Some(format!(
             "Invalid arguments for tool {tool}: validating them against the tool's schema took longer than {} s; the call was refused.",
             VALIDATION_DEADLINE.as_secs()
-        ))
-    };
-    let bounded = async {
-        let _permit = VALIDATIONS.acquire().await.ok()?;
-        tokio::task::spawn_blocking(validate).await.ok()
-    };
-    match tokio::time::timeout(VALIDATION_DEADLINE, bounded).await {
-        Ok(Some(outcome)) => outcome,
-        Ok(None) | Err(_) => refused(),
+        )),
     }
 }
 

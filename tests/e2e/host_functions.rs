@@ -1,0 +1,231 @@
+//! The host's function table, enumerated end to end: the `contract_probe` fixture calls any one
+//! host function by its WIT name, and each test walks every declared function through the real
+//! server, so the gate, the landing check and the file gateway are shown to hold for every
+//! function, including ones added after these tests were written.
+
+use crate::support::{FixtureServer, McpServer, Route, binary_dir, browser_args, command};
+use devtools_mcp::plugin::host_function::{self, HostFunction, Marks};
+use serde_json::json;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn qualified(function: &HostFunction) -> String {
+    format!("{}/{}", function.interface, function.name)
+}
+
+async fn start(policy: &str, workspace: Option<&Path>) -> (McpServer, tempfile::TempDir) {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let policy_file = scratch.path().join("policy.toml");
+    std::fs::write(&policy_file, policy).expect("write policy");
+    let mut args = browser_args();
+    args.extend([
+        "--plugin-dir".to_string(),
+        binary_dir().join("test-plugins").display().to_string(),
+        "--policy".to_string(),
+        policy_file.display().to_string(),
+    ]);
+    if let Some(workspace) = workspace {
+        args.extend(["--workspace".to_string(), workspace.display().to_string()]);
+    }
+    let server = McpServer::start_with(args, Vec::new())
+        .await
+        .expect("start");
+    (server, scratch)
+}
+
+/// With no capability granted, every function that needs one traps before its body and the
+/// error names the function and what to grant; the functions that need none still answer.
+#[tokio::test]
+async fn every_host_function_refuses_a_plugin_without_its_capability() {
+    let (server, _scratch) = start("[plugins.contract_probe]\ncapabilities = []\n", None).await;
+    let mut refused = 0;
+    for function in host_function::all() {
+        let name = qualified(function);
+        let answer = server
+            .call("contract_probe", json!({ "function": name, "arg": "1_1" }))
+            .await;
+        assert!(
+            !answer.text.contains("the probe does not know"),
+            "the probe must call every host function: {}",
+            answer.text
+        );
+        match function.needs.first() {
+            Some(capability) => {
+                refused += 1;
+                let expected = format!(
+                    "it called {}, which needs the capability `{}`, and its policy does not grant it",
+                    function.name,
+                    capability.name()
+                );
+                assert!(
+                    answer.is_error && answer.text.contains(&expected),
+                    "{name} ran without `{}`: {}",
+                    capability.name(),
+                    answer.text
+                );
+            }
+            None => assert!(
+                !answer.text.contains("which needs the capability"),
+                "{name} needs no capability: {}",
+                answer.text
+            ),
+        }
+    }
+    assert!(refused > 50, "only {refused} functions refused");
+    server.shutdown().await;
+}
+
+/// The functions that cannot make a page load anything (with the response declarations and the
+/// heap analysis, which reads files only). Every other function must carry the `NAVIGATES`
+/// mark: a new function is classified here, or the test fails.
+const NOT_NAVIGATING: &[&str] = &[
+    "pages/selected",
+    "pages/get",
+    "pages/select",
+    "pages/close",
+    "pages/[method]page.id",
+    "pages/[method]page.url",
+    "pages/[method]page.dialog",
+    "pages/[method]page.wait-for",
+    "pages/[method]page.stop-trace",
+    "pages/[method]page.analyze-insight",
+    "pages/[method]page.take-heap-snapshot",
+    "pages/[resource-drop]page",
+    "styles/get-css-styles",
+    "screencast/start-screencast",
+    "screencast/stop-screencast",
+    "interop/tab-id",
+    "page-tools/list-developer-tools",
+    "page-tools/list-webmcp-tools",
+    "extensions/uninstall-extension",
+    "extensions/list-extensions",
+    "pwa/uninstall-pwa",
+    "pwa/get-os-app-state",
+];
+
+/// A page inside the patterns that leaves them by itself a moment after it loads, as a page
+/// whose handlers react to the plugin's input, resize or script would: whichever navigating
+/// function ran, the page's move during the call is caught and the page blanked. The functions
+/// without the mark are the control: the same move is not theirs, and their calls succeed.
+#[tokio::test]
+async fn every_navigating_function_is_checked_where_its_page_lands() {
+    let pages = FixtureServer::start(vec![
+        Route::html(
+            "/allowed",
+            "<title>allowed</title><button>go</button><input value=x>\
+             <script>setTimeout(() => { location.href = '/forbidden'; }, 1500);</script>",
+        ),
+        Route::html(
+            "/forbidden",
+            "<title>forbidden</title><p>FORBIDDEN PAGE</p>",
+        ),
+    ]);
+    let allowed = pages.url("/allowed");
+    let everything = devtools_mcp::plugin::capability::Capability::ALL
+        .iter()
+        .filter(|capability| capability.name() != "long-lived")
+        .map(|capability| format!("\"{}\"", capability.name()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let policy = format!(
+        "[plugins.contract_probe]\ncapabilities = [{everything}]\nnavigate = [\"{allowed}*\"]\n"
+    );
+    let (server, _scratch) = start(&policy, None).await;
+    let mut checked = 0;
+    for function in host_function::all() {
+        let name = qualified(function);
+        if function.interface == "response" || function.interface == "heap" {
+            assert!(!function.marks.has(Marks::NAVIGATES), "{name}");
+            continue;
+        }
+        let navigates = function.marks.has(Marks::NAVIGATES);
+        assert_eq!(
+            navigates,
+            !NOT_NAVIGATING.contains(&name.as_str()),
+            "{name}: classify it in NOT_NAVIGATING or mark it NAVIGATES"
+        );
+        let reset = server
+            .call("navigate_page", json!({ "type": "url", "url": allowed }))
+            .await;
+        assert!(!reset.is_error, "{}", reset.text);
+        let answer = server
+            .call(
+                "contract_probe",
+                json!({ "function": name, "arg": allowed, "then_wait_for": "FORBIDDEN PAGE" }),
+            )
+            .await;
+        let landed = answer.text.contains("during the call")
+            && answer.text.contains("matches none of the URL patterns");
+        if navigates {
+            checked += 1;
+            assert!(landed, "{name} moved a page unchecked: {}", answer.text);
+            assert!(
+                answer.text.contains("the page was sent to about:blank"),
+                "{name}: {}",
+                answer.text
+            );
+        } else {
+            assert!(!landed, "{name} is not navigating: {}", answer.text);
+        }
+    }
+    assert!(checked > 20, "only {checked} navigating functions");
+    server.shutdown().await;
+}
+
+/// A FIFO (or any special file) where a path argument points never blocks a call: every
+/// function that reads or writes a file the plugin names answers promptly, and the FIFO is
+/// neither opened for good nor replaced.
+#[tokio::test]
+async fn no_function_that_takes_a_path_blocks_on_a_fifo() {
+    let workspace = tempfile::tempdir().expect("workspace");
+    let fifo = workspace.path().join("probe.fifo");
+    let made = command("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let everything = devtools_mcp::plugin::capability::Capability::ALL
+        .iter()
+        .map(|capability| format!("\"{}\"", capability.name()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let policy = format!("[plugins.contract_probe]\ncapabilities = [{everything}]\n");
+    let (server, _scratch) = start(&policy, Some(workspace.path())).await;
+    let pages = FixtureServer::start(vec![Route::html("/", "<p>page</p>")]);
+    server
+        .call(
+            "navigate_page",
+            json!({ "type": "url", "url": pages.url("/") }),
+        )
+        .await;
+    let mut checked = 0;
+    for function in host_function::all() {
+        if !(function.marks.has(Marks::READS) || function.marks.has(Marks::WRITES)) {
+            continue;
+        }
+        checked += 1;
+        let name = qualified(function);
+        let started = Instant::now();
+        let answer = server
+            .call(
+                "contract_probe",
+                json!({ "function": name, "arg": fifo.display().to_string() }),
+            )
+            .await;
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{name} blocked on a FIFO for {:?}: {}",
+            started.elapsed(),
+            answer.text
+        );
+        assert!(
+            !answer.text.contains("saved to") || !answer.text.contains("probe.fifo"),
+            "{name} wrote into the FIFO: {}",
+            answer.text
+        );
+        let kind = std::fs::symlink_metadata(&fifo).expect("the FIFO is still there");
+        assert!(
+            std::os::unix::fs::FileTypeExt::is_fifo(&kind.file_type()),
+            "{name} replaced the FIFO"
+        );
+    }
+    assert!(checked >= 15, "only {checked} functions take paths");
+    server.shutdown().await;
+}
