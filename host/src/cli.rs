@@ -699,7 +699,7 @@ mod tests {
 
     #[test]
     fn a_boolean_flag_never_takes_a_subcommand_as_its_value() {
-        let args = parse(&["--page-id-routing", "serve", "--http", "127.0.0.1:0"]);
+        let args = parse(&["--http", "127.0.0.1:0", "--page-id-routing", "serve"]);
         assert!(matches!(args.command, Some(Command::Serve)));
         assert_eq!(args.page_id_routing, Some(true));
         let args = parse(&["--headless", "tools"]);

@@ -372,7 +372,7 @@ impl<R: Read> Input<'_, '_, R> {
                 b']' => return Ok(()),
                 b',' => {}
                 b'"' => {
-                    if out.len() % 4096 == 0 {
+                    if out.len().is_multiple_of(4096) {
                         self.meter.check()?;
                     }
                     let text = self.string_body()?;

@@ -190,7 +190,7 @@ mod tests {
             _ => unreachable!(),
         };
         assert_eq!(
-            scopes(&claims("mcp:tools  mcp:admin")).unwrap(),
+            scopes(&claims("mcp:tools  mcp:admin")).expect("scopes"),
             ["mcp:tools", "mcp:admin"]
         );
         for spoof in [
