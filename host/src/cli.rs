@@ -503,20 +503,10 @@ fn subcommand_last(mut argv: Vec<String>) -> Vec<String> {
     while taken.len() < positionals && argv.get(1).is_some_and(|arg| !arg.starts_with('-')) {
         taken.push(argv.remove(1));
     }
-    // `call t '{}' --headless` becomes `--headless call t '{}'`, where the boolean flag would
-    // take `call` as its value: give it its value explicitly.
-    if let Some(last) = argv.last_mut()
-        && is_bare_long_flag(last)
-        && is_optional_value_flag(last)
-    {
-        last.push_str("=true");
-    }
+    // `call t '{}' --headless` becomes `--headless call t '{}'`: `normalize` gives the boolean
+    // flag its value, so `call` stays the subcommand.
     argv.extend(taken);
     argv
-}
-
-fn is_bare_long_flag(arg: &str) -> bool {
-    arg.starts_with("--") && !arg.contains('=')
 }
 
 /// Whether `--flag` (any spelling) is a boolean flag whose value is optional.

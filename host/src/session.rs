@@ -7,6 +7,7 @@
 //! context, so it can neither list nor reach another tenant's pages.
 
 mod scope;
+mod tab_order;
 mod watch;
 mod workers;
 
@@ -26,6 +27,16 @@ pub use workers::Worker;
 /// Page ids come from one process-wide counter, so a stale id fails instead of aliasing a page
 /// opened later (or a page of another session).
 static NEXT_PAGE_ID: AtomicU32 = AtomicU32::new(1);
+
+/// How [`SessionState::sync_pages_in`] adopts the pages it has not seen.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Adoption {
+    /// Each page that can be tracked now gets the next id (popups, tabs opened later).
+    AsTheyCome,
+    /// A running browser's tabs at attach time: numbered oldest first, so adoption stops at
+    /// the first page that cannot be tracked yet and the next round goes on from it.
+    InOrder,
+}
 
 const CLOSED_SELECTED_PAGE: &str =
     "The selected page has been closed. Call list_pages to see open pages.";
@@ -423,12 +434,10 @@ impl SessionState {
             } else {
                 ATTACH_WAIT
             };
-        // Once: chromiumoxide replaces every listed target with a fresh, unattached one on
-        // each fetch, so fetching in the loop would restart the attachment it waits for.
-        if let Some(BrowserHandle::Owned(connection)) = self.browser.as_mut() {
-            let _fetched = connection.browser.fetch_targets().await;
-        }
-        // Adopted all at once when every listed page is attached: adopting them as they come
+        // No `fetch_targets` here: `Target.setDiscoverTargets` at connect already reports
+        // every tab, and chromiumoxide's fetch attaches each a second time, unflattened, which
+        // can leave a page holding a session the browser does not know (every command to it
+        // then fails). Adopted all at once when every listed page is attached: adopting them as they come
         // would number them in the order the client attached them, not the browser's.
         loop {
             let own_contexts = self.own_contexts();
@@ -448,7 +457,7 @@ impl SessionState {
             let all_attached = listed > 0 && attached >= listed;
             let out_of_time = tokio::time::Instant::now() >= deadline;
             if all_attached || out_of_time {
-                self.sync_pages().await;
+                let _targets = self.sync_pages_in(Adoption::InOrder).await;
                 // A page that could not be tracked yet is tried again.
                 if self.pages.len() >= listed || out_of_time {
                     break;
@@ -473,6 +482,11 @@ impl SessionState {
     /// [`Session::sync_pages`], returning the browser's target list it worked from (`None`
     /// when the browser could not be asked).
     async fn sync_pages_with_targets(&mut self) -> Option<Targets> {
+        self.sync_pages_in(Adoption::AsTheyCome).await
+    }
+
+    /// [`Session::sync_pages_with_targets`], adopting new pages as `adoption` says.
+    async fn sync_pages_in(&mut self, adoption: Adoption) -> Option<Targets> {
         let Ok(browser) = self.browser() else {
             return None;
         };
@@ -481,40 +495,48 @@ impl SessionState {
         };
         let targets = self.targets().await;
         let own_contexts = self.own_contexts();
-        let mut live = adoptable_pages(live, &targets, own_contexts.as_deref());
-        // `Target.getTargets` lists the newest target first (Chromium 156); 1.11.0 numbers a
-        // running browser's tabs oldest first, so they are taken in reverse.
-        live.sort_by_key(|page| {
-            std::cmp::Reverse(
-                targets
-                    .keys_in_order
-                    .iter()
-                    .position(|id| *id == target_key(page))
-                    .map_or(-1, |position| position as i64),
-            )
-        });
+        let live = adoptable_pages(live, &targets, own_contexts.as_deref());
         let live_ids: Vec<String> = live.iter().map(target_key).collect();
         self.pages
             .retain(|_, page| live_ids.contains(&target_key(&page.page)));
+        let known: Vec<String> = self
+            .pages
+            .values()
+            .map(|page| target_key(&page.page))
+            .collect();
+        let new = live
+            .into_iter()
+            .filter(|page| !known.contains(&target_key(page)))
+            .collect();
+        // `Target.getTargets` tends to list the newest target first: its reversed rank breaks
+        // ties among tabs whose history cannot be read.
+        let listed_rank = |page: &chromiumoxide::Page| {
+            targets
+                .keys_in_order
+                .iter()
+                .position(|id| *id == target_key(page))
+                .map_or(i64::MAX, |position| -(position as i64))
+        };
+        let new = tab_order::oldest_first(new, listed_rank).await;
         let mut adopted = Vec::new();
-        for page in live {
-            let key = target_key(&page);
-            if self
-                .pages
-                .values()
-                .any(|known| target_key(&known.page) == key)
-            {
-                continue;
-            }
-            let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
+        for page in new {
             let Some(raw) = self.raw_link() else { break };
-            match McpPage::attach(id, page, None, self.options.redact_network_headers, raw).await {
+            match McpPage::attach(page, None, self.options.redact_network_headers, raw).await {
+                // The id is taken only once the page is tracked: a page tried again later
+                // must not leave a hole in the numbering (1.11.0's ids have none).
                 Ok(mut page) => {
+                    let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
+                    page.id = id;
                     page.url_policy = self.url_policy();
                     self.pages.insert(id, page);
                     adopted.push(id);
                 }
-                Err(error) => tracing::debug!(%error, "could not track a page"),
+                Err(error) => {
+                    tracing::debug!(%error, "could not track a page");
+                    if adoption == Adoption::InOrder {
+                        break;
+                    }
+                }
             }
         }
         self.close_pages_over_quota(adopted).await;
@@ -710,15 +732,15 @@ impl SessionState {
             .new_page(params)
             .await
             .map_err(|error| error.to_string())?;
-        let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
         let mut page = McpPage::attach(
-            id,
             page,
             isolated_context.map(String::from),
             self.options.redact_network_headers,
             self.raw_link().ok_or("The browser is not running.")?,
         )
         .await?;
+        let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
+        page.id = id;
         page.url_policy = self.url_policy();
         self.pages.insert(id, page);
         self.publish_pages();

@@ -26,7 +26,7 @@ impl UserBrowser {
             .prefix("devtools-mcp-attach-")
             .tempdir()
             .expect("profile");
-        let child = crate::support::command(chromium_path())
+        let mut child = crate::support::command(chromium_path())
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -52,10 +52,11 @@ impl UserBrowser {
             {
                 break (port, path.to_string());
             }
-            assert!(
-                Instant::now() < deadline,
-                "chromium wrote no DevToolsActivePort"
-            );
+            if Instant::now() >= deadline {
+                let _killed = child.kill();
+                let _reaped = child.wait();
+                panic!("chromium wrote no DevToolsActivePort in 20 s");
+            }
             std::thread::sleep(Duration::from_millis(50));
         };
         let browser = UserBrowser {
@@ -64,9 +65,13 @@ impl UserBrowser {
             ws_path,
             _profile: profile,
         };
-        // The user's page has loaded before anything attaches.
+        // The user's page has loaded before anything attaches: listed with its document's
+        // title (until then Chromium lists the URL, or part of it, as the title).
         let deadline = Instant::now() + Duration::from_secs(20);
-        while !browser.page_urls().iter().any(|page| page == url) {
+        let loaded = |(page, title): &(String, String)| {
+            page == url && !title.is_empty() && !url.contains(title.as_str())
+        };
+        while !browser.titled_pages().iter().any(loaded) {
             assert!(Instant::now() < deadline, "the user's page did not load");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -81,21 +86,54 @@ impl UserBrowser {
         format!("ws://127.0.0.1:{}{}", self.port, self.ws_path)
     }
 
-    /// The URLs of the browser's page targets (tabs), in the browser's order.
+    /// The URLs of the browser's page targets (tabs), sorted.
     fn page_urls(&self) -> Vec<String> {
+        let mut urls: Vec<String> = self
+            .titled_pages()
+            .into_iter()
+            .map(|(url, _)| url)
+            .collect();
+        urls.sort();
+        urls
+    }
+
+    /// The browser's page targets as (URL, title).
+    fn titled_pages(&self) -> Vec<(String, String)> {
+        let body = self.devtools_http("GET", "/json/list");
+        let targets: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+        let text = |target: &Value, key: &str| target[key].as_str().unwrap_or_default().to_string();
+        targets
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|target| target["type"] == "page")
+            .map(|target| (text(target, "url"), text(target, "title")))
+            .collect()
+    }
+
+    /// Opens a tab as another DevTools client would (`PUT /json/new?url`).
+    fn open_tab(&self, url: &str) {
+        let answer = self.devtools_http("PUT", &format!("/json/new?{url}"));
+        assert!(answer.contains("\"id\""), "no tab opened: {answer}");
+    }
+
+    /// The body of one request to Chromium's DevTools HTTP server ("" when it cannot be
+    /// reached).
+    fn devtools_http(&self, method: &str, path: &str) -> String {
         let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
-            return Vec::new();
+            return String::new();
         };
         // Chromium's DevTools HTTP server may keep the connection open after answering: read
         // until the body has its Content-Length, with a timeout, never until end of stream.
-        let request = "GET /json/list HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+        let request =
+            format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
         let _timeout = stream.set_read_timeout(Some(Duration::from_secs(2)));
         if stream.write_all(request.as_bytes()).is_err() {
-            return Vec::new();
+            return String::new();
         }
         let mut answer: Vec<u8> = Vec::new();
         let mut chunk = [0u8; 8192];
-        let body = loop {
+        loop {
             let text = String::from_utf8_lossy(&answer).into_owned();
             if let Some((head, body)) = text.split_once("\r\n\r\n") {
                 let length = head.lines().find_map(|line| {
@@ -104,30 +142,19 @@ impl UserBrowser {
                         .then(|| value.trim().parse::<usize>().ok())?
                 });
                 if length.is_some_and(|length| body.len() >= length) {
-                    break body.to_string();
+                    return body.to_string();
                 }
             }
             match stream.read(&mut chunk) {
                 Ok(0) | Err(_) => {
-                    break text
+                    return text
                         .split_once("\r\n\r\n")
                         .map(|(_, body)| body.to_string())
                         .unwrap_or_default();
                 }
                 Ok(read) => answer.extend_from_slice(&chunk[..read]),
             }
-        };
-        let body = body.as_str();
-        let targets: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-        let mut urls: Vec<String> = targets
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|target| target["type"] == "page")
-            .filter_map(|target| target["url"].as_str().map(String::from))
-            .collect();
-        urls.sort();
-        urls
+        }
     }
 }
 
@@ -312,4 +339,56 @@ fn the_one_shot_cli_acts_on_the_users_page() {
     let snapshot = run("take_snapshot", "{\"pageId\": 2}");
     assert!(snapshot.contains("RootWebArea \"Next\""), "{snapshot}");
     assert_eq!(browser.page_urls(), [pages.url("/"), pages.url("/next")]);
+}
+
+/// A user's browser with several tabs, attached to by one process after another: every
+/// process adopts every tab (none left out, none opened), numbered oldest first. Chromium's
+/// target listing is in no stable order, and a CDP client that attaches to a tab twice can be
+/// left holding a session the browser no longer knows; either shows here within a few calls.
+#[test]
+fn every_process_numbers_all_of_a_browsers_tabs_oldest_first() {
+    let pages = fixtures::server();
+    let browser = UserBrowser::start(&pages.url("/"));
+    let names = ["one", "two", "three", "four"];
+    for name in names {
+        browser.open_tab(&pages.url(&format!("/next?{name}")));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while browser
+        .titled_pages()
+        .iter()
+        .filter(|(_, title)| title == "Next")
+        .count()
+        < names.len()
+    {
+        assert!(Instant::now() < deadline, "the tabs did not load");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut expected = vec!["1: Fixture (http://127.0.0.1:PORT/) [selected]".to_string()];
+    for (index, name) in names.iter().enumerate() {
+        expected.push(format!(
+            "{}: Next (http://127.0.0.1:PORT/next?{name})",
+            index + 2
+        ));
+    }
+    let expected = format!("## Pages\n{}", expected.join("\n"));
+    let url = browser.browser_url();
+    for round in 0..12 {
+        let output = crate::support::command(env!("CARGO_BIN_EXE_devtools-mcp"))
+            .args([
+                "call",
+                "list_pages",
+                "{}",
+                "--browserUrl",
+                &url,
+                "--cache-dir",
+            ])
+            .arg(cache_dir())
+            .output()
+            .expect("run the one-shot CLI");
+        let listed = crate::support::normalize(&String::from_utf8_lossy(&output.stdout), &pages);
+        assert_eq!(listed.trim(), expected, "process {round}");
+        assert_eq!(browser.page_urls().len(), 5, "process {round} opened a tab");
+    }
 }

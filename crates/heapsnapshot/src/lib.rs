@@ -95,7 +95,7 @@ impl LoadedSnapshot {
         let mut meter = budget::Meter::new(budget);
         let raw = parse::parse(reader, &mut meter)?;
         // The read buffer is gone; the analysis is charged before it allocates.
-        meter.release(1 << 20);
+        meter.release(parse::BUFFER_BYTES);
         let nodes = raw.nodes.len() / raw.header.meta.node_fields.len().max(1);
         let edges = raw.edges.len() / raw.header.meta.edge_fields.len().max(1);
         meter.charge(

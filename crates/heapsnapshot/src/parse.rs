@@ -61,7 +61,7 @@ pub struct RawSnapshot {
 }
 
 /// The read buffer.
-const BUFFER_BYTES: usize = 1 << 20;
+pub(crate) const BUFFER_BYTES: usize = 1 << 20;
 /// The `snapshot` header is field layouts and counts, a few KiB in V8's files.
 const MAX_HEADER_BYTES: usize = 1 << 20;
 /// What parsing the header into serde values may cost per byte of it.

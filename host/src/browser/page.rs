@@ -72,9 +72,9 @@ impl Drop for McpPage {
 }
 
 impl McpPage {
-    /// Starts tracking a page: its dialogs are watched from now on.
+    /// Starts tracking a page: its dialogs are watched from now on. Its id is 0 until the
+    /// session numbers it, which it does only once the page is tracked (no holes in the ids).
     pub async fn attach(
-        id: u32,
         page: chromiumoxide::Page,
         isolated_context: Option<String>,
         redact_network_headers: bool,
@@ -94,7 +94,7 @@ impl McpPage {
         collectors.set_redact_network_headers(redact_network_headers);
         warm_raw_session(&raw, &page);
         Ok(McpPage {
-            id,
+            id: 0,
             page,
             isolated_context,
             dialog: receiver,

@@ -94,11 +94,14 @@ impl KeyCache {
         match self.lookup(config, kid)? {
             Lookup::Fresh(key) => return Ok(key),
             Lookup::Missing => return Err(unknown()),
-            // Someone is refreshing: the stale key serves meanwhile.
+            // A key the refreshed set no longer holds was rotated out: it is refused. A failed
+            // refresh keeps the stale key serving, and so does a refresh someone else runs.
             Lookup::Stale(key) => match self.fetching.try_lock() {
                 Ok(_flight) => {
-                    self.refresh(config).await;
-                    return Ok(self.pick_known(config, kid)?.unwrap_or(key));
+                    return match self.refresh(config).await {
+                        true => self.pick_known(config, kid)?.ok_or_else(unknown),
+                        false => Ok(key),
+                    };
                 }
                 Err(_) => return Ok(key),
             },
@@ -182,7 +185,8 @@ impl KeyCache {
 
     /// Fetches the keys (the caller holds the flight) and stores them; a failed fetch keeps
     /// the keys already known. The state lock is taken only around the reads and writes.
-    async fn refresh(&self, config: &OAuthConfig) {
+    /// Whether the fetch succeeded.
+    async fn refresh(&self, config: &OAuthConfig) -> bool {
         let source = (config.issuer.clone(), config.jwks_uri.clone());
         let set = |change: &dyn Fn(&mut Fetched)| {
             let mut state = self
@@ -202,10 +206,12 @@ impl KeyCache {
                     fetched.fetched = Some(Instant::now());
                     fetched.failure = None;
                 });
+                true
             }
             Err(reason) => {
                 tracing::warn!(issuer = %config.issuer, %reason, "cannot fetch the issuer's signing keys");
                 set(&|fetched| fetched.failure = Some(reason.clone()));
+                false
             }
         }
     }

@@ -505,6 +505,28 @@ mod tests {
         ));
     }
 
+    /// A key the issuer stopped publishing is refused once the keys are fetched again; a
+    /// stale key serves only while no fresh set says otherwise.
+    #[tokio::test]
+    async fn a_key_rotated_out_is_refused_after_the_refresh() {
+        let jwks = jwks(json!([jwk("k1", X_1)])).await;
+        let config = config(&jwks.url, "");
+        let verifier = TokenVerifier::new(KeyCache::with_intervals(
+            Duration::from_millis(100),
+            Duration::from_millis(200),
+        ));
+        let old = sign(KEY_1, Some("k1"), "at+jwt", &claims(|_| {}));
+        assert!(verifier.verify(&config, &old).await.is_ok());
+        *jwks.keys.lock().expect("keys") = json!({ "keys": [jwk("k2", X_2)] });
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        assert!(matches!(
+            verifier.verify(&config, &old).await,
+            Err(VerifyError::Key(KeyError::UnknownKey(_)))
+        ));
+        let new = sign(KEY_2, Some("k2"), "at+jwt", &claims(|_| {}));
+        assert!(verifier.verify(&config, &new).await.is_ok());
+    }
+
     #[tokio::test]
     async fn an_unreachable_issuer_is_unavailable_not_a_bad_token() {
         let config = config("http://127.0.0.1:9/jwks", "");
