@@ -260,7 +260,8 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=3600))]
     #[serde(skip)]
     pub shutdown_grace_secs: Option<u64>,
-    /// `serve`: connections open at once (default 1024; keep it below `ulimit -n`).
+    /// `serve`: connections open at once (default: the open-files limit, raised to its hard
+    /// limit at start, less a reserve of a quarter, at least 256, for the browser and tenants).
     #[arg(long)]
     #[serde(skip)]
     pub max_connections: Option<usize>,

@@ -9,6 +9,7 @@
 mod auth;
 mod body;
 mod connections;
+mod descriptors;
 mod disconnect;
 mod handler;
 mod metrics;
@@ -19,8 +20,8 @@ use crate::pipeline::Pipeline;
 use crate::tenants::registry::Registry;
 use auth::{AuthenticatedTenant, TokenVerifier};
 use bytes::Bytes;
-use connections::{ConnectionLimits, RateLimitedLog, accept_backoff};
-pub use connections::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP};
+pub use connections::DEFAULT_MAX_CONNECTIONS_PER_IP;
+use connections::{ConnectionLimits, ConnectionState, RateLimitedLog, accept_backoff};
 use handler::TenantServer;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Either, Full, combinators::BoxBody};
@@ -64,8 +65,9 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// How long in-flight calls may run on after a shutdown signal before they are cancelled.
     pub shutdown_grace: Duration,
-    /// Connections open at once, and from one client address.
-    pub max_connections: usize,
+    /// Connections open at once (`None`: derived from the descriptor limit), and from one
+    /// client address.
+    pub max_connections: Option<usize>,
     pub max_connections_per_ip: usize,
     pub header_read_timeout: Duration,
     pub body_read_timeout: Duration,
@@ -138,7 +140,18 @@ pub async fn serve(
     let sweeper = tokio::spawn(close_abandoned_sessions(app.clone()));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut signals = Signals::new()?;
-    let limits = ConnectionLimits::new(options.max_connections, options.max_connections_per_ip);
+    let descriptors = descriptors::raise_to_hard_limit();
+    let max_connections = match options.max_connections {
+        Some(explicit) => {
+            if let Some(warning) = descriptors::check_explicit(explicit, descriptors) {
+                tracing::warn!("{warning}");
+            }
+            explicit
+        }
+        None => descriptors::default_max_connections(descriptors),
+    };
+    tracing::info!(max_connections, descriptors, "connection cap");
+    let limits = ConnectionLimits::new(max_connections, options.max_connections_per_ip);
     let mut accept_errors = RateLimitedLog::new(ACCEPT_ERROR_LOG_INTERVAL);
     loop {
         tokio::select! {
@@ -149,9 +162,11 @@ pub async fn serve(
                     continue;
                 };
                 let app = app.clone();
+                let state = admitted.state.clone();
                 let service = hyper::service::service_fn(move |request| {
                     let app = app.clone();
-                    async move { Ok::<_, Infallible>(app.route(request).await) }
+                    let state = state.clone();
+                    async move { Ok::<_, Infallible>(app.route(request, &state).await) }
                 });
                 let connection = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
@@ -160,8 +175,12 @@ pub async fn serve(
                     .serve_connection(TokioIo::new(stream), service);
                 let connection = graceful.watch(connection);
                 tokio::spawn(async move {
-                    if let Err(error) = connection.await {
-                        tracing::debug!(%error, "connection ended with an error");
+                    // Dropping the connection closes it: room for a newer one at the cap.
+                    tokio::select! {
+                        ended = connection => if let Err(error) = ended {
+                            tracing::debug!(%error, "connection ended with an error");
+                        },
+                        () = admitted.state.evicted() => {}
                     }
                     drop(admitted);
                 });
@@ -282,11 +301,15 @@ async fn close_idle_tenants(tenants: Arc<Registry>) {
 }
 
 impl App {
-    async fn route(&self, request: Request<Incoming>) -> Response<Body> {
+    async fn route(
+        &self,
+        request: Request<Incoming>,
+        connection: &ConnectionState,
+    ) -> Response<Body> {
         match request.uri().path() {
             "/healthz" => text(StatusCode::OK, "text/plain; charset=utf-8", "ok\n".into()),
-            "/metrics" => self.serve_metrics(&request),
-            "/mcp" => self.mcp(request).await,
+            "/metrics" => self.serve_metrics(&request, connection),
+            "/mcp" => self.mcp(request, connection).await,
             path if path.starts_with(oauth::METADATA_PATH) => {
                 match self.oauth.metadata(&self.tenants, path) {
                     Some(metadata) => metadata,
@@ -306,14 +329,21 @@ impl App {
     }
 
     /// `/metrics` names every tenant: only for the metrics token of the tenants file.
-    fn serve_metrics(&self, request: &Request<Incoming>) -> Response<Body> {
+    fn serve_metrics(
+        &self,
+        request: &Request<Incoming>,
+        connection: &ConnectionState,
+    ) -> Response<Body> {
         let token = auth::bearer(request.headers()).unwrap_or_default();
         match self.tenants.authenticate_metrics(token) {
-            Some(true) => text(
-                StatusCode::OK,
-                "text/plain; version=0.0.4; charset=utf-8",
-                self.metrics.render(&self.tenants),
-            ),
+            Some(true) => {
+                connection.mark_authenticated();
+                text(
+                    StatusCode::OK,
+                    "text/plain; version=0.0.4; charset=utf-8",
+                    self.metrics.render(&self.tenants),
+                )
+            }
             Some(false) => {
                 self.metrics.record_unauthorized();
                 let mut response = text(
@@ -336,7 +366,11 @@ impl App {
         }
     }
 
-    async fn mcp(&self, request: Request<Incoming>) -> Response<Body> {
+    async fn mcp(
+        &self,
+        request: Request<Incoming>,
+        connection: &ConnectionState,
+    ) -> Response<Body> {
         // A client that sends its headers and then withholds the body is cut off, whichever
         // verifier reads the body.
         let request = request.map(|body| body::Deadline::new(body, self.body_read_timeout));
@@ -353,6 +387,7 @@ impl App {
                 }
             },
         };
+        connection.mark_authenticated();
         // Every request counts, with or without a session.
         if let Err(message) = self.tenants.admit(&tenant) {
             let mut response = json_error(StatusCode::TOO_MANY_REQUESTS, -32002, &message);

@@ -188,9 +188,7 @@ async fn serve_http(args: &Args) -> Result<(), String> {
             .shutdown_grace_secs
             .map(Duration::from_secs)
             .unwrap_or(DEFAULT_SHUTDOWN_GRACE),
-        max_connections: args
-            .max_connections
-            .unwrap_or(http::DEFAULT_MAX_CONNECTIONS),
+        max_connections: args.max_connections,
         max_connections_per_ip: args
             .max_connections_per_ip
             .unwrap_or(http::DEFAULT_MAX_CONNECTIONS_PER_IP),

@@ -386,3 +386,78 @@ async fn revoking_a_busy_tenant_with_sighup_blocks_no_one_and_stops_its_call() {
     .await;
     assert_eq!(status, 401, "the revoked token");
 }
+
+/// Idle connections that never authenticate must not lock tenants out (finding 17): the soft
+/// open-files limit is raised to the hard one at start, and at the connection cap the oldest
+/// connection that never authenticated is closed to admit the next, long before the idle
+/// timeout would have cut it. A tenant's calls and `/healthz` are answered meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_unauthenticated_connections_never_lock_a_tenant_out() {
+    let setup = ServerSetup {
+        soft_open_files: Some(256),
+        ..ServerSetup::default()
+    };
+    let server = HttpServer::start_with(
+        setup,
+        &[TenantSpec::new("alice", "token-alice")],
+        &[
+            "--max-connections",
+            "16",
+            "--header-read-timeout-secs",
+            "300",
+        ],
+    )
+    .await;
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", server.pid()))
+        .expect("the server's limits");
+    let line = limits
+        .lines()
+        .find(|line| line.starts_with("Max open files"))
+        .expect("an open-files line");
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(
+        fields[3], fields[4],
+        "the soft limit is the hard one: {line}"
+    );
+    assert_ne!(fields[3], "256", "the soft limit was raised: {line}");
+
+    let address = format!("127.0.0.1:{}", server.port());
+    let idle: Vec<TcpStream> = (0..16)
+        .filter_map(|_| TcpStream::connect(&address).ok())
+        .collect();
+    assert_eq!(idle.len(), 16);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let started = Instant::now();
+    let health = tokio::time::timeout(
+        Duration::from_secs(10),
+        reqwest::get(format!("{}/healthz", server.base)),
+    )
+    .await
+    .expect("/healthz answers at the cap")
+    .expect("a response");
+    assert!(health.status().is_success(), "{}", health.status());
+    let tenant = async {
+        let client = server.connect("token-alice").await;
+        client.call("list_pages", json!({})).await
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(60), tenant)
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "the tenant waited {:?} behind idle connections",
+                started.elapsed()
+            )
+        });
+    assert!(!answer.is_error, "{}", answer.text);
+    // The oldest idle connections were the ones closed.
+    let mut closed = 0;
+    for mut stream in idle {
+        let _timeout = stream.set_read_timeout(Some(Duration::from_millis(200)));
+        let mut byte = [0u8; 1];
+        if matches!(stream.read(&mut byte), Ok(0)) {
+            closed += 1;
+        }
+    }
+    assert!(closed >= 2, "{closed} idle connections were closed");
+}

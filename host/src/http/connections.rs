@@ -1,16 +1,18 @@
-//! Admission of TCP connections: a cap in total (below the file-descriptor limit, so accept
-//! never fails for lack of descriptors) and per client address (one client cannot take the
-//! whole cap), each held by a guard for the connection's life. Accept errors are backed off
-//! and logged at a bounded rate instead of spinning.
+//! Admission of TCP connections: a cap in total (below the file-descriptor limit, see
+//! `descriptors`) and per client address (one client cannot take the whole cap), each held by
+//! a guard for the connection's life. A connection that has authenticated keeps its place: at
+//! the cap, the oldest connection that never authenticated is closed to admit the next one, so
+//! idle unauthenticated clients cannot lock tenants out. Accept errors are backed off and
+//! logged at a bounded rate instead of spinning.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
 
-/// Connections open at once when `--max-connections` does not say.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// Connections of one client address when `--max-connections-per-ip` does not say.
 pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
 
@@ -18,6 +20,27 @@ pub struct ConnectionLimits {
     total: Arc<Semaphore>,
     per_peer: usize,
     open: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    /// The admitted connections, oldest first (entries of closed ones are swept as met).
+    live: Mutex<Vec<Weak<ConnectionState>>>,
+}
+
+/// What the server knows of one connection while it lives.
+#[derive(Default)]
+pub struct ConnectionState {
+    authenticated: AtomicBool,
+    evicted: CancellationToken,
+}
+
+impl ConnectionState {
+    /// A request on this connection carried a valid token: it keeps its place from now on.
+    pub fn mark_authenticated(&self) {
+        self.authenticated.store(true, Ordering::Relaxed);
+    }
+
+    /// Resolves when the connection must close to make room for another.
+    pub async fn evicted(&self) {
+        self.evicted.cancelled().await;
+    }
 }
 
 /// One admitted connection; dropping it frees its places.
@@ -25,6 +48,7 @@ pub struct Admitted {
     _total: OwnedSemaphorePermit,
     peer: IpAddr,
     open: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    pub state: Arc<ConnectionState>,
 }
 
 impl Drop for Admitted {
@@ -46,13 +70,33 @@ impl ConnectionLimits {
             total: Arc::new(Semaphore::new(total.max(1))),
             per_peer: per_peer.max(1),
             open: Arc::new(Mutex::new(HashMap::new())),
+            live: Mutex::new(Vec::new()),
         }
     }
 
     /// Waits for a place in the total (the accept loop stops accepting meanwhile: the kernel
-    /// queues new connections instead of this process running out of descriptors).
+    /// queues new connections instead of this process running out of descriptors). At the
+    /// cap, the oldest connection that never authenticated is told to close first.
     pub async fn reserve(&self) -> Option<OwnedSemaphorePermit> {
+        if let Ok(place) = self.total.clone().try_acquire_owned() {
+            return Some(place);
+        }
+        self.evict_oldest_unauthenticated();
         self.total.clone().acquire_owned().await.ok()
+    }
+
+    fn evict_oldest_unauthenticated(&self) {
+        let Ok(mut live) = self.live.lock() else {
+            return;
+        };
+        live.retain(|state| state.strong_count() > 0);
+        let victim = live.iter().filter_map(Weak::upgrade).find(|state| {
+            !state.authenticated.load(Ordering::Relaxed) && !state.evicted.is_cancelled()
+        });
+        if let Some(victim) = victim {
+            tracing::debug!("at the connection cap: closing the oldest unauthenticated connection");
+            victim.evicted.cancel();
+        }
     }
 
     /// Admits a connection from `peer` with its reserved place; `None` when that address has
@@ -65,10 +109,15 @@ impl ConnectionLimits {
             return None;
         }
         *count += 1;
+        let state = Arc::new(ConnectionState::default());
+        if let Ok(mut live) = self.live.lock() {
+            live.push(Arc::downgrade(&state));
+        }
         Some(Admitted {
             _total: place,
             peer,
             open: self.open.clone(),
+            state,
         })
     }
 }
@@ -153,6 +202,53 @@ mod tests {
         assert!(waiting.is_err(), "no place while the only one is held");
         drop(held);
         assert!(limits.reserve().await.is_some());
+    }
+
+    #[tokio::test]
+    async fn at_the_cap_the_oldest_unauthenticated_connection_makes_room() {
+        let limits = ConnectionLimits::new(3, 5);
+        let peer: IpAddr = "127.0.0.1".parse().expect("address");
+        let admit = async || {
+            limits
+                .admit(peer, limits.reserve().await.expect("place"))
+                .expect("admitted")
+        };
+        let tenant = admit().await;
+        tenant.state.mark_authenticated();
+        let idle_first = admit().await;
+        let idle_second = admit().await;
+        // The next connection waits for a place, and the oldest idle one is told to go.
+        let next = tokio::spawn({
+            let total = limits.total.clone();
+            async move { total.acquire_owned().await }
+        });
+        limits.evict_oldest_unauthenticated();
+        tokio::time::timeout(Duration::from_secs(1), idle_first.state.evicted())
+            .await
+            .expect("the oldest unauthenticated connection is evicted");
+        assert!(
+            !tenant.state.evicted.is_cancelled(),
+            "an authenticated one never is"
+        );
+        assert!(!idle_second.state.evicted.is_cancelled());
+        drop(idle_first);
+        assert!(next.await.expect("task").is_ok());
+    }
+
+    #[tokio::test]
+    async fn authenticated_connections_are_never_evicted() {
+        let limits = ConnectionLimits::new(1, 5);
+        let peer: IpAddr = "127.0.0.1".parse().expect("address");
+        let tenant = limits
+            .admit(peer, limits.reserve().await.expect("place"))
+            .expect("admitted");
+        tenant.state.mark_authenticated();
+        let waiting = tokio::time::timeout(Duration::from_millis(100), limits.reserve()).await;
+        assert!(
+            waiting.is_err(),
+            "no place while the tenant holds the only one"
+        );
+        assert!(!tenant.state.evicted.is_cancelled());
     }
 
     #[test]

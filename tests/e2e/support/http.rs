@@ -59,8 +59,10 @@ pub const METRICS_TOKEN: &str = "token-metrics";
 pub struct ServerSetup {
     /// TOML put before the `[[tenant]]` entries (e.g. `metrics_token_sha256 = "..."`).
     pub preamble: String,
-    /// `ulimit -n` for the server process.
+    /// `ulimit -n` for the server process (soft and hard).
     pub open_files: Option<u64>,
+    /// `ulimit -Sn` only: the soft limit, below a higher hard one.
+    pub soft_open_files: Option<u64>,
 }
 
 pub struct HttpServer {
@@ -128,13 +130,18 @@ impl HttpServer {
         ];
         args.extend(browser_args());
         args.extend(extra_args.iter().map(|arg| (*arg).to_owned()));
-        let mut command = match setup.open_files {
-            Some(limit) => {
+        let ulimit = match (setup.open_files, setup.soft_open_files) {
+            (Some(limit), _) => Some(format!("ulimit -n {limit}")),
+            (None, Some(soft)) => Some(format!("ulimit -Sn {soft}")),
+            (None, None) => None,
+        };
+        let mut command = match ulimit {
+            Some(ulimit) => {
                 // `exec` keeps the pid: the server is the process the harness watches.
                 let mut command = crate::support::tokio_command("sh");
                 command
                     .arg("-c")
-                    .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
+                    .arg(format!("{ulimit} && exec \"$0\" \"$@\""))
                     .arg(env!("CARGO_BIN_EXE_devtools-mcp"));
                 command
             }
