@@ -437,8 +437,8 @@ impl SessionState {
         // No `fetch_targets` here: `Target.setDiscoverTargets` at connect already reports
         // every tab, and chromiumoxide's fetch attaches each a second time, unflattened, which
         // can leave a page holding a session the browser does not know (every command to it
-        // then fails). Adopted all at once when every listed page is attached: adopting them as they come
-        // would number them in the order the client attached them, not the browser's.
+        // then fails). Adopted all at once when every listed page is attached, so that they
+        // are numbered by when they were opened, not by when the client attached them.
         loop {
             let own_contexts = self.own_contexts();
             let targets = self.targets().await;
@@ -841,8 +841,8 @@ fn shown_title(title: &str, url: &str) -> String {
     }
 }
 
-/// What `Target.getTargets` said, by target id, and the ids in the browser's order (oldest
-/// first).
+/// What `Target.getTargets` said, by target id, and the ids in the order it listed them (no
+/// stable order: `tab_order` numbers tabs by when they were opened).
 #[derive(Default)]
 struct Targets {
     by_id: HashMap<String, TargetInfo>,
