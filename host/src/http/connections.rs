@@ -20,8 +20,10 @@ pub struct ConnectionLimits {
     total: Arc<Semaphore>,
     per_peer: usize,
     open: Arc<Mutex<HashMap<IpAddr, usize>>>,
-    /// The admitted connections, oldest first (entries of closed ones are swept as met).
+    /// The admitted connections, oldest first; closed ones are swept at eviction and
+    /// whenever the list outgrows twice the cap, so it never grows with the connections seen.
     live: Mutex<Vec<Weak<ConnectionState>>>,
+    cap: usize,
 }
 
 /// What the server knows of one connection while it lives.
@@ -71,6 +73,7 @@ impl ConnectionLimits {
             per_peer: per_peer.max(1),
             open: Arc::new(Mutex::new(HashMap::new())),
             live: Mutex::new(Vec::new()),
+            cap: total.max(1),
         }
     }
 
@@ -111,6 +114,9 @@ impl ConnectionLimits {
         *count += 1;
         let state = Arc::new(ConnectionState::default());
         if let Ok(mut live) = self.live.lock() {
+            if live.len() >= self.cap.saturating_mul(2) {
+                live.retain(|state| state.strong_count() > 0);
+            }
             live.push(Arc::downgrade(&state));
         }
         Some(Admitted {
@@ -233,6 +239,21 @@ mod tests {
         assert!(!idle_second.state.evicted.is_cancelled());
         drop(idle_first);
         assert!(next.await.expect("task").is_ok());
+    }
+
+    #[tokio::test]
+    async fn closed_connections_leave_nothing_behind_below_the_cap() {
+        let limits = ConnectionLimits::new(3, 5);
+        let peer: IpAddr = "127.0.0.1".parse().expect("address");
+        for _ in 0..1000 {
+            let place = limits.reserve().await.expect("place");
+            drop(limits.admit(peer, place).expect("admitted"));
+        }
+        let remembered = limits.live.lock().expect("live").len();
+        assert!(
+            remembered <= 6,
+            "{remembered} closed connections remembered"
+        );
     }
 
     #[tokio::test]
