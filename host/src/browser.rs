@@ -17,6 +17,8 @@ mod page_tools;
 mod page_trace;
 pub mod pipe;
 pub mod pwa;
+pub mod renderer_memory;
+pub mod renderer_processes;
 mod screencast;
 mod screenshot;
 mod settle;
@@ -28,7 +30,7 @@ mod vision;
 mod ws_headers;
 
 pub use cdp::cdp;
-pub use cdp::raw::RawLink;
+pub use cdp::raw::{RawClient, RawLink};
 pub use emulation::EmulateRequest;
 pub use long_lived::LongLived;
 pub use navigation_policy::NavigationPolicy;

@@ -192,6 +192,7 @@ impl Pipeline {
         let (mut call_state, handler_error) = match code {
             Err(error) => (call_state, Some(error)),
             Ok(pre) => {
+                let handler_started = Instant::now();
                 let (mut call_state, outcome) = self
                     .runtime
                     .handle(pre, call_state, &params_json, page)
@@ -208,7 +209,7 @@ impl Pipeline {
                         if call_state.wall_clock_hit
                             && let Some(session) = call_state.session()
                         {
-                            session.terminate_scripts().await;
+                            session.terminate_scripts(handler_started).await;
                         }
                         let (message, stopped) = trap_message(tool, &call_state, &trap);
                         if stopped {

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tokio::sync::{Mutex, OwnedMutexGuard};
-use watch::{AbortOnDrop, SessionWatch};
+use watch::{AbortOnDrop, SessionWatch, Watched};
 pub use workers::Worker;
 
 /// Page ids come from one process-wide counter, so a stale id fails instead of aliasing a page
@@ -111,10 +111,29 @@ impl Session {
         }
     }
 
-    /// Closes any page of this session whose JavaScript heap grows past `bytes` (a tenant's
-    /// `renderer_memory_mib`), with a note. Needs a tokio runtime.
+    /// Closes any page of this session that holds more than `bytes` (a tenant's
+    /// `renderer_memory_mib`) in its contexts, or that cannot be measured, with a note; ends
+    /// any renderer of the browser past the ceiling that cap sets. Needs a tokio runtime.
     pub fn with_memory_cap(mut self, bytes: u64) -> Session {
-        let task = tokio::spawn(self.watch.clone().guard_memory(bytes));
+        let shared_ceiling = self.state.try_lock().ok().and_then(|state| {
+            state
+                .scope
+                .as_ref()
+                .map(|scope| scope.shared.renderer_ceiling())
+        });
+        let ceiling = shared_ceiling.unwrap_or_default();
+        ceiling.raise(bytes);
+        let state = Arc::downgrade(&self.state);
+        let call_in_flight: watch::CallInFlight = Arc::new(move || {
+            state
+                .upgrade()
+                .is_some_and(|state| state.try_lock().is_err())
+        });
+        let task = tokio::spawn(
+            self.watch
+                .clone()
+                .guard_memory(bytes, ceiling, call_in_flight),
+        );
         self._memory_guard = Some(Arc::new(AbortOnDrop(task)));
         self
     }
@@ -133,10 +152,12 @@ impl Session {
         self.watch.take_notes()
     }
 
-    /// Stops the script running in the session's pages, without waiting for its lock (a
-    /// call stopped by its budget leaves its script spinning otherwise).
-    pub async fn terminate_scripts(&self) -> usize {
-        self.watch.terminate_scripts().await
+    /// Stops the scripts running in the session's pages (in all their frames and workers),
+    /// without waiting for its lock: a call stopped by its budget leaves its script spinning
+    /// otherwise. A page where a worker was started since `since` (the call's start) is
+    /// closed, with a note.
+    pub async fn terminate_scripts(&self, since: std::time::Instant) -> usize {
+        self.watch.terminate_scripts(since).await
     }
 
     /// Adopts the pages the session's pages opened themselves (popups) and closes those past
@@ -326,9 +347,9 @@ impl SessionState {
             .and_then(|browser| browser.connection().pipe.clone())
     }
 
-    /// Stops the script running in this session's pages (`Runtime.terminateExecution`).
-    pub async fn terminate_scripts(&self) -> usize {
-        self.watch.terminate_scripts().await
+    /// Stops the scripts running in this session's pages; see [`Session::terminate_scripts`].
+    pub async fn terminate_scripts(&self, since: std::time::Instant) -> usize {
+        self.watch.terminate_scripts(since).await
     }
 
     fn proxy_server(&self) -> Option<&str> {
@@ -568,12 +589,16 @@ impl SessionState {
 
     /// Tells the watch which pages the session has now.
     fn publish_pages(&self) {
-        self.watch.publish(
-            self.pages
+        let connection = self.browser.as_ref().map(|handle| handle.connection());
+        self.watch.publish(Watched {
+            pages: self
+                .pages
                 .iter()
                 .map(|(id, page)| (*id, page.page.clone()))
                 .collect(),
-        );
+            raw: connection.map(|connection| connection.raw.clone()),
+            local_renderers: connection.is_some_and(|connection| connection.launched),
+        });
     }
 
     /// The browser's targets: id -> what `Target.getTargets` says of it.

@@ -140,7 +140,7 @@ struct TenantEntry {
     /// An MCP session without requests for this long is closed, freeing its max_sessions slot.
     #[serde(default)]
     session_idle_secs: Option<u64>,
-    /// A page whose JavaScript heap grows past this is closed.
+    /// A page whose frames and workers hold more than this is closed.
     #[serde(default)]
     renderer_memory_mib: Option<u64>,
     /// Memory this tenant's loaded heap snapshots may hold; by default an equal share of
@@ -208,7 +208,7 @@ pub struct Quotas {
     pub max_concurrent_calls: usize,
     pub requests_per_minute: u32,
     pub session_idle: Duration,
-    /// JavaScript heap a page of this tenant may use before it is closed.
+    /// What a page of this tenant (its frames and workers) may hold before it is closed.
     pub renderer_memory_bytes: u64,
     /// Memory this tenant's loaded heap snapshots may hold: its own share of the server's
     /// cap, so no tenant can refuse or evict another's.

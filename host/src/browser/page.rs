@@ -412,12 +412,17 @@ async fn watch_dialogs(
 
 /// Opens the thin connection and this page's session on it in the background: snapshots and
 /// screenshots go through it, and connecting (a WebSocket handshake, then an attach) on the
-/// first of them cost that call 15-20 ms.
+/// first of them cost that call 15-20 ms. The page's workers and cross-process iframes are
+/// attached to that session from now on, so the session watch can measure and stop them and
+/// knows when each started.
 fn warm_raw_session(raw: &Arc<RawLink>, page: &chromiumoxide::Page) {
     let (raw, target) = (raw.clone(), page.target_id().as_ref().to_string());
     tokio::spawn(async move {
         let warmed = match raw.client().await {
-            Ok(client) => client.session(&target, COMMAND_TIMEOUT).await.map(drop),
+            Ok(client) => match client.session(&target, COMMAND_TIMEOUT).await {
+                Ok(session) => client.children(&session, COMMAND_TIMEOUT).await.map(drop),
+                Err(error) => Err(error),
+            },
             Err(error) => Err(error),
         };
         if let Err(error) = warmed {

@@ -10,6 +10,8 @@ use tokio::sync::Mutex;
 pub struct SharedBrowser {
     options: BrowserOptions,
     connection: Mutex<Option<Arc<BrowserConn>>>,
+    /// What each renderer of this browser may hold: the largest cap of its tenants.
+    renderer_ceiling: Arc<super::renderer_processes::RendererCeiling>,
 }
 
 impl SharedBrowser {
@@ -17,7 +19,12 @@ impl SharedBrowser {
         SharedBrowser {
             options,
             connection: Mutex::new(None),
+            renderer_ceiling: Arc::default(),
         }
+    }
+
+    pub fn renderer_ceiling(&self) -> Arc<super::renderer_processes::RendererCeiling> {
+        self.renderer_ceiling.clone()
     }
 
     pub fn options(&self) -> &BrowserOptions {

@@ -304,6 +304,7 @@ impl TenantServer {
             .and_then(|parts| parts.extensions.get::<Disconnected>())
             .map(|disconnected| disconnected.0.clone())
             .unwrap_or_default();
+        let call_started = std::time::Instant::now();
         // A bug in the host must cost one call, not the server: a panic becomes an error.
         let call = std::panic::AssertUnwindSafe(self.pipeline.call(
             &ticket.runtime.session,
@@ -316,7 +317,7 @@ impl TenantServer {
         let stopped = |why: &'static str| {
             let session = ticket.runtime.session.clone();
             tokio::spawn(async move {
-                let terminated = session.terminate_scripts().await;
+                let terminated = session.terminate_scripts(call_started).await;
                 tracing::info!(
                     why,
                     terminated,

@@ -84,8 +84,15 @@ pub struct FixtureServer {
 impl FixtureServer {
     /// Binds a loopback port and starts serving `routes` on a background thread.
     pub fn start(routes: Vec<Route>) -> FixtureServer {
-        let listener =
-            TcpListener::bind(("127.0.0.1", 0)).expect("bind fixture server on 127.0.0.1:0");
+        FixtureServer::start_at([127, 0, 0, 1], routes)
+    }
+
+    /// Serves on another loopback address (`127.0.0.2` is another site than `127.0.0.1`, so
+    /// the browser puts its frames in a process of their own).
+    pub fn start_at(ip: [u8; 4], routes: Vec<Route>) -> FixtureServer {
+        assert_eq!(ip[0], 127, "fixtures are served on loopback only");
+        let listener = TcpListener::bind((std::net::Ipv4Addr::from(ip), 0))
+            .expect("bind fixture server on a loopback address");
         let addr = listener.local_addr().expect("fixture server local address");
         let shared = Arc::new(Shared {
             routes: routes.into_iter().map(|r| (r.path.clone(), r)).collect(),
@@ -107,7 +114,7 @@ impl FixtureServer {
     /// `http://127.0.0.1:<port><path>`; a missing leading `/` is added.
     pub fn url(&self, path: &str) -> String {
         let slash = if path.starts_with('/') { "" } else { "/" };
-        format!("http://127.0.0.1:{}{slash}{path}", self.addr.port())
+        format!("http://{}{slash}{path}", self.addr)
     }
 
     pub fn port(&self) -> u16 {

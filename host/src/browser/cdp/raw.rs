@@ -8,14 +8,18 @@
 //! megabytes into one buffer of its size.
 //!
 //! The connection attaches its own flat sessions to the targets it is asked about (a page,
-//! or a cross-process iframe) and enables no domain, so it receives no events to speak of.
+//! or a cross-process iframe) and enables no domain, so it receives no events to speak of
+//! but those of its attachments (see `attachments`).
 
+mod attachments;
 mod socket;
 
 use super::CdpError;
+use attachments::Attachments;
+pub use attachments::Child;
 use serde_json::{Value, json};
 use socket::{Payload, Writer};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
@@ -61,6 +65,10 @@ pub struct RawClient {
     /// Held while attaching, so that two first uses of a target (a page's warm-up and its
     /// first snapshot) attach one session, not two.
     attaching: Mutex<()>,
+    /// The targets the browser attached to our sessions, and what became of the sessions.
+    attachments: Arc<StdMutex<Attachments>>,
+    /// Sessions on which the browser was asked to attach children.
+    auto_attached: StdMutex<HashSet<String>>,
     reader: tokio::task::JoinHandle<()>,
 }
 
@@ -99,11 +107,17 @@ impl RawClient {
         })?;
         let waiters: Waiters = Arc::default();
         let alive = Arc::new(AtomicBool::new(true));
-        let (routes, flag) = (waiters.clone(), alive.clone());
+        let attachments: Arc<StdMutex<Attachments>> = Arc::default();
+        let (routes, flag, seen) = (waiters.clone(), alive.clone(), attachments.clone());
         let reader = tokio::spawn(async move {
             while let Ok(Some(message)) = reader.next_text().await {
-                let waiter = reply_id(message.bytes())
-                    .and_then(|id| routes.lock().ok().and_then(|mut w| w.remove(&id)));
+                let Some(id) = reply_id(message.bytes()) else {
+                    if let Ok(mut seen) = seen.lock() {
+                        seen.observe(message.bytes());
+                    }
+                    continue;
+                };
+                let waiter = routes.lock().ok().and_then(|mut w| w.remove(&id));
                 if let Some(waiter) = waiter {
                     let _gone = waiter.send(message);
                 }
@@ -121,6 +135,8 @@ impl RawClient {
             alive,
             sessions: StdMutex::default(),
             attaching: Mutex::new(()),
+            attachments,
+            auto_attached: StdMutex::default(),
             reader,
         })
     }
@@ -200,6 +216,65 @@ impl RawClient {
     pub fn forget_session(&self, target_id: &str) {
         if let Ok(mut sessions) = self.sessions.lock() {
             sessions.remove(target_id);
+        }
+    }
+
+    /// The targets attached under `session` (its workers and cross-process iframes), asking
+    /// the browser on first use to attach them, and those started later, to it. Handled by
+    /// the browser, so it answers while the target's own thread is busy.
+    pub async fn children(&self, session: &str, timeout: Duration) -> Result<Vec<Child>, CdpError> {
+        self.forget_detached();
+        let asked = self
+            .auto_attached
+            .lock()
+            .map(|asked| asked.contains(session))
+            .unwrap_or(false);
+        if !asked {
+            let params =
+                json!({ "autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true });
+            self.call(Some(session), "Target.setAutoAttach", params, timeout)
+                .await?
+                .result()?;
+            if let Ok(mut asked) = self.auto_attached.lock() {
+                asked.insert(session.to_string());
+            }
+            // What it reported before answering was there before we watched.
+            if let Ok(mut seen) = self.attachments.lock() {
+                seen.mark_existing(session);
+            }
+        }
+        // The browser reports the children it has before it answers, so they are known now.
+        Ok(self
+            .attachments
+            .lock()
+            .map(|seen| seen.children(session))
+            .unwrap_or_default())
+    }
+
+    /// Whether the renderer of `session`'s target crashed (or was ended).
+    pub fn crashed(&self, session: &str) -> bool {
+        self.attachments
+            .lock()
+            .map(|seen| seen.crashed(session))
+            .unwrap_or(false)
+    }
+
+    /// Drops what we knew of sessions the browser detached (their targets closed).
+    fn forget_detached(&self) {
+        let detached = match self.attachments.lock() {
+            Ok(mut seen) => seen.take_detached(),
+            Err(_) => return,
+        };
+        if detached.is_empty() {
+            return;
+        }
+        if let Ok(mut asked) = self.auto_attached.lock() {
+            for session in &detached {
+                asked.remove(session);
+            }
+        }
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.retain(|_, session| !detached.contains(session));
         }
     }
 }
