@@ -10,7 +10,7 @@
 
 #![no_main]
 
-use devtools_mcp::plugin::policy::Policy;
+use devtools_mcp::policy::plugins::Policy;
 use devtools_mcp::plugin::{CompiledCache, Loader, Runtime};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};

@@ -9,7 +9,6 @@ pub mod extensions;
 mod heap;
 mod input;
 mod long_lived;
-mod navigation_policy;
 mod page;
 mod page_actions;
 mod page_snapshot;
@@ -33,7 +32,6 @@ pub use cdp::cdp;
 pub use cdp::raw::{RawClient, RawLink};
 pub use emulation::EmulateRequest;
 pub use long_lived::LongLived;
-pub use navigation_policy::NavigationPolicy;
 pub use page::{McpPage, Target};
 pub use screencast::{ScreencastOptions, find_ffmpeg};
 pub use screenshot::ScreenshotFlags;
@@ -77,7 +75,7 @@ pub struct BrowserOptions {
     /// not open windows without a user gesture, beyond every quota.
     pub block_popups: bool,
     /// Where tools may navigate (`--javascriptEvaluation`, `--fileNavigations`).
-    pub navigation: NavigationPolicy,
+    pub navigation: crate::policy::navigation::NavigationPolicy,
     /// `--wsHeaders`: sent with the WebSocket handshake of `--wsEndpoint`.
     pub ws_headers: Vec<(String, String)>,
 }

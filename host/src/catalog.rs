@@ -4,8 +4,8 @@
 
 use crate::pipeline::{Pipeline, ToolSet};
 use crate::plugin::embedded;
-use crate::plugin::policy::Origin;
 use crate::plugin::{LoadError, LoadedTool, Loader, wasm_files};
+use crate::policy::plugins::Origin;
 use futures::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};

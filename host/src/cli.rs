@@ -1,6 +1,9 @@
 //! Command-line flags: the reference's names (camelCase or kebab-case, `--no-X` for false),
 //! plus ours (plugin folders, workspace roots, local telemetry).
 
+pub mod config_file;
+pub mod reload;
+
 use clap::{ArgAction, CommandFactory, Parser};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -326,17 +329,17 @@ impl Args {
         let argv: Vec<String> = argv.into_iter().collect();
         let mut args = Args::try_parse_from(normalize(argv.clone()))?;
         if let Some(config) = args.config.clone() {
-            let options = crate::config::read(&config).map_err(|message| {
+            let options = config_file::read(&config).map_err(|message| {
                 Args::command().error(clap::error::ErrorKind::InvalidValue, message)
             })?;
-            args = Args::try_parse_from(normalize(crate::config::with_options(argv, &options)))
+            args = Args::try_parse_from(normalize(config_file::with_options(argv, &options)))
                 .map_err(|error| {
                     Args::command().error(
                         clap::error::ErrorKind::InvalidValue,
                         format!(
                             "Invalid JSON config file {}: {}",
                             config.display(),
-                            crate::config::first_line(&error.to_string())
+                            config_file::first_line(&error.to_string())
                         ),
                     )
                 })?;
@@ -415,8 +418,8 @@ impl Args {
     }
 
     /// The per-call plugin limits the flags set (policy rules override them per plugin).
-    pub fn plugin_limits(&self) -> crate::plugin::limits::Limits {
-        let mut limits = crate::plugin::limits::Limits::default();
+    pub fn plugin_limits(&self) -> crate::policy::limits::Limits {
+        let mut limits = crate::policy::limits::Limits::default();
         if let Some(timeout) = self.plugin_timeout {
             limits.wall_clock = timeout;
         }
@@ -543,7 +546,7 @@ fn parse_seconds(value: &str) -> Result<std::time::Duration, String> {
         .trim()
         .parse::<f64>()
         .map_err(|_| invalid("expected a number of seconds".into()))?;
-    crate::plugin::limits::wall_clock_from_secs(seconds).map_err(invalid)
+    crate::policy::limits::wall_clock_from_secs(seconds).map_err(invalid)
 }
 
 fn parse_body_bytes(value: &str) -> Result<usize, String> {

@@ -142,7 +142,7 @@ pub async fn run(
     let lighthouse_dir = options.lighthouse_dir()?;
     // Code the server runs: refused where plugins or tenants can write (checked at start for
     // what was installed then, here for what was found since).
-    use crate::plugin::placement::{executable, node_package, vet};
+    use crate::policy::code_folders::{executable, node_package, vet};
     let code = executable("Node.js (for Lighthouse)", &node, false)
         .into_iter()
         .chain([node_package("the Lighthouse package", &lighthouse_dir)]);

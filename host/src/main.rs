@@ -8,9 +8,9 @@ use devtools_mcp::catalog::Catalog;
 use devtools_mcp::cli::Args;
 use devtools_mcp::lighthouse::LighthouseOptions;
 use devtools_mcp::pipeline::{Pipeline, ToolRegistry};
-use devtools_mcp::plugin::placement::{Named, Placement};
-use devtools_mcp::plugin::policy::{Origin, Policy};
 use devtools_mcp::plugin::{CompiledCache, Loader, Runtime};
+use devtools_mcp::policy::code_folders::{Named, Placement};
+use devtools_mcp::policy::plugins::{Origin, Policy};
 use devtools_mcp::sandbox::Sandbox;
 use devtools_mcp::session::Session;
 use devtools_mcp::{catalog, cli, http, mcp, oneshot, plugin_cli, telemetry, tenants};
@@ -83,7 +83,7 @@ async fn run(args: Args) -> Result<(), String> {
     }
     let reloading = args.command.is_none() && args.config.is_some();
     if let (true, Some(file)) = (reloading, &args.config) {
-        devtools_mcp::config::watch(
+        devtools_mcp::cli::reload::watch(
             file.clone(),
             std::env::args().collect(),
             args.clone(),
@@ -274,7 +274,7 @@ async fn build_pipeline(args: &Args, writable: Vec<Named>) -> Result<(Pipeline, 
 /// and the Lighthouse package, ffmpeg. Each is a code folder (see `plugin::placement`); one
 /// found only later is vetted before it first runs.
 fn helper_code(args: &Args) -> Vec<Named> {
-    use devtools_mcp::plugin::placement::{executable, node_package};
+    use devtools_mcp::policy::code_folders::{executable, node_package};
     let mut code = Vec::new();
     if let Some(browser) = &args.executable_path {
         code.extend(executable("the browser (--executablePath)", browser, true));
@@ -323,7 +323,7 @@ fn browser_options(args: &Args) -> BrowserOptions {
         extensions: Args::enabled(args.category_extensions),
         // Tenants' browsers turn it on (see tenants/registry.rs); stdio keeps the reference's.
         block_popups: false,
-        navigation: devtools_mcp::browser::NavigationPolicy {
+        navigation: devtools_mcp::policy::navigation::NavigationPolicy {
             javascript_evaluation: args.javascript_evaluation != Some(false),
             file_navigations: args.file_navigations != Some(false),
             extensions: Args::enabled(args.category_extensions),

@@ -5,11 +5,11 @@
 pub mod address;
 pub mod egress;
 pub mod proxy;
-pub mod url_policy;
 
 pub use egress::{EgressPolicy, Rule};
 pub use proxy::EgressProxy;
-pub use url_policy::{UrlPolicy, UrlRefusal};
+
+use crate::policy::tenant_urls::UrlPolicy;
 
 /// What a tenant's session applies in the browser: the proxy its browser contexts are created
 /// with, and the URLs it may open.

@@ -11,9 +11,9 @@ mod toolset;
 pub use registry::ToolRegistry;
 pub use toolset::{ToolEntry, ToolSet};
 
-use crate::plugin::capability::Denied;
 use crate::plugin::limits::classify;
 use crate::plugin::{CallState, Runtime};
+use crate::policy::capability::Denied;
 use crate::response::Assembly;
 use crate::session::Session;
 use crate::telemetry::{TelemetrySink, ToolInvocation};

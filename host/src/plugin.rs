@@ -2,7 +2,6 @@
 
 mod bindings;
 pub mod cache;
-pub mod capability;
 mod code;
 mod compile_settings;
 pub mod definition;
@@ -10,11 +9,8 @@ pub mod embedded;
 mod host_api;
 pub mod limits;
 mod loader;
-pub mod placement;
-pub mod policy;
+pub mod needs;
 mod remembered;
-pub mod signature;
-pub mod url_rule;
 
 pub use bindings::exports::devtools::tool::tool::{Category, ToolDefinition};
 pub use cache::CompiledCache;
@@ -25,9 +21,10 @@ pub use loader::{
     ALLOWED_IMPORTS, DEFINITION_WALL_CLOCK, LoadError, Loader, WASI_PREFIX, wasm_files,
 };
 
+use crate::policy::capability::{Denied, Grants};
+use crate::policy::limits::Limits;
 use bindings::{Plugin, PluginPre};
-use capability::{Denied, Grants};
-use limits::{LimitExceeded, Limits};
+use limits::LimitExceeded;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -250,7 +247,7 @@ pub struct LoadedTool {
 
 /// Slots for concurrent instances (calls in flight across tenants, plus definitions being
 /// evaluated); each memory slot is address space reserved up to the largest memory a policy may
-/// grant (`limits::MAX_MEMORY_BYTES`).
+/// grant (`policy::limits::MAX_MEMORY_BYTES`).
 fn pool() -> wasmtime::PoolingAllocationConfig {
     const SLOTS: u32 = 128;
     let mut pool = wasmtime::PoolingAllocationConfig::default();
@@ -259,7 +256,7 @@ fn pool() -> wasmtime::PoolingAllocationConfig {
         .total_memories(SLOTS * 2)
         .total_tables(SLOTS * 4)
         .total_stacks(SLOTS)
-        .max_memory_size(limits::MAX_MEMORY_BYTES)
+        .max_memory_size(crate::policy::limits::MAX_MEMORY_BYTES)
         .table_elements(100_000)
         .max_component_instance_size(8 << 20)
         .max_core_instance_size(8 << 20);

@@ -5,7 +5,7 @@ mod build;
 mod check;
 mod scaffold;
 
-use crate::plugin::signature;
+use crate::policy::signature;
 use std::path::{Path, PathBuf};
 
 /// The plugin subcommands.

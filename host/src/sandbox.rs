@@ -15,7 +15,7 @@ mod paths;
 mod temp;
 
 pub use kinds::{FileKind, ImageFormat, PLUGIN_FILE_EXTENSIONS, ReportFormat, VideoFormat};
-pub use paths::ensure_extension;
+pub use paths::{canonical, ensure_extension};
 pub use temp::save_temporary_file;
 
 use paths::{canonicalize_lenient, file_url_to_path, path_to_file_url, url_scheme};
@@ -27,16 +27,16 @@ use cap_std::fs::Dir;
 use std::sync::RwLock;
 
 /// Folders no root may overlap and no write may reach: plugin folders and the compiled-code
-/// cache (set once at start-up by `plugin::placement`).
+/// cache (set once at start-up by `policy::code_folders`).
 static PROTECTED: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
 
 /// Every folder plugins or tenants could write to in this process's life (sandbox roots, the
-/// temp dir): code found later is vetted against it (`plugin::placement::vet`).
+/// temp dir): code found later is vetted against it (`policy::code_folders::vet`).
 static WRITABLE: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
 
 /// Remembers `folder` as writable by plugins or tenants, for the rest of the process.
 pub fn register_writable(folder: &Path) {
-    let canonical = crate::plugin::placement::canonical(folder);
+    let canonical = canonical(folder);
     if let Ok(mut writable) = WRITABLE.write()
         && !writable.contains(&canonical)
     {
@@ -55,7 +55,7 @@ pub fn writable_roots() -> Vec<PathBuf> {
 /// Protects `folder` for the rest of the process: roots overlapping it are refused, and so are
 /// paths inside it.
 pub fn protect(folder: &Path) {
-    let canonical = crate::plugin::placement::canonical(folder);
+    let canonical = canonical(folder);
     if let Ok(mut protected) = PROTECTED.write()
         && !protected.contains(&canonical)
     {

@@ -13,7 +13,7 @@ mod workers;
 
 use crate::browser::{BrowserConn, BrowserError, BrowserOptions, McpPage, SharedBrowser, cdp};
 use crate::net::TenantNetwork;
-use crate::plugin::limits::Limits;
+use crate::policy::limits::Limits;
 use crate::sandbox::Sandbox;
 use scope::{BrowserHandle, ContextScope, TargetInfo, adoptable, create_browser_context};
 use std::collections::{BTreeMap, HashMap};
@@ -359,12 +359,12 @@ impl SessionState {
     }
 
     /// The tenant's URL policy; `None` for the single user of stdio.
-    pub fn url_policy(&self) -> Option<crate::net::UrlPolicy> {
+    pub fn url_policy(&self) -> Option<crate::policy::tenant_urls::UrlPolicy> {
         self.network.as_ref().map(|network| network.urls)
     }
 
     /// Where tools may navigate.
-    pub fn navigation_policy(&self) -> crate::browser::NavigationPolicy {
+    pub fn navigation_policy(&self) -> crate::policy::navigation::NavigationPolicy {
         self.options.navigation
     }
 

@@ -3,11 +3,14 @@
 //! an unknown key, a duplicate name or token, or a malformed hash is an error naming the fix.
 
 mod limits;
+pub mod oauth;
 pub mod registry;
 
-use crate::http::oauth::config::{OAuthConfig, OAuthSection};
-use crate::net::{EgressPolicy, UrlPolicy};
-use crate::plugin::limits::Limits;
+use crate::net::EgressPolicy;
+use crate::policy::limits::Limits;
+use crate::policy::tenant_tools::ToolPolicy;
+use crate::policy::tenant_urls::UrlPolicy;
+use oauth::{OAuthConfig, OAuthSection};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -160,39 +163,6 @@ struct TenantsFile {
     /// OAuth 2.1 resource server settings (`http::oauth`).
     #[serde(default)]
     oauth: Option<OAuthSection>,
-}
-
-/// Which tools a tenant may list and call: an allow-list by name and/or category (absent means
-/// all), minus `deny_tools`.
-#[derive(Debug, Clone, Default)]
-pub struct ToolPolicy {
-    pub tools: Option<BTreeSet<String>>,
-    pub categories: Option<BTreeSet<String>>,
-    pub deny_tools: BTreeSet<String>,
-    /// A further policy every tool must pass too: the scopes of an OAuth access token.
-    pub within: Option<Box<ToolPolicy>>,
-}
-
-impl ToolPolicy {
-    pub fn allows(&self, tool: &str, category: &str) -> bool {
-        if self.deny_tools.contains(tool)
-            || self
-                .within
-                .as_ref()
-                .is_some_and(|within| !within.allows(tool, category))
-        {
-            return false;
-        }
-        match (&self.tools, &self.categories) {
-            (None, None) => true,
-            (tools, categories) => {
-                tools.as_ref().is_some_and(|tools| tools.contains(tool))
-                    || categories
-                        .as_ref()
-                        .is_some_and(|categories| categories.contains(category))
-            }
-        }
-    }
 }
 
 /// The limits a tenant's calls run under.

@@ -121,7 +121,7 @@ async fn every_navigating_function_is_checked_where_its_page_lands() {
         ),
     ]);
     let allowed = pages.url("/allowed");
-    let everything = devtools_mcp::plugin::capability::Capability::ALL
+    let everything = devtools_mcp::policy::capability::Capability::ALL
         .iter()
         .filter(|capability| capability.name() != "long-lived")
         .map(|capability| format!("\"{}\"", capability.name()))
@@ -181,7 +181,7 @@ async fn no_function_that_takes_a_path_blocks_on_a_fifo() {
     let fifo = workspace.path().join("probe.fifo");
     let made = command("mkfifo").arg(&fifo).status().expect("mkfifo");
     assert!(made.success());
-    let everything = devtools_mcp::plugin::capability::Capability::ALL
+    let everything = devtools_mcp::policy::capability::Capability::ALL
         .iter()
         .map(|capability| format!("\"{}\"", capability.name()))
         .collect::<Vec<_>>()

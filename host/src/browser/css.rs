@@ -2,19 +2,12 @@
 //! (`CSS.getMatchedStylesForNode`, style sheet headers, container lookups) and printed as
 //! chrome-devtools-mcp 1.11.0 prints DevTools' matched styles.
 
-mod cascade;
-mod format;
-mod metadata;
-mod model;
-mod user_agent;
-
 use super::cdp::{cdp, send};
 use super::page::{COMMAND_TIMEOUT, McpPage};
 use crate::snapshot::SnapshotNode;
-use cascade::{Input, NodeRef};
 use chromiumoxide::cdp::browser_protocol::css::EventStyleSheetAdded;
+use devtools_css::{Input, NodeRef, RuleInfo};
 use futures::{FutureExt, StreamExt};
-use model::RuleInfo;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -104,12 +97,12 @@ impl McpPage {
             ancestors,
             rule_info: &describe_rule,
         };
-        let rules = cascade::collect(&input);
+        let rules = devtools_css::collect(&input);
         let element_ref = NodeRef {
             selector: element.selector,
             uid: None,
         };
-        Ok(format::render(
+        Ok(devtools_css::render(
             &element_ref,
             uid,
             &rules,
@@ -189,7 +182,7 @@ impl McpPage {
                 .call("CSS.getAnimatedStylesForNode", json!({ "nodeId": node_id }))
                 .await
             {
-                payload[cascade::ANIMATED] = animated;
+                payload[devtools_css::ANIMATED] = animated;
             }
             let containers = self.containers(&payload, &node_id).await;
             Ok::<_, String>((payload, containers))
@@ -291,7 +284,7 @@ fn described_node(node: &Value) -> Described {
         .to_ascii_lowercase();
     Described {
         backend_node_id: node["backendNodeId"].as_i64(),
-        selector: metadata::simple_selector(&local_name, &attributes),
+        selector: devtools_css::simple_selector(&local_name, &attributes),
         local_name,
     }
 }

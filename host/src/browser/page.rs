@@ -61,7 +61,7 @@ pub struct McpPage {
     /// The running screencast recording.
     pub(super) screencast: Option<super::screencast::Recording>,
     /// A tenant's URL policy, checked on every navigation to a URL (`None`: stdio's user).
-    pub url_policy: Option<crate::net::UrlPolicy>,
+    pub url_policy: Option<crate::policy::tenant_urls::UrlPolicy>,
     listener: tokio::task::JoinHandle<()>,
 }
 

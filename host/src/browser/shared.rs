@@ -37,9 +37,9 @@ impl SharedBrowser {
         if let Some(live) = connection.as_ref().filter(|live| live.is_alive()) {
             return Ok(live.clone());
         }
-        let mut opened = BrowserConn::open(&self.options).await?;
-        let _fetched = opened.browser.fetch_targets().await;
-        let opened = Arc::new(opened);
+        // No `fetch_targets`: `Target.setDiscoverTargets` at connect reports every target, and
+        // a second, unflattened attach could leave a tab on a session the browser does not know.
+        let opened = Arc::new(BrowserConn::open(&self.options).await?);
         *connection = Some(opened.clone());
         Ok(opened)
     }

@@ -1,21 +1,5 @@
-//! Performance traces: recorded with the CDP `Tracing` domain, summarised from the raw trace
-//! events.
-//!
-//! The reference hands the trace to the DevTools frontend's trace engine, which computes about
-//! twenty "insights". We do not have that engine, so [`Trace::summarize`] computes what the raw
-//! events give directly (navigation and document timing, FCP, LCP and its breakdown, CLS session
-//! windows, long tasks and total blocking time) and prints it in the reference's summary shape,
-//! saying in the text which insights are not computed.
-
-mod details;
-mod events;
-#[cfg(test)]
-mod fixture;
-mod format;
-mod insights;
-mod metrics;
-mod network;
-mod report;
+//! Performance traces: recorded with the CDP `Tracing` domain, summarised by the trace engine
+//! (`devtools-trace`) from the raw trace events.
 
 use super::cdp::{cdp, send, settle_events};
 use chromiumoxide::cdp::browser_protocol::tracing::{EventDataCollected, EventTracingComplete};
@@ -26,7 +10,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use insights::TraceSummary;
+pub use devtools_trace::TraceSummary;
 
 /// The categories the DevTools performance panel records (`TimelineController.startRecording`,
 /// which `DevTools.TracingDefaultCategories` mirrors), plus the two optional ones the reference
@@ -204,14 +188,8 @@ impl Trace {
     }
 
     /// The summary text and the computed insight sets for a page whose main frame URL is `url`
-    /// (used when the trace itself names no main frame URL), recorded without throttling.
-    #[cfg(test)]
-    pub fn summarize(&self, url: &str) -> TraceSummary {
-        self.summarize_throttled(url, None, None)
-    }
-
-    /// [`Trace::summarize`] for a trace recorded under emulation: the reference prints the CPU
-    /// slowdown (`CPU throttling: 4x`) and the network condition name (`Network throttling:
+    /// (used when the trace itself names no main frame URL). Under emulation the reference
+    /// prints the CPU slowdown (`CPU throttling: 4x`) and the network condition name (`Network throttling:
     /// Slow 3G`) in the summary.
     pub fn summarize_throttled(
         &self,
@@ -219,7 +197,7 @@ impl Trace {
         cpu_throttling: Option<f64>,
         network_throttling: Option<&str>,
     ) -> TraceSummary {
-        insights::summarize(&self.events, url, (cpu_throttling, network_throttling))
+        devtools_trace::summarize(&self.events, url, (cpu_throttling, network_throttling))
     }
 }
 
@@ -228,17 +206,21 @@ mod tests {
     use super::*;
     use std::io::Read;
 
+    fn events() -> Vec<Value> {
+        (0..200)
+            .map(|n| json!({ "name": "RunTask", "ph": "X", "ts": n * 1000, "dur": 50, "pid": 1, "tid": 1 }))
+            .collect()
+    }
+
     fn trace() -> Trace {
-        Trace {
-            events: fixture::page(),
-        }
+        Trace { events: events() }
     }
 
     #[test]
     fn the_file_is_a_trace_events_document() {
         let bytes = trace().to_file_bytes(false).expect("bytes");
         let document: Value = serde_json::from_slice(&bytes).expect("json");
-        assert_eq!(document["traceEvents"], Value::Array(fixture::page()));
+        assert_eq!(document["traceEvents"], Value::Array(events()));
     }
 
     #[test]
@@ -252,12 +234,5 @@ mod tests {
             .read_to_end(&mut unzipped)
             .expect("gunzip");
         assert_eq!(unzipped, plain);
-    }
-
-    #[test]
-    fn summarize_reads_the_trace() {
-        let summary = trace().summarize("http://fallback/");
-        assert!(summary.text.contains("## insight set id: NAVIGATION_0"));
-        assert!(summary.analyze("NAVIGATION_0", "LCPBreakdown").is_ok());
     }
 }

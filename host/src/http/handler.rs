@@ -5,9 +5,9 @@
 use super::auth::AuthenticatedTenant;
 use super::disconnect::Disconnected;
 use super::metrics::Metrics;
-use crate::net::UrlPolicy;
-use crate::pipeline::gate::category_info;
 use crate::pipeline::{CallError, Pipeline};
+use crate::plugin::definition::category_info;
+use crate::policy::tenant_urls::UrlPolicy;
 use crate::tenants::registry::{Registry, SessionSlot};
 use crate::tenants::{BrowserMode, Tenant};
 use futures::FutureExt;

@@ -5,26 +5,25 @@
 //! insufficient_scope` for a tool call the token's scopes do not grant. A token never travels
 //! further than this module: it is taken off the request before rmcp and the tools see it.
 
-pub mod config;
 pub mod jwks;
 pub mod verifier;
 
 use super::Body;
 use super::auth::AuthError;
 use crate::pipeline::Pipeline;
-use crate::pipeline::gate::category_info;
+use crate::plugin::definition::category_info;
+use crate::policy::tenant_tools::ToolPolicy;
+use crate::tenants::Tenant;
+use crate::tenants::oauth::OAuthConfig;
 use crate::tenants::registry::Registry;
-use crate::tenants::{Tenant, ToolPolicy};
 use bytes::Bytes;
-use config::OAuthConfig;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use serde_json::Value;
 use std::sync::Arc;
 pub use verifier::{TokenVerifier, VerifiedToken, VerifyError};
 
-/// RFC 9728 §3: the well-known path of protected-resource metadata.
-pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+pub use crate::tenants::oauth::METADATA_PATH;
 
 /// Verifies access tokens and answers for the resource's metadata.
 pub struct ResourceServer {

@@ -9,7 +9,7 @@
 //! tenant's next tool answer.
 
 use super::egress::{self, EgressPolicy};
-use super::url_policy::host_key;
+use crate::policy::tenant_urls::host_key;
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};

@@ -1,47 +1,9 @@
 //! Gating: which tools the server's flags enable, and the reference's message for a disabled
 //! tool called with CLI semantics.
 
+use crate::plugin::definition::category_info;
 use crate::plugin::{Category, ToolDefinition};
 use serde_json::{Map, Value};
-
-/// The reference's name, label and default of each category.
-pub fn category_info(category: Category) -> (&'static str, &'static str, bool) {
-    match category {
-        Category::Input => ("input", "Input automation", false),
-        Category::Navigation => ("navigation", "Navigation automation", false),
-        Category::Emulation => ("emulation", "Emulation", false),
-        Category::Performance => ("performance", "Performance", false),
-        Category::Network => ("network", "Network", false),
-        Category::Debugging => ("debugging", "Debugging", false),
-        Category::Extensions => ("extensions", "Extensions", true),
-        Category::ExperimentalThirdParty => ("experimentalThirdParty", "Third-party", true),
-        Category::Memory => ("memory", "Memory", false),
-        Category::ExperimentalWebmcp => ("experimentalWebmcp", "WebMCP", true),
-        Category::Pwa => ("pwa", "Progressive Web Apps", true),
-    }
-}
-
-/// Every category, in the WIT's order.
-pub const CATEGORIES: [Category; 11] = [
-    Category::Input,
-    Category::Navigation,
-    Category::Emulation,
-    Category::Performance,
-    Category::Network,
-    Category::Debugging,
-    Category::Extensions,
-    Category::ExperimentalThirdParty,
-    Category::Memory,
-    Category::ExperimentalWebmcp,
-    Category::Pwa,
-];
-
-/// The category `category_info` names `name`.
-pub fn category_named(name: &str) -> Option<Category> {
-    CATEGORIES
-        .into_iter()
-        .find(|category| category_info(*category).0 == name)
-}
 
 /// `experimentalWebmcp` -> `categoryExperimentalWebmcp`.
 pub fn category_flag(category: Category) -> String {

@@ -127,7 +127,8 @@ fn with_page_id(schema: &Map<String, Value>) -> Map<String, Value> {
 /// The MCP tool: name, description, schema, read-only hint and title; the reference's
 /// non-standard `category` and `conditions` annotations travel in `_meta`.
 fn listing(definition: &ToolDefinition, schema: &Map<String, Value>) -> Tool {
-    let (category, _, _) = gate::category_info(definition.annotations.category);
+    let (category, _, _) =
+        crate::plugin::definition::category_info(definition.annotations.category);
     let mut annotations = ToolAnnotations::new().read_only(definition.annotations.read_only_hint);
     annotations.title = definition.annotations.title.clone();
     let mut tool = Tool::new(

@@ -11,6 +11,7 @@
 //! The folder itself must be private (owned by the server's user, no group or other write) and
 //! must not overlap anything a plugin or tenant can write to (see `placement`).
 
+pub use crate::policy::code_folders::key_dir;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use std::fs::{self, File, OpenOptions};
@@ -222,17 +223,6 @@ pub(super) fn unseal_with<'a>(
     mac.update(body);
     mac.verify_slice(tag).map_err(|_| None)?;
     Ok(body)
-}
-
-/// The folder holding the cache's key: a sibling of the cache folder (`<cache>-key`), so
-/// that whoever can write cache entries still cannot read the key through the cache folder.
-pub fn key_dir(cache_dir: &Path) -> PathBuf {
-    let mut name = cache_dir
-        .file_name()
-        .map(|name| name.to_os_string())
-        .unwrap_or_else(|| "devtools-mcp-cache".into());
-    name.push("-key");
-    cache_dir.with_file_name(name)
 }
 
 /// sha256 over the engine's compatibility hash, fed through `Hash`.

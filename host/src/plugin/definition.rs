@@ -2,7 +2,7 @@
 //! an MCP client can address and a user can read (no control, bidi or look-alike characters),
 //! bounded texts, and an input schema the host can validate arguments against in bounded time.
 
-use super::ToolDefinition;
+use super::{Category, ToolDefinition};
 use serde_json::{Map, Value};
 
 /// MCP tool names: 1 to 128 characters of `A-Z a-z 0-9 _ - .` (the MCP specification's
@@ -147,6 +147,45 @@ pub fn escape_keeping_lines(text: &str) -> String {
         .map(|line| escape(line).replace("\\u{9}", "\t"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The reference's name, label and default of each category.
+pub fn category_info(category: Category) -> (&'static str, &'static str, bool) {
+    match category {
+        Category::Input => ("input", "Input automation", false),
+        Category::Navigation => ("navigation", "Navigation automation", false),
+        Category::Emulation => ("emulation", "Emulation", false),
+        Category::Performance => ("performance", "Performance", false),
+        Category::Network => ("network", "Network", false),
+        Category::Debugging => ("debugging", "Debugging", false),
+        Category::Extensions => ("extensions", "Extensions", true),
+        Category::ExperimentalThirdParty => ("experimentalThirdParty", "Third-party", true),
+        Category::Memory => ("memory", "Memory", false),
+        Category::ExperimentalWebmcp => ("experimentalWebmcp", "WebMCP", true),
+        Category::Pwa => ("pwa", "Progressive Web Apps", true),
+    }
+}
+
+/// Every category, in the WIT's order.
+pub const CATEGORIES: [Category; 11] = [
+    Category::Input,
+    Category::Navigation,
+    Category::Emulation,
+    Category::Performance,
+    Category::Network,
+    Category::Debugging,
+    Category::Extensions,
+    Category::ExperimentalThirdParty,
+    Category::Memory,
+    Category::ExperimentalWebmcp,
+    Category::Pwa,
+];
+
+/// The category `category_info` names `name`.
+pub fn category_named(name: &str) -> Option<Category> {
+    CATEGORIES
+        .into_iter()
+        .find(|category| category_info(*category).0 == name)
 }
 
 #[cfg(test)]

@@ -4,10 +4,10 @@
 
 use super::bindings::PluginPre;
 use super::cache::CompiledCache;
-use super::policy::{Origin, Policy};
 use super::remembered::Remembered;
-use super::signature::{self, Verdict};
 use super::{CallState, LoadedTool, Runtime, ToolCode, ToolDefinition};
+use crate::policy::plugins::{Origin, Policy};
+use crate::policy::signature::{self, Verdict};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -202,7 +202,7 @@ impl Loader {
             .resolve(&definition.name, origin, &sha256)
             .map_err(policy_error)?;
         let (category, _, _) =
-            crate::pipeline::gate::category_info(definition.annotations.category);
+            crate::plugin::definition::category_info(definition.annotations.category);
         if let Some(allowed) = &resolved.categories
             && !allowed.iter().any(|name| name == category)
         {

@@ -15,7 +15,7 @@ use super::cache::{
     CompiledCache, HmacSha256, read_entry, seal_with, store_atomically, unseal_with,
 };
 use super::{ToolDefinition, embedded};
-use crate::pipeline::gate::{category_info, category_named};
+use crate::plugin::definition::{category_info, category_named};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;

@@ -1,13 +1,14 @@
 //! `plugin check`: what a component is, what it imports, which capabilities its code can ask
 //! for, and whether a policy grants them: everything an operator decides on before loading it.
 
-use crate::pipeline::gate::category_info;
-use crate::plugin::capability::{Capability, needed_by};
+use crate::plugin::definition::category_info;
 use crate::plugin::definition::{escape, escape_keeping_lines};
-use crate::plugin::policy::{Origin, Policy};
-use crate::plugin::signature::{self, Verdict};
+use crate::plugin::needs::needed_by;
 use crate::plugin::{ALLOWED_IMPORTS, WASI_PREFIX};
 use crate::plugin::{CompiledCache, Loader, Runtime};
+use crate::policy::capability::Capability;
+use crate::policy::plugins::{Origin, Policy};
+use crate::policy::signature::{self, Verdict};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;

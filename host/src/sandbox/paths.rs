@@ -125,3 +125,28 @@ pub(super) fn path_to_file_url(path: &str) -> String {
     }
     url
 }
+
+/// The canonical form of a path whose tail may not exist yet.
+pub fn canonical(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut missing = Vec::new();
+    let mut existing = absolute.as_path();
+    loop {
+        if let Ok(found) = std::fs::canonicalize(existing) {
+            let mut found = found;
+            found.extend(missing.iter().rev());
+            return found;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
+}

@@ -160,7 +160,7 @@ impl Registry {
     }
 
     /// The tenants file's `[oauth]` section, as last read.
-    pub fn oauth(&self) -> Option<Arc<crate::http::oauth::config::OAuthConfig>> {
+    pub fn oauth(&self) -> Option<Arc<crate::tenants::oauth::OAuthConfig>> {
         self.table().oauth()
     }
 

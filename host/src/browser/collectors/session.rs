@@ -2,12 +2,12 @@
 //! reads console arguments and exception causes back from the browser.
 
 use super::Shared;
-use super::console::{Arg, Pending};
-use super::stack::Symbolized;
-use super::values::{description_message, exception_message, format_value, primitive_arg};
 use chromiumoxide::cdp::browser_protocol::target::EventReceivedMessageFromTarget;
 use chromiumoxide::listeners::EventStream;
 use chromiumoxide::types::{Command, Method, MethodId};
+use devtools_collectors::{
+    Arg, Pending, Symbolized, description_message, exception_message, format_value, primitive_arg,
+};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -153,17 +153,17 @@ pub(super) async fn resolve(shared: Arc<Shared>, mut jobs: mpsc::UnboundedReceiv
                     } else {
                         json_value(&shared.session, &object).await
                     };
-                    shared.state().console.set_arg(id, index, arg);
+                    shared.state().set_arg(id, index, arg);
                 }
             }
             Pending::Stack { id, stack } => {
                 let stack = fetch_parents(&shared.session, stack).await;
-                shared.state().console.set_stack(id, stack);
+                shared.state().set_stack(id, stack);
             }
             Pending::Cause { id, exception } => {
                 if let Some(cause) = lookup_cause(&shared.session, &exception).await {
                     let cause = symbolize(&shared.session, &cause, 1).await;
-                    shared.state().console.set_cause(id, cause);
+                    shared.state().set_cause(id, cause);
                 }
             }
         }

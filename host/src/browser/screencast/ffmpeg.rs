@@ -33,10 +33,10 @@ pub fn find_ffmpeg(explicit: Option<&Path>) -> Result<PathBuf, String> {
     }
 }
 
-/// ffmpeg as found, vetted as code the server runs (see `plugin::placement::vet`).
+/// ffmpeg as found, vetted as code the server runs (see `policy::code_folders::vet`).
 pub fn vetted_ffmpeg(explicit: Option<&Path>) -> Result<PathBuf, String> {
     let ffmpeg = find_ffmpeg(explicit)?;
-    crate::plugin::placement::vet("ffmpeg (for screencasts)", &ffmpeg)?;
+    crate::policy::code_folders::vet("ffmpeg (for screencasts)", &ffmpeg)?;
     Ok(ffmpeg)
 }
 

@@ -4,7 +4,7 @@
 //! most once per `min_refresh`, so tokens with made-up key ids cannot make us hammer the
 //! issuer. A failed fetch keeps the keys already known.
 
-use super::config::OAuthConfig;
+use crate::tenants::oauth::OAuthConfig;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, KeyOperations, PublicKeyUse};
 use serde::Deserialize;
 use std::time::{Duration, Instant};

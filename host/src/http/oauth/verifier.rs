@@ -5,8 +5,8 @@
 //! `exp`/`nbf` hold with a small leeway. Keys named in the token (`jku`, `jwk`, `x5u`) are never
 //! fetched or trusted.
 
-use super::config::OAuthConfig;
 use super::jwks::{KeyCache, KeyError};
+use crate::tenants::oauth::OAuthConfig;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{DecodingKey, Validation, decode, decode_header};
 use serde_json::{Map, Value};
@@ -181,7 +181,7 @@ fn scopes(claims: &Map<String, Value>) -> Result<Vec<String>, VerifyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::oauth::config::OAuthSection;
+    use crate::tenants::oauth::OAuthSection;
 
     #[test]
     fn scopes_split_on_the_space_rfc_6749_defines_and_nothing_else() {

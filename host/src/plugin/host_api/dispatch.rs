@@ -8,8 +8,9 @@
 use super::function::{HostFunction, Marks};
 use super::{CLEANUP_TIMEOUT, FrozenClock, PageHandle, WASI_OUTPUT_CAPACITY};
 use crate::browser::{LongLived, McpPage};
-use crate::plugin::capability::{Capability, Denied, Grants};
-use crate::plugin::limits::{LimitExceeded, Limits, MAX_IMAGES, MemoryLimiter, OutputMeter};
+use crate::plugin::limits::{LimitExceeded, MemoryLimiter, OutputMeter};
+use crate::policy::capability::{Capability, Denied, Grants};
+use crate::policy::limits::{Limits, MAX_IMAGES};
 use crate::response::ResponseDraft;
 use crate::sandbox::{FileKind, Sandbox};
 use crate::session::SessionState;
@@ -303,8 +304,8 @@ impl Call<'_> {
                 self.function.name
             ))));
         }
-        let needs_script = crate::plugin::url_rule::parse_target(url)
-            .is_ok_and(|parsed| crate::plugin::url_rule::runs_script(&parsed));
+        let needs_script = crate::policy::plugin_urls::parse_target(url)
+            .is_ok_and(|parsed| crate::policy::plugin_urls::runs_script(&parsed));
         if needs_script {
             self.require(Capability::Script)?;
         }

@@ -8,7 +8,7 @@ use super::{Call, CallState, PageHandle, or_return};
 use crate::browser::extensions;
 use crate::plugin::bindings::devtools::tool::extensions as wit;
 use crate::plugin::bindings::devtools::tool::pages::EvaluateOptions;
-use crate::plugin::capability::Capability::{Extensions, ExtensionsInstall, FilesRead, Script};
+use crate::policy::capability::Capability::{Extensions, ExtensionsInstall, FilesRead, Script};
 use wasmtime::component::Resource;
 
 /// The browser loads the folder's code: it is read through the gateway's checks, and what its

@@ -3,7 +3,7 @@
 //! function cannot act without its capability, move a page without a landing check, or leave a
 //! recording running after its call, whatever its body does.
 
-use crate::plugin::capability::Capability;
+use crate::policy::capability::Capability;
 
 /// What a host function may cause besides answering the guest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use super::function::{HostFunction as F, Marks as M};
 use super::{Call, CallState, or_return};
 use crate::heap_analysis::{self, check_extension};
 use crate::plugin::bindings::devtools::tool::heap::{self, ListOptions, NodeFilter, ObjectQuery};
-use crate::plugin::capability::Capability::Memory;
+use crate::policy::capability::Capability::Memory;
 use devtools_heapsnapshot::format::parse_byte_size_range;
 use devtools_heapsnapshot::tools::{self, ListOptions as EngineListOptions};
 use devtools_heapsnapshot::{EdgeSort, HeapError, LoadBudget, LoadedSnapshot, QuerySort};

@@ -4,7 +4,7 @@
 use super::function::{HostFunction as F, Marks as M};
 use super::{CallState, PageHandle, or_return};
 use crate::plugin::bindings::devtools::tool::interop;
-use crate::plugin::capability::Capability::PagesRead;
+use crate::policy::capability::Capability::PagesRead;
 use wasmtime::component::Resource;
 
 const TAB_ID: F = F::new("interop", "tab-id", &[PagesRead], M::NONE);

@@ -6,7 +6,7 @@ use super::function::{HostFunction as F, Marks as M};
 use super::{Call, CallState, PageHandle};
 use crate::lighthouse::{AuditRequest, report_lines};
 use crate::plugin::bindings::devtools::tool::lighthouse;
-use crate::plugin::capability::Capability::{FilesWrite, Lighthouse};
+use crate::policy::capability::Capability::{FilesWrite, Lighthouse};
 use crate::sandbox::{FileKind, ReportFormat, save_temporary_file};
 use std::path::Path;
 use wasmtime::component::Resource;

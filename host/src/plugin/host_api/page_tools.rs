@@ -5,7 +5,7 @@
 use super::function::{HostFunction as F, Marks as M};
 use super::{CallState, PageHandle, or_return};
 use crate::plugin::bindings::devtools::tool::page_tools;
-use crate::plugin::capability::Capability::PageTools;
+use crate::policy::capability::Capability::PageTools;
 use serde_json::Value;
 use wasmtime::component::Resource;
 

@@ -4,7 +4,7 @@ use super::function::{HostFunction as F, Marks as M};
 use super::{Call, CallState, PageHandle, or_return, timeout};
 use crate::browser::{EmulateRequest, Target};
 use crate::plugin::bindings::devtools::tool::pages;
-use crate::plugin::capability::Capability::{
+use crate::policy::capability::Capability::{
     Emulate, FilesRead, FilesWrite, Input, Memory, Navigate, PagesManage, PagesRead, Performance,
     Script,
 };

@@ -8,7 +8,7 @@ use super::{Call, CallState, PageHandle, or_return};
 use crate::browser::pipe::PipeLink;
 use crate::browser::{pwa, tab};
 use crate::plugin::bindings::devtools::tool::pwa as wit;
-use crate::plugin::capability::Capability::{Navigate, Pwa, Script};
+use crate::policy::capability::Capability::{Navigate, Pwa, Script};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

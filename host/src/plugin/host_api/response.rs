@@ -4,7 +4,7 @@
 use super::function::{HostFunction as F, Marks as M};
 use super::{Call, CallState};
 use crate::plugin::bindings::devtools::tool::response;
-use crate::plugin::capability::Capability::FilesWrite;
+use crate::policy::capability::Capability::FilesWrite;
 use crate::response::{ListRequest, NetworkRequestDetail, SnapshotRequest};
 use crate::sandbox::{FileKind, save_temporary_file};
 

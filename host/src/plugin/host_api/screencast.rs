@@ -5,7 +5,7 @@
 use super::function::{HostFunction as F, Marks as M};
 use super::{CallState, PageHandle, or_return};
 use crate::plugin::bindings::devtools::tool::screencast;
-use crate::plugin::capability::Capability::{FilesWrite, Screencast};
+use crate::policy::capability::Capability::{FilesWrite, Screencast};
 use wasmtime::component::Resource;
 
 /// A recording is always written somewhere, a temp file at least.

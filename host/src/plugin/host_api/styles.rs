@@ -3,7 +3,7 @@
 use super::function::{HostFunction as F, Marks as M};
 use super::{CallState, PageHandle, or_return};
 use crate::plugin::bindings::devtools::tool::styles;
-use crate::plugin::capability::Capability::Styles;
+use crate::policy::capability::Capability::Styles;
 use wasmtime::component::Resource;
 
 const GET_CSS_STYLES: F = F::new("styles", "get-css-styles", &[Styles], M::NONE);

@@ -4,7 +4,7 @@
 use super::function::{HostFunction as F, Marks as M};
 use super::{CallState, PageHandle, or_return};
 use crate::plugin::bindings::devtools::tool::vision;
-use crate::plugin::capability::Capability::Input;
+use crate::policy::capability::Capability::Input;
 use wasmtime::component::Resource;
 
 const CLICK_AT: F = F::new("vision", "click-at", &[Input], M::NAVIGATES);

@@ -11,7 +11,7 @@ const MAX_PER_NAVIGATION: usize = 10_000;
 
 /// One argument as `get_console_message` prints it.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Arg {
+pub enum Arg {
     Text(String),
     Error(Symbolized),
     /// Could not be read back (`<error: Argument N is no longer available>`).
@@ -34,7 +34,7 @@ pub(crate) struct Message {
 
 /// What still needs the browser after a message was recorded.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Pending {
+pub enum Pending {
     /// Object arguments to read back (`jsonValue`) or symbolize (errors), by position.
     Args {
         id: u64,
@@ -210,7 +210,7 @@ fn level(kind: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::{Arg, Console, Pending};
-    use crate::browser::collectors::pagination::Page;
+    use crate::pagination::Page;
     use serde_json::{Value, json};
 
     fn console() -> Console {

@@ -9,6 +9,7 @@
 //! helper found only later (Lighthouse installed after start) is vetted the same way, against
 //! every writable root the process has had, before it first runs ([`vet`]).
 
+use crate::sandbox::canonical;
 use std::path::{Path, PathBuf};
 
 /// A folder with a name for messages, e.g. ("--workspace", "/srv/work").
@@ -50,7 +51,7 @@ impl Placement {
             code.push(Named::new("the compiled-code cache (--cacheDir)", cache));
             code.push(Named::new(
                 "the compiled-code cache's key folder",
-                super::cache::key_dir(cache),
+                key_dir(cache),
             ));
         }
         code.extend(self.plugin_dirs.iter().cloned());
@@ -155,29 +156,15 @@ pub fn overlaps(a: &Path, b: &Path) -> bool {
     a.starts_with(&b) || b.starts_with(&a)
 }
 
-/// The canonical form of a path whose tail may not exist yet.
-pub fn canonical(path: &Path) -> PathBuf {
-    let absolute = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    };
-    let mut missing = Vec::new();
-    let mut existing = absolute.as_path();
-    loop {
-        if let Ok(found) = std::fs::canonicalize(existing) {
-            let mut found = found;
-            found.extend(missing.iter().rev());
-            return found;
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                missing.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return absolute,
-        }
-    }
+/// The folder holding the cache's key: a sibling of the cache folder (`<cache>-key`), so
+/// that whoever can write cache entries still cannot read the key through the cache folder.
+pub fn key_dir(cache_dir: &Path) -> PathBuf {
+    let mut name = cache_dir
+        .file_name()
+        .map(|name| name.to_os_string())
+        .unwrap_or_else(|| "devtools-mcp-cache".into());
+    name.push("-key");
+    cache_dir.with_file_name(name)
 }
 
 #[cfg(test)]

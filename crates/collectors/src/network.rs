@@ -11,8 +11,7 @@ use std::collections::{HashMap, VecDeque};
 const MAX_PER_NAVIGATION: usize = 1_000;
 const MAX_LIVE: usize = 10_000;
 const NOT_FOUND: &str = "Request not found for selected page";
-pub(crate) const NOTHING_SELECTED: &str =
-    "Nothing is currently selected in the DevTools Network panel.";
+pub const NOTHING_SELECTED: &str = "Nothing is currently selected in the DevTools Network panel.";
 
 #[derive(Debug, Clone)]
 pub(crate) struct Request {
@@ -336,7 +335,7 @@ impl Network {
 #[cfg(test)]
 pub(super) mod tests {
     use super::Network;
-    use crate::browser::collectors::pagination::Page;
+    use crate::pagination::Page;
     use serde_json::json;
 
     pub(crate) fn request(network: &mut Network, id: &str, url: &str, kind: &str, frame: &str) {

@@ -71,7 +71,7 @@ pub(super) fn post_data(request: &Value) -> Option<String> {
     }
 }
 
-pub(super) fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
     let (mut buffer, mut bits) = (0u32, 0u32);
     for byte in text

@@ -173,7 +173,7 @@ impl Policy {
         }
         if let Some(signing) = parsed.signing {
             for key in &signing.trusted_keys {
-                super::signature::parse_public_key(key)
+                crate::policy::signature::parse_public_key(key)
                     .map_err(|error| format!("[signing] trusted_keys: {error}"))?;
             }
             policy.trusted_keys = signing.trusted_keys;
@@ -226,7 +226,7 @@ fn rule(entry: &RuleFile, section: &str) -> Result<Rule, String> {
     }
     if let Some(patterns) = &entry.navigate {
         for pattern in patterns {
-            super::url_rule::UrlRule::parse(pattern)
+            super::plugin_urls::UrlRule::parse(pattern)
                 .map_err(|error| format!("{section}: bad navigate pattern {error}"))?;
         }
     }

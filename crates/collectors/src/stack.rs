@@ -17,7 +17,7 @@ const MAX_SCRIPTS: usize = 20_000;
 
 /// An error resolved like the reference's `SymbolizedError`: message, raw stack, cause.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Symbolized {
+pub struct Symbolized {
     pub message: String,
     /// A `Runtime.StackTrace`.
     pub stack: Option<Value>,

@@ -3,13 +3,16 @@
 //! and which tools each scope grants. Parsed strictly: an unknown key, a non-canonical URI, a
 //! symmetric or unknown algorithm or a category that does not exist is an error naming the fix.
 
-use crate::tenants::ToolPolicy;
+use crate::policy::tenant_tools::ToolPolicy;
 use jsonwebtoken::Algorithm;
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::time::Duration;
 use url::Url;
+
+/// RFC 9728 §3: the well-known path of protected-resource metadata.
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
 /// Algorithms accepted when the section does not say: the asymmetric ones identity providers
 /// sign access tokens with. HMAC is never accepted (a JWKS publishes no shared secrets, and an
@@ -21,7 +24,7 @@ const MAX_LEEWAY: Duration = Duration::from_secs(300);
 /// RFC 9068 access tokens say `typ: at+jwt`; an ID token (`JWT`) is not an access token.
 const DEFAULT_TOKEN_TYPES: [&str; 2] = ["at+jwt", "application/at+jwt"];
 
-/// Tool categories a scope may name (`pipeline::gate::category_info`).
+/// Tool categories a scope may name (`plugin::definition::category_info`).
 const CATEGORIES: [&str; 11] = [
     "input",
     "navigation",
@@ -187,7 +190,7 @@ impl OAuthConfig {
             Ok(url) => format!(
                 "{}{}{}",
                 url.origin().ascii_serialization(),
-                super::METADATA_PATH,
+                METADATA_PATH,
                 url.path().trim_end_matches('/')
             ),
             Err(_) => self.resource.clone(),

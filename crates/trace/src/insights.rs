@@ -191,7 +191,7 @@ impl TraceSummary {
 
 /// Splits the trace into insight sets and renders the summary. `throttling` is the CPU
 /// slowdown rate and network condition name in effect while recording, if any.
-pub(super) fn summarize(
+pub fn summarize(
     events: &[Value],
     url: &str,
     throttling: (Option<f64>, Option<&str>),

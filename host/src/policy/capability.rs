@@ -1,8 +1,8 @@
 //! Host capabilities: the groups of host functions a plugin may be granted, and the check each
 //! host function makes before it acts.
 
-use super::url_rule::{UrlRule, parse_target, runs_script};
-use std::collections::{BTreeMap, BTreeSet};
+use super::plugin_urls::{UrlRule, parse_target, runs_script};
+use std::collections::BTreeSet;
 use std::fmt;
 
 /// A group of host functions. Response declarations (lines, pages, snapshots, lists) need no
@@ -276,76 +276,6 @@ impl Grants {
             })
         }
     }
-}
-
-/// What a component's code could call for, from the imports of its core modules
-/// (`[method]page.click` from `devtools:tool/pages@…`), looked up in the host functions' own
-/// declarations by interface and name, so `plugin check` reports what the dispatcher enforces.
-#[derive(Debug, Default)]
-pub struct Needs {
-    /// Capabilities every call of a function needs, with the functions.
-    pub always: BTreeMap<Capability, BTreeSet<String>>,
-    /// Capabilities some arguments need (a file path given, a URL that runs script).
-    pub depending: BTreeMap<Capability, BTreeSet<String>>,
-}
-
-pub fn needed_by(bytes: &[u8]) -> Needs {
-    let mut needs = Needs::default();
-    for (interface, name) in tool_imports(bytes) {
-        let Some(function) = super::host_api::function::find(&interface, &name) else {
-            continue;
-        };
-        for capability in function.needs {
-            needs
-                .always
-                .entry(*capability)
-                .or_default()
-                .insert(name.clone());
-        }
-        for capability in function.may_need {
-            needs
-                .depending
-                .entry(*capability)
-                .or_default()
-                .insert(name.clone());
-        }
-    }
-    needs
-}
-
-/// The `devtools:tool` functions a component's core modules import: (interface, function).
-fn tool_imports(bytes: &[u8]) -> Vec<(String, String)> {
-    let mut imports = Vec::new();
-    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
-        let Ok(wasmparser::Payload::ImportSection(reader)) = payload else {
-            continue;
-        };
-        for group in reader.into_iter().flatten() {
-            let names: Vec<(&str, &str)> = match group {
-                wasmparser::Imports::Single(_, import) => vec![(import.module, import.name)],
-                wasmparser::Imports::Compact1 { module, items } => items
-                    .into_iter()
-                    .flatten()
-                    .map(|item| (module, item.name))
-                    .collect(),
-                wasmparser::Imports::Compact2 { module, names, .. } => names
-                    .into_iter()
-                    .flatten()
-                    .map(|name| (module, name))
-                    .collect(),
-            };
-            for (module, name) in names {
-                let Some(interface) = module
-                    .strip_prefix("devtools:tool/")
-                    .map(|rest| rest.split('@').next().unwrap_or(rest))
-                else {
-                    continue;
-                };
-                imports.push((interface.to_string(), name.to_string()));
-            }
-        }
-    }
-    imports
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 /// The message text of an uncaught exception (`SymbolizedError.#getMessage`).
-pub(super) fn exception_message(details: &Value) -> String {
+pub fn exception_message(details: &Value) -> String {
     let text = details["text"].as_str().unwrap_or_default();
     match details.get("exception") {
         Some(exception) if text == "Uncaught" => {
@@ -15,7 +15,7 @@ pub(super) fn exception_message(details: &Value) -> String {
 }
 
 /// An error's description up to its first stack line.
-pub(super) fn description_message(object: &Value) -> String {
+pub fn description_message(object: &Value) -> String {
     let description = object["description"].as_str().unwrap_or_default();
     description
         .split("\n    at ")
@@ -73,7 +73,7 @@ fn primitive(arg: &Value) -> Primitive {
 }
 
 /// A primitive argument as `get_console_message` prints it (`String(jsonValue())`).
-pub(super) fn primitive_arg(arg: &Value) -> String {
+pub fn primitive_arg(arg: &Value) -> String {
     match primitive(arg) {
         Primitive::Undefined => "undefined".to_string(),
         Primitive::Null => "null".to_string(),
@@ -82,7 +82,7 @@ pub(super) fn primitive_arg(arg: &Value) -> String {
 }
 
 /// A value read back with `returnByValue`, printed as the reference's `formatArg` does.
-pub(super) fn format_value(value: &Value) -> String {
+pub fn format_value(value: &Value) -> String {
     match value {
         Value::Object(_) | Value::Array(_) | Value::Null => {
             serde_json::to_string(value).unwrap_or_default()

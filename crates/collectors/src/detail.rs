@@ -31,7 +31,7 @@ pub struct NetworkDetail {
 }
 
 impl NetworkDetail {
-    pub(super) fn new(
+    pub fn new(
         lines: Vec<String>,
         structured: Value,
         request_body: Option<Vec<u8>>,
@@ -50,7 +50,7 @@ impl NetworkDetail {
     }
 
     /// The reference's line when no `reqid` is given and no DevTools window has a selection.
-    pub(super) fn nothing_selected(line: &str, redact: bool) -> Self {
+    pub fn nothing_selected(line: &str, redact: bool) -> Self {
         NetworkDetail {
             lines: vec![line.to_string()],
             structured: json!({}),
@@ -83,7 +83,7 @@ impl NetworkDetail {
 
 /// A request's printable state, taken under the lock; bodies are read afterwards.
 #[derive(Debug, Clone)]
-pub(crate) struct Snapshot {
+pub struct Snapshot {
     pub concise: Map<String, Value>,
     pub cdp_id: String,
     pub request_headers: Map<String, Value>,
