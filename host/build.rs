@@ -2,16 +2,16 @@
 //! and places them next to the binary, in `plugins/` and `test-plugins/`, so that
 //! `cargo build`, `cargo run` and `cargo test` need nothing else.
 //!
-//! The built-in tools are also embedded in the binary (`src/plugin/embedded.rs`), each with its
+//! The built-in tools are also embedded in the binary (`src/runtime/embedded.rs`), each with its
 //! code compiled ahead of time by the same wasmtime, configured by the same
-//! `src/plugin/compile_settings.rs` as the runtime's engine: an installed binary is
+//! `src/runtime/compile_settings.rs` as the runtime's engine: an installed binary is
 //! self-contained and its first start compiles nothing. Cross builds embed the wasm only (the
 //! code would be for the wrong machine); the binary then compiles it once, into its cache.
 //!
 //! The nested cargo uses its own target directory (beside ours), so it never waits on the
 //! lock of the build that runs this script.
 
-#[path = "src/plugin/compile_settings.rs"]
+#[path = "src/runtime/compile_settings.rs"]
 mod compile_settings;
 
 use std::fmt::Write as _;

@@ -11,7 +11,7 @@
 #![no_main]
 
 use devtools_mcp::policy::plugins::Policy;
-use devtools_mcp::plugin::{CompiledCache, Loader, Runtime};
+use devtools_mcp::runtime::{CompiledCache, Loader, Runtime};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 

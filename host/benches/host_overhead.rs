@@ -6,11 +6,11 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use devtools_mcp::browser::BrowserOptions;
 use devtools_mcp::pipeline::arguments::{input_validation_message, validation_message};
-use devtools_mcp::pipeline::{Pipeline, ToolRegistry, ToolSet};
-use devtools_mcp::plugin::{CallState, CompiledCache, LoadedTool, Loader, Runtime};
+use devtools_mcp::pipeline::{CurrentToolSet, Pipeline, ToolSet};
 use devtools_mcp::policy::capability::Grants;
 use devtools_mcp::policy::limits::Limits;
 use devtools_mcp::policy::plugins::{Origin, Policy};
+use devtools_mcp::runtime::{CallState, CompiledCache, LoadedTool, Loader, Runtime};
 use devtools_mcp::sandbox::Sandbox;
 use devtools_mcp::session::Session;
 use serde_json::{Map, Value, json};
@@ -96,7 +96,7 @@ fn benches(criterion: &mut Criterion) {
     let tools = ToolSet::new(vec![noop.clone()], &Map::new(), false)
         .unwrap_or_else(|error| panic!("tool set: {error}"));
     let pipeline = Pipeline {
-        tools: ToolRegistry::new(tools),
+        tools: CurrentToolSet::new(tools),
         runtime: wasm.clone(),
         via_cli: false,
         structured_content: false,

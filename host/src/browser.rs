@@ -1,48 +1,46 @@
-//! The browser connection: launched or attached lazily on the first call that needs it, and
-//! relaunched when it died.
+//! The browser, in three layers that import only downward:
+//!
+//! - [`cdp`]: reaching Chromium: launch and connect, the DevTools pipe, our thin socket for
+//!   large replies, side connections, and one command helper with one table of timeouts.
+//! - [`page`]: the page model: a [`McpPage`] with private state and a slot per feature;
+//!   navigation, actions and settling, input, screenshots, emulation and snapshots.
+//! - [`features`]: one type per capability, kept in its page's slot: console and network
+//!   collectors, styles, performance traces, heap snapshots, screencasts, page tools,
+//!   extensions, PWAs, and the memory the renderers hold.
+//!
+//! A test (`layers.rs`) keeps `cdp` from naming `page` or `features`, and `page` from naming
+//! `features`.
 
-mod cdp;
-pub mod collectors;
-mod css;
-mod emulation;
-pub mod extensions;
-mod heap;
-mod input;
-mod long_lived;
-mod page;
-mod page_actions;
-mod page_snapshot;
-mod page_tools;
-mod page_trace;
-pub mod pipe;
-pub mod pwa;
-pub mod renderer_memory;
-pub mod renderer_processes;
-mod screencast;
-mod screenshot;
-mod settle;
-mod shared;
-mod side;
-pub mod tab;
-mod trace;
-mod vision;
-mod ws_headers;
+pub mod cdp;
+pub mod features;
+pub mod page;
 
-pub use cdp::cdp;
+pub use cdp::connection::BrowserConn;
 pub use cdp::raw::{RawClient, RawLink};
-pub use emulation::EmulateRequest;
-pub use long_lived::LongLived;
+pub use cdp::shared::SharedBrowser;
+pub use cdp::{cdp, pipe};
+pub use features::long_lived::LongLived;
+pub use features::screencast::{ScreencastOptions, find_ffmpeg};
+pub use page::emulation::EmulateRequest;
+pub use page::screenshot::ScreenshotFlags;
 pub use page::{McpPage, Target};
-pub use screencast::{ScreencastOptions, find_ffmpeg};
-pub use screenshot::ScreenshotFlags;
-pub use shared::SharedBrowser;
 
-use chromiumoxide::Browser;
-use futures::StreamExt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+
+/// Starts tracking a page: the page model (its dialogs watched from now on) with every
+/// feature it has from its start.
+pub async fn track(
+    page: chromiumoxide::Page,
+    isolated_context: Option<String>,
+    redact_network_headers: bool,
+    raw: Arc<RawLink>,
+) -> Result<McpPage, String> {
+    let mut page = McpPage::attach(page, isolated_context, raw).await?;
+    features::attach(&mut page, redact_network_headers).await?;
+    page.warm_raw_session();
+    Ok(page)
+}
 
 /// How to get a browser: the reference's launch and connect flags.
 #[derive(Debug, Clone, Default)]
@@ -98,355 +96,4 @@ pub enum BrowserError {
     Profile { dir: String, reason: String },
     #[error("Cannot create a browser context for this session: {0}")]
     Context(String),
-}
-
-/// A live connection. Dropping it kills a browser we launched.
-pub struct BrowserConn {
-    pub browser: Browser,
-    /// Our own thin connection to the same browser, for large replies (see `cdp::raw`).
-    pub raw: Arc<cdp::raw::RawLink>,
-    alive: Arc<AtomicBool>,
-    pub launched: bool,
-    /// The DevTools pipe of a browser this server launched.
-    pub pipe: Option<Arc<pipe::PipeLink>>,
-    /// The process of a browser this server launched (attached browsers have none here).
-    own_process: Option<OwnProcess>,
-    /// Deleted (with the profile) when the browser is closed: `--isolated`.
-    _temporary_profile: Option<tempfile::TempDir>,
-}
-
-/// The Chromium process of a launched browser, watched by a task: its exit marks the
-/// connection dead at once (not when the WebSocket notices), and dropping this (the
-/// connection gone without a shutdown) kills it.
-struct OwnProcess {
-    kill: tokio::sync::oneshot::Sender<()>,
-    exited: tokio::task::JoinHandle<()>,
-}
-
-impl OwnProcess {
-    fn watch(mut child: tokio::process::Child, alive: Arc<AtomicBool>) -> OwnProcess {
-        let (kill, killed) = tokio::sync::oneshot::channel::<()>();
-        let exited = tokio::spawn(async move {
-            tokio::select! {
-                _ = child.wait() => {}
-                // A kill request, or the sender dropped with the connection.
-                _ = killed => {
-                    let _killed = child.kill().await;
-                }
-            }
-            alive.store(false, Ordering::SeqCst);
-        });
-        OwnProcess { kill, exited }
-    }
-}
-
-impl BrowserConn {
-    pub async fn open(options: &BrowserOptions) -> Result<BrowserConn, BrowserError> {
-        if let Some(endpoint) = &options.ws_endpoint
-            && !options.ws_headers.is_empty()
-        {
-            let relayed = ws_headers::relay(endpoint, &options.ws_headers)
-                .await
-                .map_err(|reason| BrowserError::Connect {
-                    url: endpoint.clone(),
-                    reason,
-                })?;
-            return Self::connect(&relayed).await;
-        }
-        if let Some(url) = options
-            .ws_endpoint
-            .as_ref()
-            .or(options.browser_url.as_ref())
-        {
-            return Self::connect(url).await;
-        }
-        Self::launch(options).await
-    }
-
-    async fn connect(url: &str) -> Result<BrowserConn, BrowserError> {
-        protect_debugging_endpoint(url);
-        let (browser, handler) =
-            Browser::connect(url.to_string())
-                .await
-                .map_err(|error| BrowserError::Connect {
-                    url: url.to_string(),
-                    reason: error.to_string(),
-                })?;
-        Ok(Self::with_handler(browser, handler, false, None))
-    }
-
-    async fn launch(options: &BrowserOptions) -> Result<BrowserConn, BrowserError> {
-        let executable = options
-            .executable_path
-            .clone()
-            .or_else(find_chromium)
-            .ok_or(BrowserError::NoExecutable)?;
-        let (profile_dir, temporary) = match (&options.user_data_dir, options.isolated) {
-            (Some(dir), _) => (dir.clone(), None),
-            (None, true) => {
-                let temp = tempfile::Builder::new()
-                    .prefix("devtools-mcp-profile-")
-                    .tempdir()
-                    .map_err(|error| BrowserError::Profile {
-                        dir: std::env::temp_dir().display().to_string(),
-                        reason: error.to_string(),
-                    })?;
-                (temp.path().to_path_buf(), Some(temp))
-            }
-            (None, false) => (default_profile_dir(), None),
-        };
-        std::fs::create_dir_all(&profile_dir).map_err(|error| BrowserError::Profile {
-            dir: profile_dir.display().to_string(),
-            reason: error.to_string(),
-        })?;
-        if profile_dir.join("SingletonLock").exists() && temporary.is_none() {
-            return Err(BrowserError::ProfileInUse(
-                profile_dir.display().to_string(),
-            ));
-        }
-        // Started by us with a DevTools pipe beside the WebSocket (see `pipe`): the `PWA`
-        // domain is offered on the pipe only, and Chromium exits when the pipe closes, so a
-        // server killed outright never leaves its browser running.
-        Self::launch_with_pipe(options, &executable, &profile_dir, temporary).await
-    }
-
-    fn with_handler(
-        browser: Browser,
-        mut handler: chromiumoxide::Handler,
-        launched: bool,
-        temporary_profile: Option<tempfile::TempDir>,
-    ) -> BrowserConn {
-        let alive = Arc::new(AtomicBool::new(true));
-        let flag = alive.clone();
-        tokio::spawn(async move {
-            while let Some(event) = handler.next().await {
-                if let Err(error) = event {
-                    tracing::debug!(%error, "browser connection event error");
-                    if matches!(
-                        error,
-                        chromiumoxide::error::CdpError::Ws(_)
-                            | chromiumoxide::error::CdpError::ChannelSendError(_)
-                    ) {
-                        break;
-                    }
-                }
-            }
-            flag.store(false, Ordering::SeqCst);
-            tracing::info!("browser connection closed");
-        });
-        let raw = cdp::raw::RawLink::new(browser.websocket_address().clone());
-        BrowserConn {
-            browser,
-            raw,
-            alive,
-            launched,
-            pipe: None,
-            own_process: None,
-            _temporary_profile: temporary_profile,
-        }
-    }
-
-    /// Starts Chromium with the flags chromiumoxide's own launch passes (Puppeteer's), the
-    /// reference's and the user's, plus the DevTools pipe, and connects to it.
-    async fn launch_with_pipe(
-        options: &BrowserOptions,
-        executable: &std::path::Path,
-        profile_dir: &std::path::Path,
-        temporary: Option<tempfile::TempDir>,
-    ) -> Result<BrowserConn, BrowserError> {
-        let failed = |reason: String| BrowserError::Launch {
-            executable: executable.display().to_string(),
-            reason,
-        };
-        let mut args: Vec<String> = AUTOMATION_ARGS_WITH_POPUP_BLOCKING
-            .iter()
-            .map(|arg| (*arg).to_string())
-            .collect();
-        if !options.block_popups {
-            args.push("--disable-popup-blocking".into());
-        }
-        args.extend(launch_args(options));
-        args.extend([
-            "--remote-debugging-port=0".to_string(),
-            "--remote-debugging-pipe".to_string(),
-            format!("--user-data-dir={}", profile_dir.display()),
-        ]);
-        if options.extensions {
-            args.extend([
-                "--load-extension=".to_string(),
-                "--enable-unsafe-extension-debugging".to_string(),
-            ]);
-        } else {
-            args.push("--disable-extensions".into());
-        }
-        if let Some((width, height)) = options.viewport {
-            args.push(format!("--window-size={width},{height}"));
-        }
-        if options.headless {
-            args.extend(["--headless=new", "--hide-scrollbars", "--mute-audio"].map(String::from));
-        }
-        if options.accept_insecure_certs {
-            args.push("--ignore-certificate-errors".into());
-        }
-        let piped = pipe::launch(executable, &args, Duration::from_secs(30))
-            .await
-            .map_err(failed)?;
-        protect_debugging_endpoint(&piped.ws_url);
-        let (browser, handler) = Browser::connect(piped.ws_url.clone())
-            .await
-            .map_err(|error| failed(error.to_string()))?;
-        let mut connection = Self::with_handler(browser, handler, true, temporary);
-        connection.pipe = Some(Arc::new(piped.link));
-        connection.own_process = Some(OwnProcess::watch(piped.child, connection.alive.clone()));
-        Ok(connection)
-    }
-
-    pub fn is_alive(&self) -> bool {
-        self.alive.load(Ordering::SeqCst)
-    }
-
-    /// Closes a launched browser (waiting briefly, then killing it); detaches from a connected
-    /// one, which keeps running.
-    pub async fn shutdown(mut self, budget: Duration) {
-        if !self.launched {
-            return;
-        }
-        if let Some(process) = self.own_process.take() {
-            let OwnProcess { kill, mut exited } = process;
-            let graceful = async {
-                let _closed = self.browser.close().await;
-                let _exited = (&mut exited).await;
-            };
-            if tokio::time::timeout(budget, graceful).await.is_err() {
-                let _kill = kill.send(());
-                let _exited = exited.await;
-            }
-            return;
-        }
-        let graceful = async {
-            let _closed = self.browser.close().await;
-            let _exited = self.browser.wait().await;
-        };
-        if tokio::time::timeout(budget, graceful).await.is_err() {
-            let _killed = self.browser.kill().await;
-            let _exited = self.browser.wait().await;
-        }
-    }
-}
-
-/// chromiumoxide's default flags (Puppeteer's) without `--disable-popup-blocking`.
-const AUTOMATION_ARGS_WITH_POPUP_BLOCKING: [&str; 23] = [
-    "--disable-background-networking",
-    "--enable-features=NetworkService,NetworkServiceInProcess",
-    "--disable-background-timer-throttling",
-    "--disable-backgrounding-occluded-windows",
-    "--disable-breakpad",
-    "--disable-client-side-phishing-detection",
-    "--disable-component-extensions-with-background-pages",
-    "--disable-default-apps",
-    "--disable-dev-shm-usage",
-    "--disable-features=TranslateUI",
-    "--disable-hang-monitor",
-    "--disable-ipc-flooding-protection",
-    "--disable-prompt-on-repost",
-    "--disable-renderer-backgrounding",
-    "--disable-sync",
-    "--force-color-profile=srgb",
-    "--metrics-recording-only",
-    "--no-first-run",
-    "--enable-automation",
-    "--password-store=basic",
-    "--use-mock-keychain",
-    "--enable-blink-features=IdleDetection",
-    "--lang=en_US",
-];
-
-/// No tenant may reach the browser's remote-debugging endpoint through its egress proxy, even
-/// one allowed on loopback: from there a page could drive every tenant's pages.
-fn protect_debugging_endpoint(url: &str) {
-    let Ok(parsed) = url::Url::parse(url) else {
-        return;
-    };
-    let Some(port) = parsed.port_or_known_default() else {
-        return;
-    };
-    let hosts: Vec<std::net::IpAddr> = match parsed.host() {
-        Some(url::Host::Ipv4(address)) => vec![address.into()],
-        Some(url::Host::Ipv6(address)) => vec![address.into()],
-        // A name: every address it has now, and loopback (`localhost`).
-        Some(url::Host::Domain(name)) => {
-            let mut found: Vec<std::net::IpAddr> =
-                std::net::ToSocketAddrs::to_socket_addrs(&(name, port))
-                    .map(|addresses| addresses.map(|address| address.ip()).collect())
-                    .unwrap_or_default();
-            found.push(std::net::Ipv4Addr::LOCALHOST.into());
-            found
-        }
-        None => return,
-    };
-    for host in hosts {
-        crate::net::egress::protect(
-            std::net::SocketAddr::new(host, port),
-            "the browser's remote-debugging port",
-        );
-    }
-}
-
-/// Flags that keep Chromium from calling home (this network refuses it, and it stalls) plus the
-/// reference's fixed ones and the user's `--chromeArg`s.
-fn launch_args(options: &BrowserOptions) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-crash-restore-bubble",
-        // No new-tab page at start: the session opens about:blank itself, at once.
-        "--no-startup-window",
-    ]
-    .map(String::from)
-    .to_vec();
-    if options.headless {
-        args.push("--screen-info={3840x2160}".into());
-    }
-    // Chromium refuses to start as root with its sandbox on; containers run as root.
-    if running_as_root() && !options.chrome_args.iter().any(|arg| arg == "--no-sandbox") {
-        args.push("--no-sandbox".into());
-    }
-    if let Some(proxy) = &options.proxy_server {
-        args.push(format!("--proxy-server={proxy}"));
-    }
-    let own_blink_features = options
-        .chrome_args
-        .iter()
-        .any(|arg| arg.starts_with("--enable-blink-features"));
-    if options.webmcp && !own_blink_features {
-        args.push("--enable-blink-features=WebMCP".into());
-    }
-    args.extend(options.chrome_args.iter().cloned());
-    args
-}
-
-fn running_as_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").is_ok_and(|metadata| metadata.uid() == 0)
-}
-
-fn find_chromium() -> Option<PathBuf> {
-    [
-        "/usr/bin/chromium",
-        "/usr/bin/chromium-browser",
-        "/usr/bin/google-chrome",
-        "/usr/bin/google-chrome-stable",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .find(|path| path.is_file())
-}
-
-fn default_profile_dir() -> PathBuf {
-    dirs::cache_dir()
-        .unwrap_or_else(std::env::temp_dir)
-        .join("devtools-mcp")
-        .join("chrome-profile")
 }

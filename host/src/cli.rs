@@ -1,849 +1,404 @@
-//! Command-line flags: the reference's names (camelCase or kebab-case, `--no-X` for false),
-//! plus ours (plugin folders, workspace roots, local telemetry).
+//! The command line made a running server: parses the flags (`config`), loads the tools,
+//! serves MCP over stdio (or, with `serve`, over streamable HTTP to several tenants; or runs a
+//! one-shot or `plugin` subcommand), and closes the browser on the way out.
 
-pub mod config_file;
+pub mod plugin;
 pub mod reload;
 
-use clap::{ArgAction, CommandFactory, Parser};
-use serde::Serialize;
+use crate::browser::{BrowserOptions, ScreencastOptions, ScreenshotFlags};
+use crate::config::Args;
+use crate::config::commands::{Command, TenantAction};
+use crate::lighthouse::LighthouseOptions;
+use crate::pipeline::tools::folders;
+use crate::pipeline::tools::folders::ToolFolders;
+use crate::pipeline::{CurrentToolSet, Pipeline};
+use crate::policy::code_folders::{Named, Placement};
+use crate::policy::plugins::{Origin, Policy};
+use crate::runtime::{CompiledCache, Loader, Runtime};
+use crate::sandbox::Sandbox;
+use crate::serve::{http, oneshot, stdio, tenants};
+use crate::session::Session;
+use crate::telemetry;
+use rmcp::ServiceExt;
 use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
-/// MCP server for driving Chromium, in which every tool is a sandboxed WebAssembly component.
-#[derive(Parser, Serialize, Debug, Clone, Default)]
-#[command(name = "devtools-mcp", version, about, args_override_self = true)]
-#[serde(rename_all = "camelCase")]
-pub struct Args {
-    #[command(subcommand)]
-    #[serde(skip)]
-    pub command: Option<Command>,
+/// Time given to the browser to close on shutdown (the whole exit must take under 1 s).
+const BROWSER_CLOSE_BUDGET: Duration = Duration::from_millis(700);
+/// How long the background browser launch waits for the client's first `tools/list`.
+const LAUNCH_AFTER_INITIALIZE: Duration = Duration::from_millis(100);
+/// `serve` without `--http`.
+const DEFAULT_HTTP_ADDRESS: &str = "127.0.0.1:8808";
+/// Request bodies `serve` accepts when `--max-body-bytes` is not given.
+const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
+/// A tenant's browser context is closed after this long without calls, by default.
+const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// In-flight calls may finish for this long after SIGTERM, by default.
+const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-    /// Connect to a running, debuggable Chrome, e.g. http://127.0.0.1:9222.
-    #[arg(long, short = 'u', conflicts_with = "ws_endpoint")]
-    pub browser_url: Option<String>,
-    /// Connect to the browser's WebSocket endpoint (ws:// or wss://).
-    #[arg(long, short = 'w')]
-    pub ws_endpoint: Option<String>,
-    /// Headers for the WebSocket connection, a JSON object, e.g. '{"Authorization":"Bearer
-    /// token"}' (needs --wsEndpoint).
-    #[arg(long, requires = "ws_endpoint", value_parser = parse_ws_headers)]
-    #[serde(skip)]
-    pub ws_headers: Option<WsHeaders>,
-    /// Run the launched browser headless.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub headless: Option<bool>,
-    /// Chrome or Chromium binary to launch.
-    #[arg(long, short = 'e', conflicts_with_all = ["browser_url", "ws_endpoint"])]
-    pub executable_path: Option<PathBuf>,
-    /// Use a temporary user-data-dir, deleted when the browser closes.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub isolated: Option<bool>,
-    /// Persistent browser profile directory.
-    #[arg(long, conflicts_with_all = ["browser_url", "ws_endpoint"])]
-    pub user_data_dir: Option<PathBuf>,
-    /// Chrome channel (accepted for compatibility; the browser is found by --executablePath).
-    #[arg(long)]
-    pub channel: Option<String>,
-    /// Initial viewport of the first page, WIDTHxHEIGHT.
-    #[arg(long, value_parser = parse_viewport)]
-    #[serde(serialize_with = "serialize_viewport")]
-    pub viewport: Option<(u32, u32)>,
-    /// Extra argument for the launched browser (repeatable).
-    #[arg(long, allow_hyphen_values = true)]
-    pub chrome_arg: Vec<String>,
-    /// Proxy server passed to the launched browser.
-    #[arg(long)]
-    pub proxy_server: Option<String>,
-    /// Ignore certificate errors in the launched browser.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub accept_insecure_certs: Option<bool>,
-
-    /// Only the three slim tools (screenshot, navigate, evaluate).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub slim: Option<bool>,
-    /// CLI semantics: disabled tools stay listed and answer with how to enable them.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub via_cli: Option<bool>,
-    /// Require `pageId` on page-scoped tools and route calls by it (on by default, as in the
-    /// reference 1.11.0; `--no-page-id-routing` turns it off). The old
-    /// `--experimentalPageIdRouting` is accepted as an alias.
-    #[arg(long, alias = "experimental-page-id-routing", num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub page_id_routing: Option<bool>,
-    /// Add `structuredContent` to tool results.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub experimental_structured_content: Option<bool>,
-    /// Enable coordinate-based tools.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub experimental_vision: Option<bool>,
-    /// Record screencasts with ffmpeg (the reference's legacy recorder) instead of Chrome's own.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub experimental_screencast: Option<bool>,
-    /// The ffmpeg binary of the legacy screencast recorder (needs --experimentalScreencast).
-    #[arg(long, requires = "experimental_screencast")]
-    pub experimental_ffmpeg_path: Option<PathBuf>,
-    /// Frames per second of screencast recordings (a positive integer).
-    #[arg(long, alias = "experimental-screencast-fps", value_parser = parse_fps)]
-    pub screencast_fps: Option<u32>,
-    /// Enable interop tools such as get_tab_id.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, hide = true)]
-    pub experimental_interop_tools: Option<bool>,
-    /// DevTools comment tools (hidden, as in the reference).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, hide = true)]
-    pub devtools_comments: Option<bool>,
-    /// Enable the heap-snapshot analysis tools.
-    #[arg(long, alias = "experimental-memory", num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub memory_debugging: Option<bool>,
-    /// Input tools (on by default).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub category_input: Option<bool>,
-    /// Navigation tools (on by default).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub category_navigation: Option<bool>,
-    /// Debugging tools (on by default).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub category_debugging: Option<bool>,
-    /// Memory tools (on by default; most heap tools also need --memoryDebugging).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub category_memory: Option<bool>,
-    /// Emulation tools (on by default).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub category_emulation: Option<bool>,
-    /// Performance tools (on by default).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub category_performance: Option<bool>,
-    /// Network tools (on by default).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub category_network: Option<bool>,
-    /// Extension tools (off by default).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub category_extensions: Option<bool>,
-    /// Third-party developer tools exposed by pages (off by default).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub category_experimental_third_party: Option<bool>,
-    /// WebMCP tools (off by default).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub category_experimental_webmcp: Option<bool>,
-    /// Progressive Web App tools (off by default).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub category_pwa: Option<bool>,
-
-    /// Default `take_screenshot` format.
-    #[arg(long, value_parser = ["png", "jpeg", "webp"])]
-    pub screenshot_format: Option<String>,
-    /// Default JPEG/WebP quality (0-100).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
-    pub screenshot_quality: Option<u32>,
-    /// Downscale screenshots wider than this (aspect ratio kept).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    pub screenshot_max_width: Option<u32>,
-    /// Downscale screenshots taller than this (aspect ratio kept).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    pub screenshot_max_height: Option<u32>,
-
-    /// Redact sensitive headers (cookies, authorization...) in network request details.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub redact_network_headers: Option<bool>,
-
-    /// Evaluating caller-provided JavaScript (on by default). `--no-javascript-evaluation`
-    /// disables evaluate_script and the slim evaluate, navigate_page's initScript, and
-    /// navigations to javascript:, data: and vbscript: URLs. Page scripts still run.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub javascript_evaluation: Option<bool>,
-    /// Navigations to file: URLs, view-source:file: included (on by default).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub file_navigations: Option<bool>,
-    /// Resolve source maps (on by default; accepted for compatibility: console stack traces
-    /// are reported as the browser gives them).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub source_maps: Option<bool>,
-    /// A directory file parameters may point into (repeatable; `--workspace` is the same
-    /// flag). The server's temp dir and the client's MCP roots are always allowed too.
-    #[arg(long, alias = "workspace", conflicts_with = "allow_unrestricted_paths")]
-    #[serde(skip)]
-    pub filesystem_root: Vec<PathBuf>,
-    /// Deprecated: use --workspace=/ instead. Lets file parameters point anywhere.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    pub allow_unrestricted_paths: Option<bool>,
-    /// A JSON file of options (the flags' camelCase names); command-line flags win over it.
-    /// Reloadable options are applied again when the file changes.
-    #[arg(long)]
-    #[serde(skip)]
-    pub config: Option<PathBuf>,
-    /// Load every tool component in this folder too (repeatable).
-    #[arg(long)]
-    pub plugin_dir: Vec<PathBuf>,
-    /// Load the built-in tools from this folder instead of the ones embedded in the binary.
-    #[arg(long)]
-    pub builtin_plugins: Option<PathBuf>,
-    /// Capability policy (TOML) for plugins: capabilities, URL patterns, categories, limits,
-    /// sha256 pins and trusted signing keys. Without it, `--plugin-dir` plugins get read-only
-    /// page access.
-    #[arg(long)]
-    #[serde(skip)]
-    pub policy: Option<PathBuf>,
-    /// Refuse `--plugin-dir` plugins that are unsigned or signed by a key the policy does not
-    /// trust.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    #[serde(skip)]
-    pub require_signed: Option<bool>,
-    /// Start the browser and open its first page in the background once a client has
-    /// initialized (after its first tools/list, or 100 ms), so the first call does not wait
-    /// for them (default true; never when attaching to a running browser).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    #[serde(skip)]
-    pub background_launch: Option<bool>,
-    /// Reload plugin folders when components are added, changed or removed.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
-    #[serde(skip)]
-    pub watch: Option<bool>,
-    /// Wall-clock budget of one plugin call, in seconds (default 120).
-    #[arg(long, value_parser = parse_seconds)]
-    #[serde(skip)]
-    pub plugin_timeout: Option<std::time::Duration>,
-    /// CPU budget of one plugin call, in fuel units (about one per wasm instruction; default
-    /// 500000000).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    #[serde(skip)]
-    pub plugin_fuel: Option<u64>,
-    /// Linear memory one plugin instance may grow to, in MiB (default 64, at most 1024).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
-    #[serde(skip)]
-    pub plugin_memory: Option<u64>,
-    /// Where compiled tool code is cached (default: the user's cache dir).
-    #[arg(long)]
-    pub cache_dir: Option<PathBuf>,
-    /// Append one local JSON line per tool call (tool, success, latency bucket, sanitized
-    /// parameters) to this file. Nothing is ever sent anywhere.
-    #[arg(long)]
-    pub telemetry_file: Option<PathBuf>,
-    /// Accepted for compatibility; this server never sends usage statistics.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, hide = true)]
-    pub usage_statistics: Option<bool>,
-    /// Write the server's log to this file instead of stderr.
-    #[arg(long)]
-    pub log_file: Option<PathBuf>,
-    /// The Node.js binary lighthouse_audit runs Lighthouse with (default: `node` on PATH).
-    #[arg(long)]
-    #[serde(skip)]
-    pub node_path: Option<PathBuf>,
-    /// The folder of Lighthouse's npm package (or one holding `node_modules/lighthouse`) for
-    /// lighthouse_audit (default: `~/.cache/devtools-mcp/lighthouse`, then global npm folders).
-    #[arg(long)]
-    #[serde(skip)]
-    pub lighthouse_path: Option<PathBuf>,
-
-    /// `serve`: the address to serve MCP over streamable HTTP at (default 127.0.0.1:8808).
-    #[arg(long)]
-    #[serde(skip)]
-    pub http: Option<std::net::SocketAddr>,
-    /// `serve`: the tenants file (TOML): hashed bearer tokens, policies, quotas, roots.
-    #[arg(long)]
-    #[serde(skip)]
-    pub tenants: Option<PathBuf>,
-    /// `serve`: a `Host` to accept besides localhost, 127.0.0.1 and ::1 (repeatable), e.g.
-    /// the name a load balancer forwards.
-    #[arg(long)]
-    #[serde(skip)]
-    pub allowed_host: Vec<String>,
-    /// `serve`: a browser origin allowed to call, e.g. https://app.example.com:443
-    /// (repeatable). Requests with any other `Origin` are refused.
-    #[arg(long)]
-    #[serde(skip)]
-    pub allowed_origin: Vec<String>,
-    /// `serve`: the largest request body accepted, in bytes (default 1 MiB, at most 1 GiB).
-    #[arg(long, value_parser = parse_body_bytes)]
-    #[serde(skip)]
-    pub max_body_bytes: Option<usize>,
-    /// `serve`: close a tenant's browser context after this many seconds without calls
-    /// (default 600, at most 31536000: a year).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
-    #[serde(skip)]
-    pub idle_timeout_secs: Option<u64>,
-    /// `serve`: on SIGTERM, let in-flight calls finish for this many seconds before
-    /// cancelling them (default 10, at most 3600).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=3600))]
-    #[serde(skip)]
-    pub shutdown_grace_secs: Option<u64>,
-    /// `serve`: connections open at once (default: the open-files limit, raised to its hard
-    /// limit at start, less a reserve of a quarter, at least 256, for the browser and tenants).
-    #[arg(long)]
-    #[serde(skip)]
-    pub max_connections: Option<usize>,
-    /// `serve`: connections open at once from one client address (default 256).
-    #[arg(long)]
-    #[serde(skip)]
-    pub max_connections_per_ip: Option<usize>,
-    /// `serve`: seconds a client has to send a request's headers; also how long an idle
-    /// connection is kept (default 10).
-    #[arg(long)]
-    #[serde(skip)]
-    pub header_read_timeout_secs: Option<u64>,
-    /// `serve`: seconds a client has to send a request's body (default 30).
-    #[arg(long)]
-    #[serde(skip)]
-    pub body_read_timeout_secs: Option<u64>,
-}
-
-/// One-shot commands; without one the server speaks MCP over stdio.
-#[derive(clap::Subcommand, Debug, Clone)]
-pub enum Command {
-    /// Run one tool and print its response (CLI semantics: a disabled tool explains how to
-    /// enable it). With --browserUrl, several calls can share one browser.
-    Call {
-        /// The tool name, e.g. take_snapshot.
-        tool: String,
-        /// Its parameters as a JSON object, e.g. '{"url": "http://127.0.0.1:8080"}'.
-        params: Option<String>,
-    },
-    /// List the tools with their category and whether the flags enable them.
-    Tools,
-    /// Serve MCP over streamable HTTP to the tenants of --tenants (see --http).
-    Serve,
-    /// Tenant administration.
-    Tenant {
-        #[command(subcommand)]
-        action: TenantAction,
-    },
-    /// Write, build, check and sign tool plugins.
-    Plugin {
-        #[command(subcommand)]
-        command: crate::plugin_cli::PluginCommand,
-    },
-}
-
-#[derive(clap::Subcommand, Debug, Clone)]
-pub enum TenantAction {
-    /// Read a bearer token on stdin and print the token_sha256 to put in the tenants file.
-    HashToken,
-}
-
-impl Args {
-    /// Parses the process arguments, accepting the reference's spellings.
-    pub fn parse_compatible() -> Args {
-        Args::try_parse_compatible(std::env::args()).unwrap_or_else(|error| error.exit())
-    }
-
-    /// Parses an explicit argument list (tests, the one-shot CLI).
-    pub fn try_parse_compatible<I: IntoIterator<Item = String>>(
-        argv: I,
-    ) -> Result<Args, clap::Error> {
-        let argv: Vec<String> = argv.into_iter().collect();
-        let mut args = Args::try_parse_from(normalize(argv.clone()))?;
-        if let Some(config) = args.config.clone() {
-            let options = config_file::read(&config).map_err(|message| {
-                Args::command().error(clap::error::ErrorKind::InvalidValue, message)
-            })?;
-            args = Args::try_parse_from(normalize(config_file::with_options(argv, &options)))
-                .map_err(|error| {
-                    Args::command().error(
-                        clap::error::ErrorKind::InvalidValue,
-                        format!(
-                            "Invalid JSON config file {}: {}",
-                            config.display(),
-                            config_file::first_line(&error.to_string())
-                        ),
-                    )
-                })?;
+/// The `devtools-mcp` binary.
+pub fn main() -> ExitCode {
+    let args = Args::parse_compatible();
+    init_logging(&args);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("devtools-mcp: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
         }
-        args.apply_defaults();
-        args.apply_cli_defaults();
-        args.check_conflicts()?;
-        Ok(args)
-    }
-
-    /// Conflicts that depend on a flag's value, which clap's `conflicts_with` cannot see: as in
-    /// the reference, `--categoryPwa=false` conflicts with nothing. The PWA tools need the
-    /// DevTools pipe of a browser this server launches.
-    fn check_conflicts(&self) -> Result<(), clap::Error> {
-        if self.category_pwa == Some(true) {
-            let connecting = [
-                ("browserUrl", self.browser_url.is_some()),
-                ("wsEndpoint", self.ws_endpoint.is_some()),
-            ];
-            if let Some((flag, _)) = connecting.iter().find(|(_, given)| *given) {
-                return Err(Args::command().error(
-                    clap::error::ErrorKind::ArgumentConflict,
-                    format!("Arguments categoryPwa and {flag} are mutually exclusive"),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// The reference 1.11.0's defaults for flags that are on unless turned off.
-    fn apply_defaults(&mut self) {
-        for flag in [
-            &mut self.page_id_routing,
-            &mut self.javascript_evaluation,
-            &mut self.file_navigations,
-            &mut self.source_maps,
-        ] {
-            flag.get_or_insert(true);
-        }
-        if self.allow_unrestricted_paths == Some(true) {
-            eprintln!(
-                "--allowUnrestrictedPaths is deprecated: use --workspace=/ instead (file parameters may point anywhere)."
-            );
-        }
-    }
-
-    /// Whether `pageId` routes page-scoped calls (never for the slim tools).
-    pub fn page_id_routing(&self) -> bool {
-        self.page_id_routing != Some(false) && !Args::enabled(self.slim)
-    }
-
-    /// The roots file parameters may point into besides the temp dir and the client's roots.
-    pub fn filesystem_roots(&self) -> Vec<PathBuf> {
-        let mut roots = self.filesystem_root.clone();
-        if Args::enabled(self.allow_unrestricted_paths) {
-            roots.push(PathBuf::from("/"));
-        }
-        roots
-    }
-
-    /// With `--viaCli` the reference turns on headless, memory debugging, extensions and
-    /// structured content unless they were given.
-    fn apply_cli_defaults(&mut self) {
-        if self.command.is_some() {
-            self.via_cli.get_or_insert(true);
-        }
-        if self.via_cli == Some(true) {
-            let connecting = self.browser_url.is_some() || self.ws_endpoint.is_some();
-            if !connecting {
-                self.headless.get_or_insert(true);
-            }
-            self.memory_debugging.get_or_insert(true);
-            self.category_extensions.get_or_insert(true);
-            self.experimental_structured_content.get_or_insert(true);
-        }
-    }
-
-    /// The per-call plugin limits the flags set (policy rules override them per plugin).
-    pub fn plugin_limits(&self) -> crate::policy::limits::Limits {
-        let mut limits = crate::policy::limits::Limits::default();
-        if let Some(timeout) = self.plugin_timeout {
-            limits.wall_clock = timeout;
-        }
-        if let Some(fuel) = self.plugin_fuel {
-            limits.fuel = fuel;
-        }
-        if let Some(mib) = self.plugin_memory.and_then(|mib| usize::try_from(mib).ok()) {
-            limits.memory_bytes = mib << 20;
-        }
-        limits
-    }
-
-    /// The flags as the JSON object tool definitions are computed from.
-    pub fn flags_json(&self) -> serde_json::Map<String, serde_json::Value> {
-        match serde_json::to_value(self) {
-            Ok(serde_json::Value::Object(map)) => map
-                .into_iter()
-                .filter(|(_, value)| !value.is_null())
-                .collect(),
-            _ => serde_json::Map::new(),
-        }
-    }
-
-    pub fn enabled(value: Option<bool>) -> bool {
-        value == Some(true)
-    }
-}
-
-/// Rewrites `--fooBar` to `--foo-bar` and `--no-foo-bar` to `--foo-bar=false`, so one clap
-/// definition accepts every spelling the reference's yargs accepts.
-fn normalize<I: IntoIterator<Item = String>>(argv: I) -> Vec<String> {
-    let argv = subcommand_last(argv.into_iter().collect());
-    let mut out = Vec::new();
-    let mut after_double_dash = false;
-    let mut argv = argv.into_iter().enumerate().peekable();
-    while let Some((index, arg)) = argv.next() {
-        // The value of `--chrome-arg` is a browser flag: pass it through untouched.
-        let is_chrome_arg_value = out
-            .last()
-            .is_some_and(|previous: &String| previous == "--chrome-arg");
-        if index == 0
-            || after_double_dash
-            || is_chrome_arg_value
-            || !arg.starts_with("--")
-            || arg == "--"
-        {
-            after_double_dash |= arg == "--";
-            out.push(arg);
-            continue;
-        }
-        let (name, value) = match arg[2..].split_once('=') {
-            Some((name, value)) => (name.to_string(), Some(value.to_string())),
-            None => (arg[2..].to_string(), None),
-        };
-        let kebab = kebab(&name);
-        match (kebab.strip_prefix("no-"), value) {
-            (Some(positive), None) => {
-                out.push(format!("--{positive}=false"));
-            }
-            (_, Some(value)) => out.push(format!("--{kebab}={value}")),
-            // A boolean flag takes a following literal `true`/`false` (as yargs does) and
-            // nothing else: `--page-id-routing serve` must leave `serve` a subcommand.
-            (_, None) if is_optional_value_flag(&kebab) => {
-                let value = argv
-                    .next_if(|(_, next)| next == "true" || next == "false")
-                    .map_or_else(|| "true".to_string(), |(_, value)| value);
-                out.push(format!("--{kebab}={value}"));
-            }
-            (_, None) => out.push(format!("--{kebab}")),
-        }
-    }
-    out
-}
-
-/// `devtools-mcp call <tool> [params] --flags...` reads naturally, but clap wants the server
-/// flags before the subcommand: move the subcommand and its positionals to the end.
-fn subcommand_last(mut argv: Vec<String>) -> Vec<String> {
-    let positionals = match argv.get(1).map(String::as_str) {
-        Some("call") => 3,
-        Some("tools") | Some("serve") => 1,
-        Some("tenant") => 2,
-        _ => return argv,
     };
-    let mut taken = vec![argv.remove(1)];
-    while taken.len() < positionals && argv.get(1).is_some_and(|arg| !arg.starts_with('-')) {
-        taken.push(argv.remove(1));
-    }
-    // `call t '{}' --headless` becomes `--headless call t '{}'`: `normalize` gives the boolean
-    // flag its value, so `call` stays the subcommand.
-    argv.extend(taken);
-    argv
-}
-
-/// Whether `--flag` (any spelling) is a boolean flag whose value is optional.
-fn is_optional_value_flag(arg: &str) -> bool {
-    let name = kebab(arg.trim_start_matches('-'));
-    if name.starts_with("no-") {
-        return false;
-    }
-    Args::command()
-        .get_arguments()
-        .find(|argument| argument.get_long() == Some(name.as_str()))
-        .and_then(|argument| argument.get_num_args())
-        .is_some_and(|range| range.min_values() == 0)
-}
-
-pub(crate) fn kebab(name: &str) -> String {
-    let mut kebab = String::with_capacity(name.len() + 4);
-    for character in name.chars() {
-        if character.is_ascii_uppercase() {
-            kebab.push('-');
-            kebab.push(character.to_ascii_lowercase());
-        } else {
-            kebab.push(character);
+    let code = match runtime.block_on(run(args)) {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("devtools-mcp: {error}");
+            1
         }
-    }
-    kebab
-}
-
-/// A plugin budget in seconds: above 0, at most a day (larger values overflow deadlines).
-fn parse_seconds(value: &str) -> Result<std::time::Duration, String> {
-    let invalid = |why: String| format!("Invalid duration \"{value}\": {why}, e.g. 30.");
-    let seconds = value
-        .trim()
-        .parse::<f64>()
-        .map_err(|_| invalid("expected a number of seconds".into()))?;
-    crate::policy::limits::wall_clock_from_secs(seconds).map_err(invalid)
-}
-
-fn parse_body_bytes(value: &str) -> Result<usize, String> {
-    match value.trim().parse::<usize>() {
-        Ok(bytes) if (1..=1 << 30).contains(&bytes) => Ok(bytes),
-        _ => Err(format!(
-            "Invalid size \"{value}\": expected a number of bytes from 1 to 1073741824 (1 GiB)."
-        )),
-    }
-}
-
-fn parse_fps(value: &str) -> Result<u32, String> {
-    match value.parse::<u32>() {
-        Ok(fps) if fps > 0 => Ok(fps),
-        _ => Err(format!(
-            "Invalid screencastFps {value}. Expected a positive integer."
-        )),
-    }
-}
-
-/// `--wsHeaders`: the JSON object of headers sent with the WebSocket handshake.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct WsHeaders(pub Vec<(String, String)>);
-
-fn parse_ws_headers(value: &str) -> Result<WsHeaders, String> {
-    let parsed: serde_json::Value = serde_json::from_str(value)
-        .map_err(|error| format!("Invalid JSON for wsHeaders: {error}"))?;
-    let serde_json::Value::Object(map) = parsed else {
-        return Err("Invalid JSON for wsHeaders: Headers must be a JSON object".into());
     };
-    map.into_iter()
-        .map(|(name, value)| match value {
-            serde_json::Value::String(text) => Ok((name, text)),
-            other => Err(format!(
-                "Invalid JSON for wsHeaders: the value of header \"{name}\" must be a string, not {other}"
-            )),
+    // stdin's reader thread may still be blocked in read(2); do not wait for it.
+    std::process::exit(code);
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    match &args.command {
+        Some(Command::Tenant {
+            action: TenantAction::HashToken,
+        }) => return hash_token(),
+        Some(Command::Serve) => return serve_http(&args).await,
+        Some(Command::Plugin { command }) => {
+            return plugin::run(command).await;
+        }
+        _ => {}
+    }
+    let mut writable: Vec<Named> = args
+        .filesystem_roots()
+        .iter()
+        .map(|root| Named::new("the --workspace", root))
+        .collect();
+    writable.push(Named::new("the temp dir", std::env::temp_dir()));
+    let (pipeline, tool_folders) = build_pipeline(&args, writable).await?;
+    let pipeline = Arc::new(pipeline);
+    let tool_folders = Arc::new(tokio::sync::Mutex::new(tool_folders));
+    let watching = Args::enabled(args.watch) && args.command.is_none();
+    if watching {
+        folders::watch(tool_folders.clone(), pipeline.clone())?;
+    }
+    let reloading = args.command.is_none() && args.config.is_some();
+    if let (true, Some(file)) = (reloading, &args.config) {
+        reload::watch(
+            file.clone(),
+            std::env::args().collect(),
+            args.clone(),
+            tool_folders,
+            pipeline.clone(),
+        )?;
+    }
+    let session = Session::new(browser_options(&args), sandbox(&args)?);
+    match &args.command {
+        Some(Command::Tools) => {
+            oneshot::tools(&pipeline);
+            return Ok(());
+        }
+        Some(Command::Call { tool, params }) => {
+            return match oneshot::call(&pipeline, &session, tool, params.as_deref()).await? {
+                true => Ok(()),
+                false => Err(format!("{tool} answered with an error")),
+            };
+        }
+        _ => {}
+    }
+    let server = stdio::McpServer::new(pipeline, session.clone(), watching || reloading);
+    let listed = server.listed();
+    let service = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|error| format!("MCP initialization failed: {error}"))?;
+    let background = (args.background_launch != Some(false)).then(|| {
+        let session = session.clone();
+        tokio::spawn(async move {
+            // After the tool list every client asks for first, or a moment after initialize.
+            let _ = tokio::time::timeout(LAUNCH_AFTER_INITIALIZE, listed.notified()).await;
+            session.launch_in_background().await
         })
-        .collect::<Result<_, _>>()
-        .map(WsHeaders)
-}
-
-fn parse_viewport(value: &str) -> Result<(u32, u32), String> {
-    let invalid = || format!("Invalid viewport \"{value}\": expected WIDTHxHEIGHT, e.g. 1280x720.");
-    let (width, height) = value.split_once('x').ok_or_else(invalid)?;
-    let width: u32 = width.trim().parse().map_err(|_| invalid())?;
-    let height: u32 = height.trim().parse().map_err(|_| invalid())?;
-    if width == 0 || height == 0 {
-        return Err(invalid());
+    });
+    let cancel = service.cancellation_token();
+    tokio::select! {
+        _ = service.waiting() => {}
+        _ = shutdown_signal() => cancel.cancel(),
     }
-    Ok((width, height))
-}
-
-fn serialize_viewport<S: serde::Serializer>(
-    viewport: &Option<(u32, u32)>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match viewport {
-        Some((width, height)) => serializer.serialize_str(&format!("{width}x{height}")),
-        None => serializer.serialize_none(),
+    // A start still under way is dropped, which kills the browser it was starting.
+    if let Some(background) = background {
+        background.abort();
+        let _ended = background.await;
     }
+    session.shutdown(BROWSER_CLOSE_BUDGET).await;
+    Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// `tenant hash-token`: the token on stdin, its hash on stdout.
+fn hash_token() -> Result<(), String> {
+    use std::io::Read;
+    let mut token = String::new();
+    std::io::stdin()
+        .read_to_string(&mut token)
+        .map_err(|error| format!("cannot read the token from stdin: {error}"))?;
+    if token.trim().is_empty() {
+        return Err("no token on stdin; pipe one in, e.g. `openssl rand -hex 32 | tee token.txt | devtools-mcp tenant hash-token`".into());
+    }
+    println!("{}", tenants::token_hash_hex(&token));
+    Ok(())
+}
 
-    fn parse(args: &[&str]) -> Args {
-        let argv = std::iter::once("devtools-mcp")
-            .chain(args.iter().copied())
-            .map(String::from);
-        match Args::try_parse_compatible(argv) {
-            Ok(args) => args,
-            Err(error) => panic!("parse failed: {error}"),
+/// `serve`: MCP over streamable HTTP, one session per tenant of the tenants file.
+async fn serve_http(args: &Args) -> Result<(), String> {
+    let path = args
+        .tenants
+        .clone()
+        .ok_or("serve needs --tenants FILE (see docs/tenants.example.toml)")?;
+    let table = tenants::TenantTable::load(&path).map_err(|error| error.to_string())?;
+    let address = match args.http {
+        Some(address) => address,
+        None => DEFAULT_HTTP_ADDRESS
+            .parse()
+            .map_err(|error| format!("invalid default address: {error}"))?,
+    };
+    // Tools are loaded once here; `--watch` reloading serves stdio only.
+    let mut writable: Vec<Named> = table
+        .sandbox_roots()
+        .into_iter()
+        .map(|(tenant, root)| Named::new(format!("the sandbox_root of tenant {tenant:?}"), root))
+        .collect();
+    writable.push(Named::new("the temp dir", std::env::temp_dir()));
+    let (pipeline, _tool_folders) = build_pipeline(args, writable).await?;
+    let pipeline = Arc::new(pipeline);
+    let idle = args
+        .idle_timeout_secs
+        .map(Duration::from_secs)
+        .unwrap_or(DEFAULT_IDLE_TIMEOUT);
+    let registry = Arc::new(tenants::registry::Registry::new(
+        path,
+        table,
+        browser_options(args),
+        idle,
+    ));
+    let options = http::HttpOptions {
+        address,
+        allowed_hosts: args.allowed_host.clone(),
+        allowed_origins: args.allowed_origin.clone(),
+        max_body_bytes: args.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+        shutdown_grace: args
+            .shutdown_grace_secs
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_SHUTDOWN_GRACE),
+        max_connections: args.max_connections,
+        max_connections_per_ip: args
+            .max_connections_per_ip
+            .unwrap_or(http::DEFAULT_MAX_CONNECTIONS_PER_IP),
+        header_read_timeout: args
+            .header_read_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(http::DEFAULT_HEADER_READ_TIMEOUT),
+        body_read_timeout: args
+            .body_read_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(http::DEFAULT_BODY_READ_TIMEOUT),
+    };
+    http::serve(pipeline, registry, options).await
+}
+
+/// Loads every tool component and decides what each call will go through; the tool folders can
+/// load them again (`--watch`). `writable`: the folders plugins or tenants may write to,
+/// which must not overlap the plugin folders or the compiled-code cache.
+async fn build_pipeline(
+    args: &Args,
+    writable: Vec<Named>,
+) -> Result<(Pipeline, ToolFolders), String> {
+    let flags = args.flags_json();
+    let runtime = Runtime::new().map_err(|error| format!("cannot start wasmtime: {error}"))?;
+    let mut policy = match &args.policy {
+        Some(file) => {
+            Policy::load(file, args.plugin_limits()).map_err(|error| error.to_string())?
         }
-    }
-
-    #[test]
-    fn serve_takes_its_flags_and_the_browser_flags_in_any_order() {
-        let args = parse(&[
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--tenants",
-            "t.toml",
-            "--headless",
-            "--allowedOrigin",
-            "https://app.example.com:443",
-        ]);
-        assert!(matches!(args.command, Some(Command::Serve)));
-        assert_eq!(args.http.map(|address| address.port()), Some(0));
-        assert_eq!(args.tenants, Some(PathBuf::from("t.toml")));
-        assert_eq!(args.headless, Some(true));
-        assert_eq!(args.allowed_origin, vec!["https://app.example.com:443"]);
-        let flags = args.flags_json();
-        assert!(!flags.contains_key("tenants") && !flags.contains_key("http"));
-        let args = parse(&["tenant", "hash-token"]);
-        assert!(matches!(
-            args.command,
-            Some(Command::Tenant {
-                action: TenantAction::HashToken
+        None => Policy::with_base_limits(args.plugin_limits()),
+    };
+    policy.require_signed |= Args::enabled(args.require_signed);
+    // The built-in tools are embedded in the binary; `--builtinPlugins DIR` replaces them.
+    let mut dirs: Vec<(PathBuf, Origin)> = args
+        .builtin_plugins
+        .iter()
+        .map(|dir| (dir.clone(), Origin::Builtin))
+        .collect();
+    dirs.extend(
+        args.plugin_dir
+            .iter()
+            .map(|dir| (dir.clone(), Origin::Community)),
+    );
+    let cache_dir = cache_dir(args);
+    let placement = Placement {
+        cache: Some(cache_dir.clone()),
+        plugin_dirs: dirs
+            .iter()
+            .map(|(dir, origin)| match origin {
+                Origin::Builtin => Named::new("the built-in tools folder", dir),
+                Origin::Community => Named::new("the --pluginDir", dir),
             })
-        ));
+            .collect(),
+        helpers: helper_code(args),
+        writable,
+    };
+    placement.check()?;
+    let cache =
+        CompiledCache::open(runtime.engine(), &cache_dir).map_err(|error| error.to_string())?;
+    let loader = Loader::new(runtime.clone(), cache, Arc::new(policy));
+    let slim = Args::enabled(args.slim);
+    let page_id_routing = args.page_id_routing();
+    let mut tool_folders = ToolFolders::new(loader, dirs, flags.clone(), slim, page_id_routing);
+    if args.builtin_plugins.is_none() {
+        tool_folders = tool_folders.with_embedded_builtins();
     }
+    let tools = tool_folders.load().await?;
+    let telemetry = match &args.telemetry_file {
+        Some(path) => Some(telemetry::TelemetrySink::open(path).map_err(|error| {
+            format!("cannot open the telemetry file {}: {error}", path.display())
+        })?),
+        None => None,
+    };
+    let pipeline = Pipeline {
+        tools: CurrentToolSet::new(tools),
+        flags,
+        runtime,
+        via_cli: Args::enabled(args.via_cli),
+        slim,
+        structured_content: Args::enabled(args.experimental_structured_content),
+        telemetry,
+    };
+    Ok((pipeline, tool_folders))
+}
 
-    #[test]
-    fn a_boolean_flag_before_the_moved_subcommand_keeps_its_meaning() {
-        let args = parse(&["call", "list_pages", "{}", "--headless"]);
-        assert_eq!(args.headless, Some(true));
-        assert!(
-            matches!(args.command, Some(Command::Call { ref tool, .. }) if tool == "list_pages")
-        );
-        let args = parse(&["call", "list_pages", "--isolated", "--no-headless"]);
-        assert_eq!((args.isolated, args.headless), (Some(true), Some(false)));
+/// The helpers this server would execute, as found at start: Chromium (and its folder), Node.js
+/// and the Lighthouse package, ffmpeg. Each is a code folder (see `plugin::placement`); one
+/// found only later is vetted before it first runs.
+fn helper_code(args: &Args) -> Vec<Named> {
+    use crate::policy::code_folders::{executable, node_package};
+    let mut code = Vec::new();
+    if let Some(browser) = &args.executable_path {
+        code.extend(executable("the browser (--executablePath)", browser, true));
     }
-
-    #[test]
-    fn accepts_camel_and_kebab_case() {
-        let args = parse(&[
-            "--executablePath",
-            "/usr/bin/chromium",
-            "--user-data-dir=/tmp/p",
-        ]);
-        assert_eq!(
-            args.executable_path,
-            Some(PathBuf::from("/usr/bin/chromium"))
-        );
-        assert_eq!(args.user_data_dir, Some(PathBuf::from("/tmp/p")));
+    let lighthouse = LighthouseOptions {
+        node_path: args.node_path.clone(),
+        lighthouse_path: args.lighthouse_path.clone(),
+    };
+    if let Ok(node) = lighthouse.node() {
+        code.extend(executable("Node.js (for Lighthouse)", &node, false));
     }
-
-    #[test]
-    fn booleans_take_no_prefix_and_explicit_values() {
-        let args = parse(&[
-            "--no-category-network",
-            "--categoryEmulation=false",
-            "--headless",
-        ]);
-        assert_eq!(args.category_network, Some(false));
-        assert_eq!(args.category_emulation, Some(false));
-        assert_eq!(args.headless, Some(true));
-        let args = parse(&["--categoryExtensions=true", "--no-usage-statistics"]);
-        assert_eq!(args.category_extensions, Some(true));
-        assert_eq!(args.usage_statistics, Some(false));
+    if let Ok(package) = lighthouse.lighthouse_dir() {
+        code.push(node_package("the Lighthouse package", &package));
     }
-
-    #[test]
-    fn a_boolean_flag_never_takes_a_subcommand_as_its_value() {
-        let args = parse(&["--http", "127.0.0.1:0", "--page-id-routing", "serve"]);
-        assert!(matches!(args.command, Some(Command::Serve)));
-        assert_eq!(args.page_id_routing, Some(true));
-        let args = parse(&["--headless", "tools"]);
-        assert!(matches!(args.command, Some(Command::Tools)));
-        assert_eq!(args.headless, Some(true));
-        let args = parse(&["--headless", "false", "--isolated", "true"]);
-        assert_eq!((args.headless, args.isolated), (Some(false), Some(true)));
-        let refused =
-            Args::try_parse_compatible(["devtools-mcp", "--headless", "maybe"].map(String::from));
-        assert!(refused.is_err());
+    let ffmpeg = crate::browser::find_ffmpeg(args.experimental_ffmpeg_path.as_deref());
+    if let Ok(ffmpeg) = ffmpeg {
+        code.extend(executable("ffmpeg (for screencasts)", &ffmpeg, false));
     }
+    code
+}
 
-    #[test]
-    fn chrome_args_keep_their_dashes() {
-        let args = parse(&["--chromeArg=--no-sandbox", "--chrome-arg", "--no-zygote"]);
-        assert_eq!(args.chrome_arg, vec!["--no-sandbox", "--no-zygote"]);
+fn browser_options(args: &Args) -> BrowserOptions {
+    BrowserOptions {
+        browser_url: args.browser_url.clone(),
+        ws_endpoint: args.ws_endpoint.clone(),
+        executable_path: args.executable_path.clone(),
+        headless: Args::enabled(args.headless),
+        isolated: Args::enabled(args.isolated),
+        user_data_dir: args.user_data_dir.clone(),
+        chrome_args: args.chrome_arg.clone(),
+        viewport: args.viewport,
+        proxy_server: args.proxy_server.clone(),
+        accept_insecure_certs: Args::enabled(args.accept_insecure_certs),
+        redact_network_headers: Args::enabled(args.redact_network_headers),
+        screencast: ScreencastOptions {
+            legacy: Args::enabled(args.experimental_screencast),
+            ffmpeg_path: args.experimental_ffmpeg_path.clone(),
+            fps: args.screencast_fps,
+        },
+        lighthouse: LighthouseOptions {
+            node_path: args.node_path.clone(),
+            lighthouse_path: args.lighthouse_path.clone(),
+        },
+        webmcp: Args::enabled(args.category_experimental_webmcp)
+            || Args::enabled(args.category_experimental_third_party),
+        extensions: Args::enabled(args.category_extensions),
+        // Tenants' browsers turn it on (see tenants/registry.rs); stdio keeps the reference's.
+        block_popups: false,
+        navigation: crate::policy::navigation::NavigationPolicy {
+            javascript_evaluation: args.javascript_evaluation != Some(false),
+            file_navigations: args.file_navigations != Some(false),
+            extensions: Args::enabled(args.category_extensions),
+        },
+        ws_headers: args
+            .ws_headers
+            .as_ref()
+            .map(|headers| headers.0.clone())
+            .unwrap_or_default(),
+        screenshot: ScreenshotFlags {
+            format: args.screenshot_format.clone(),
+            quality: args.screenshot_quality,
+            max_width: args.screenshot_max_width,
+            max_height: args.screenshot_max_height,
+        },
     }
+}
 
-    #[test]
-    fn via_cli_changes_defaults() {
-        let args = parse(&["--viaCli"]);
-        assert_eq!(args.headless, Some(true));
-        assert_eq!(args.category_extensions, Some(true));
-        assert_eq!(args.memory_debugging, Some(true));
-        let args = parse(&["--viaCli", "--browserUrl", "http://127.0.0.1:9222"]);
-        assert_eq!(args.headless, None);
+/// `--workspace` roots first (relative paths resolve against the first), then the temp dir.
+fn sandbox(args: &Args) -> Result<Sandbox, String> {
+    let mut roots = args.filesystem_roots();
+    roots.push(std::env::temp_dir());
+    Sandbox::new(roots).map_err(|error| format!("invalid --workspace: {error}"))
+}
+
+fn cache_dir(args: &Args) -> PathBuf {
+    args.cache_dir.clone().unwrap_or_else(|| {
+        dirs::cache_dir()
+            .unwrap_or_else(std::env::temp_dir)
+            .join("devtools-mcp")
+            .join("compiled")
+    })
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut terminate), Ok(mut interrupt), Ok(mut hangup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = interrupt.recv() => {}
+        _ = hangup.recv() => {}
     }
+}
 
-    #[test]
-    fn one_shot_commands_use_cli_semantics() {
-        let args = parse(&[
-            "call",
-            "list_pages",
-            "{}",
-            "--browserUrl",
-            "http://127.0.0.1:9222",
-        ]);
-        assert!(
-            matches!(args.command, Some(Command::Call { ref tool, .. }) if tool == "list_pages")
-        );
-        assert_eq!(args.via_cli, Some(true));
-        assert!(!args.flags_json().contains_key("command"));
-        assert!(matches!(parse(&["tools"]).command, Some(Command::Tools)));
-    }
-
-    #[test]
-    fn viewport_is_validated() {
-        assert_eq!(
-            parse(&["--viewport", "1280x720"]).viewport,
-            Some((1280, 720))
-        );
-        let error =
-            Args::try_parse_compatible(["devtools-mcp", "--viewport", "wide"].map(String::from));
-        assert!(error.is_err_and(|e| e.to_string().contains("expected WIDTHxHEIGHT")));
-    }
-
-    #[test]
-    fn flags_json_is_camel_case_without_unset_flags() {
-        let flags =
-            parse(&["--categoryExtensions", "--experimentalPageIdRouting=false"]).flags_json();
-        assert_eq!(
-            flags.get("categoryExtensions"),
-            Some(&serde_json::Value::Bool(true))
-        );
-        assert_eq!(
-            flags.get("pageIdRouting"),
-            Some(&serde_json::Value::Bool(false))
-        );
-        assert!(!flags.contains_key("headless"));
-    }
-
-    #[test]
-    fn numeric_flags_are_range_checked_with_clear_errors() {
-        for (flag, value) in [
-            ("--pluginTimeout", "1e300"),
-            ("--pluginTimeout", "1e19"),
-            ("--pluginTimeout", "0"),
-            ("--pluginTimeout", "-1"),
-            ("--pluginTimeout", "NaN"),
-            ("--pluginTimeout", "inf"),
-            ("--pluginFuel", "0"),
-            ("--pluginMemory", "4096"),
-            ("--maxBodyBytes", "0"),
-            ("--maxBodyBytes", "99999999999999999999"),
-            ("--idleTimeoutSecs", "18446744073709551615"),
-            ("--shutdownGraceSecs", "99999999"),
-            ("--screenshotQuality", "101"),
-        ] {
-            let parsed =
-                Args::try_parse_compatible(["devtools-mcp", flag, value].map(String::from));
-            let error = parsed.err().map(|error| error.to_string());
-            assert!(
-                error.as_deref().is_some_and(|text| text.contains(value)),
-                "{flag} {value}: {error:?}"
-            );
-        }
-        assert_eq!(
-            parse(&["--pluginTimeout", "86400"]).plugin_timeout,
-            Some(std::time::Duration::from_secs(86_400))
-        );
-        assert_eq!(
-            parse(&["--pluginTimeout", "0.5"]).plugin_timeout,
-            Some(std::time::Duration::from_millis(500))
-        );
-    }
-
-    #[test]
-    fn pwa_tools_conflict_with_a_browser_they_did_not_launch() {
-        for connect in [
-            ["--browserUrl", "http://127.0.0.1:1"],
-            ["--wsEndpoint", "ws://127.0.0.1:1/x"],
-        ] {
-            let refused = Args::try_parse_compatible(
-                ["devtools-mcp", "--categoryPwa", connect[0], connect[1]].map(String::from),
-            )
-            .err()
-            .map(|error| error.to_string())
-            .unwrap_or_default();
-            let flag = connect[0].trim_start_matches("--");
-            assert!(
-                refused.contains(&format!(
-                    "Arguments categoryPwa and {flag} are mutually exclusive"
-                )),
-                "{refused}"
-            );
-        }
-        let off = Args::try_parse_compatible(
-            [
-                "devtools-mcp",
-                "--categoryPwa=false",
-                "--browserUrl",
-                "http://127.0.0.1:1",
-            ]
-            .map(String::from),
-        );
-        assert!(off.is_ok());
-    }
-
-    #[test]
-    fn conflicting_connection_flags_are_refused() {
-        let result = Args::try_parse_compatible(
-            [
-                "devtools-mcp",
-                "--browserUrl",
-                "http://127.0.0.1:1",
-                "--wsEndpoint",
-                "ws://127.0.0.1:1",
-            ]
-            .map(String::from),
-        );
-        assert!(result.is_err());
+fn init_logging(args: &Args) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,chromiumoxide=off"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false);
+    let file = args.log_file.as_ref().and_then(|path| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .ok()
+    });
+    match file {
+        Some(file) => builder.with_writer(std::sync::Mutex::new(file)).init(),
+        None => builder.with_writer(std::io::stderr).init(),
     }
 }

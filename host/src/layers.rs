@@ -10,30 +10,35 @@ pub const LAYERS: &[&str] = &[
     "engine",
     "schema",
     "telemetry",
+    "fswatch",
     "snapshot",
     "heap_analysis",
     "net",
     "lighthouse",
-    // The state a call acts on.
+    // The state a call acts on: the browser (cdp -> page -> features inside), the session.
     "browser",
     "session",
+    // What an answer holds, declared by the tools and assembled after them.
     "response",
-    // Tools: the component runtime and its host functions, then one call through them.
-    "plugin",
+    // The wasm side: loading components, their limits, one adapter per host capability.
+    "runtime",
+    // One call, in the reference's order, and the tool set it runs against.
     "pipeline",
-    "catalog",
-    // The faces the server shows.
-    "tenants",
-    "http",
-    "mcp",
-    "oneshot",
-    "plugin_cli",
+    // The faces: stdio, one-shot, HTTP and its tenants.
+    "serve",
+    // What the operator says: flags, subcommands, the config file.
+    "config",
+    // The command line made a running server.
     "cli",
 ];
 
+/// Inside `browser`, deepest first: a file under one of these folders may not name a later
+/// one (`crate::browser::page`, `crate::browser::features`, or the same through `super::`).
+pub const BROWSER_LAYERS: &[&str] = &["cdp", "page", "features"];
+
 #[cfg(test)]
 mod tests {
-    use super::LAYERS;
+    use super::{BROWSER_LAYERS, LAYERS};
     use std::path::{Path, PathBuf};
 
     fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -121,6 +126,58 @@ mod tests {
         assert!(
             upward.is_empty(),
             "imports that point up (or sideways) the layers of host/src/layers.rs:\n{}",
+            upward.join("\n")
+        );
+    }
+
+    /// The browser's own layers: `cdp` names neither `page` nor `features`; `page` does not
+    /// name `features`. Re-exports from the module root (`browser.rs`) are the facade and free.
+    #[test]
+    fn the_browser_imports_point_down_its_layers() {
+        let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/browser");
+        let mut upward = Vec::new();
+        for (rank, layer) in BROWSER_LAYERS.iter().enumerate() {
+            let mut files = vec![browser.join(format!("{layer}.rs"))];
+            if browser.join(layer).is_dir() {
+                sources(&browser.join(layer), &mut files);
+            }
+            for file in files {
+                let source = std::fs::read_to_string(&file).expect("read source");
+                for higher in &BROWSER_LAYERS[rank + 1..] {
+                    let named = [
+                        format!("crate::browser::{higher}"),
+                        format!("super::{higher}"),
+                        format!("super::super::{higher}"),
+                    ];
+                    if named.iter().any(|path| source.contains(path.as_str())) {
+                        upward.push(format!("{} names browser::{higher}", file.display()));
+                    }
+                }
+                // `crate::browser::{a, b}` and `crate::browser::X` reach the facade's re-exports,
+                // which include the higher layers' types: only the options and errors are free.
+                for line in source
+                    .lines()
+                    .filter(|line| line.contains("crate::browser::"))
+                {
+                    let allowed = ["BrowserError", "BrowserOptions", "cdp", layer]
+                        .iter()
+                        .any(|name| line.contains(&format!("crate::browser::{name}")));
+                    let grouped_ok = line.contains("crate::browser::{")
+                        && line.split("crate::browser::{").nth(1).is_some_and(|group| {
+                            group
+                                .split([',', '}', ' ', ';'])
+                                .filter(|item| !item.is_empty())
+                                .all(|item| ["BrowserError", "BrowserOptions"].contains(&item))
+                        });
+                    if !allowed && !grouped_ok && rank + 1 < BROWSER_LAYERS.len() {
+                        upward.push(format!("{}: {}", file.display(), line.trim()));
+                    }
+                }
+            }
+        }
+        assert!(
+            upward.is_empty(),
+            "browser imports that point up its layers (cdp -> page -> features):\n{}",
             upward.join("\n")
         );
     }

@@ -1,39 +1,53 @@
-//! devtools-mcp as a library: the server's parts, for the `devtools-mcp` binary (see
-//! `main.rs`) and for the micro benchmarks in `benches/`. The modules are layers, listed
-//! deepest first in [`layers::LAYERS`] (a test keeps every import pointing down):
+//! devtools-mcp as a library: the server's parts, for the `devtools-mcp` binary (`main.rs`
+//! calls [`cli::main`]) and for the micro benchmarks in `benches/`.
 //!
-//! - leaves that decide or compute without a browser: `sandbox` (file paths), `policy` (who
-//!   may do what: grants, limits, URL rules, protected code folders, signatures), `schema`,
-//!   `snapshot`, `net` (tenants' egress), engines in `crates/` (trace, CSS, collectors);
-//! - the state a call acts on: `browser` (CDP and Chromium), `session`, `response`;
-//! - tools: `plugin` (components, their host functions, each behind the dispatcher's gate),
-//!   `pipeline` (one call, in the reference's order), `catalog` (which tools are served);
-//! - the faces: `tenants` and `http` (MCP over authenticated HTTP), `mcp` (stdio),
-//!   `oneshot`, `plugin_cli`, `cli` (flags, `--config` and its reload).
+//! # Layers
 //!
-//! A new host capability is one slice: its WIT interface, a host adapter in
-//! `plugin/host_api/`, its grant in `policy/capability.rs`, its browser feature under
-//! `browser/`, and an engine crate under `crates/` if it computes.
+//! The modules are layers that read as the call, listed deepest first in
+//! [`layers::LAYERS`]; a module may use only the ones below it, and a test fails on an import
+//! that points up (the idea of Chromium's `DEPS` files):
+//!
+//! - `cli` turns the command line into a running server; `config` is what the operator says
+//!   (flags, subcommands, the `--config` file);
+//! - `serve` holds the faces: `stdio`, `oneshot`, `http` and its `tenants`;
+//! - `pipeline` runs one call in the reference's order against the current tool set
+//!   (`pipeline::tools`: the set, the current one, the folders it is loaded from);
+//! - `runtime` is the wasm side: loading components, their limits, and one host adapter per
+//!   capability (`runtime/host_api/`), each function passing the dispatcher's gate;
+//! - `response` is what an answer holds; `session` is one client's browser state;
+//! - `browser` is Chromium, itself in three layers: `features` -> `page` -> `cdp`;
+//! - leaves anything may use: `policy` (who may do what, each rule once), `sandbox` (the file
+//!   gateway), `schema` (the one bounded validator), `engine` (budgets for engines), `net`
+//!   (tenants' egress), `snapshot`, `heap_analysis`, `lighthouse`, `telemetry`, `fswatch`.
+//!
+//! Engines that compute without I/O are crates of their own under `crates/` (snapshot text,
+//! heap snapshots, trace insights, the CSS cascade, the console and network models): data in,
+//! data and the reference's text out, no tokio, no files, optimised in dev builds.
+//!
+//! # Where a new capability goes
+//!
+//! One vertical slice: its WIT interface under `wit/`, its host adapter in
+//! `runtime/host_api/` (each function declared with its capability and marks, so the gate
+//! applies them), its grant in `policy/capability.rs`, its browser feature in
+//! `browser/features/` (a type that keeps its state in the page's slot), and an engine crate
+//! under `crates/` if it computes. Files stay under ~500 lines; one concept per module.
 
 pub mod browser;
-pub mod catalog;
 pub mod cli;
+pub mod config;
 pub mod engine;
+pub mod fswatch;
 pub mod heap_analysis;
-pub mod http;
 pub mod layers;
 pub mod lighthouse;
-pub mod mcp;
 pub mod net;
-pub mod oneshot;
 pub mod pipeline;
-pub mod plugin;
-pub mod plugin_cli;
 pub mod policy;
 pub mod response;
+pub mod runtime;
 pub mod sandbox;
 pub mod schema;
+pub mod serve;
 pub mod session;
 pub mod snapshot;
 pub mod telemetry;
-pub mod tenants;

@@ -4,17 +4,15 @@
 
 pub mod arguments;
 pub mod gate;
-mod registry;
 mod routing;
-mod toolset;
+pub mod tools;
 
-pub use registry::ToolRegistry;
-pub use toolset::{ToolEntry, ToolSet};
+pub use tools::{CurrentToolSet, ToolEntry, ToolFolders, ToolSet};
 
-use crate::plugin::limits::classify;
-use crate::plugin::{CallState, Runtime};
 use crate::policy::capability::Denied;
 use crate::response::Assembly;
+use crate::runtime::limits::classify;
+use crate::runtime::{CallState, Runtime};
 use crate::session::Session;
 use crate::telemetry::{TelemetrySink, ToolInvocation};
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -30,7 +28,7 @@ pub enum CallError {
 
 /// Everything a call needs besides the session: the tools, the runtime and the output options.
 pub struct Pipeline {
-    pub tools: ToolRegistry,
+    pub tools: CurrentToolSet,
     pub runtime: Runtime,
     pub via_cli: bool,
     pub structured_content: bool,
@@ -249,7 +247,7 @@ fn within_output_budget(tool: &ToolEntry, answer: CallToolResult, budget: usize)
     if bytes <= budget {
         return answer;
     }
-    let exceeded = crate::plugin::limits::LimitExceeded::OutputBytes { limit: budget };
+    let exceeded = crate::runtime::limits::LimitExceeded::OutputBytes { limit: budget };
     plain_error(&format!(
         "The tool's plugin ({}) was stopped: its answer, with the sections the server rendered for it, has {bytes} bytes: {exceeded}. The server is still running.",
         tool.loaded.source.display()

@@ -240,7 +240,7 @@ async fn the_image_builds_and_serves_mcp_as_a_non_root_user() {
         &tenants,
         format!(
             "[[tenant]]\nname = \"alice\"\ntoken_sha256 = {:?}\nsandbox_root = \"/var/lib/devtools-mcp/tenants/alice\"\negress_allow = [\"127.0.0.1/32\"]\n",
-            devtools_mcp::tenants::token_hash_hex(TOKEN)
+            devtools_mcp::serve::tenants::token_hash_hex(TOKEN)
         ),
     )
     .expect("the tenants file");

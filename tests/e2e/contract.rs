@@ -56,7 +56,7 @@ fn the_contract_is_a_versioned_wit_package_with_the_plugin_world() {
         package.worlds
     );
     // The server expects this very version in every import and export.
-    for import in devtools_mcp::plugin::ALLOWED_IMPORTS {
+    for import in devtools_mcp::runtime::ALLOWED_IMPORTS {
         assert!(import.ends_with(&format!("@{version}")), "{import}");
     }
 }
@@ -66,7 +66,7 @@ fn the_contract_is_a_versioned_wit_package_with_the_plugin_world() {
 /// deciding who may call it.
 #[test]
 fn every_host_function_that_acts_needs_a_capability() {
-    use devtools_mcp::plugin::host_function;
+    use devtools_mcp::runtime::host_function;
     let mut resolve = wit_parser::Resolve::default();
     let (package, _files) = resolve
         .push_dir(workspace().join("wit"))

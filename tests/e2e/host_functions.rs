@@ -4,7 +4,7 @@
 //! function, including ones added after these tests were written.
 
 use crate::support::{FixtureServer, McpServer, Route, binary_dir, browser_args, command};
-use devtools_mcp::plugin::host_function::{self, HostFunction, Marks};
+use devtools_mcp::runtime::host_function::{self, HostFunction, Marks};
 use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};

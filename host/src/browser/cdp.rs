@@ -1,7 +1,16 @@
-//! Raw CDP commands as JSON: the few protocol calls the tools need, without the generated
-//! types' ceremony. `raw` is a thin client of our own for commands with large replies.
+//! Reaching Chromium: launching or connecting ([`connection`], [`launch`], [`shared`]), the
+//! DevTools pipe ([`pipe`]), our thin socket for large replies ([`raw`]), short side
+//! connections ([`side`], [`ws_headers`]), and here the one command helper: raw CDP commands as
+//! JSON, without the generated types' ceremony, each bounded by a row of [`timeouts`].
 
+pub mod connection;
+pub mod launch;
+pub mod pipe;
 pub mod raw;
+pub mod renderer_processes;
+pub mod shared;
+pub mod side;
+pub mod ws_headers;
 
 use chromiumoxide::types::{Command, Method, MethodId};
 use serde::Serialize;
@@ -45,6 +54,44 @@ pub enum CdpError {
     Timeout { method: &'static str, seconds: u64 },
 }
 
+/// How long the browser gets to answer one command, by what the command asks of it: every
+/// command the host sends names one row, so no page holds a call past it.
+pub mod timeouts {
+    use std::time::Duration;
+
+    /// An ordinary command: a DOM lookup, an input event, an emulation setting, a dialog.
+    pub const COMMAND: Duration = Duration::from_secs(10);
+    /// Work that grows with the page or the browser: a capture, trace and heap-profiler
+    /// control, the `PWA` and `Extensions` domains.
+    pub const CAPTURE: Duration = Duration::from_secs(30);
+    /// A probe the server makes on its own (the memory watch, console read-backs): nothing
+    /// waits on it, so it gives up early.
+    pub const PROBE: Duration = Duration::from_secs(2);
+    /// Work the page or the user supplies: a page's tool, an extension's worker, a script.
+    pub const PAGE_WORK: Duration = Duration::from_secs(60);
+}
+
+/// Sends one command on the page's session with the ordinary timeout; a failure becomes its
+/// message.
+pub async fn run(
+    page: &chromiumoxide::Page,
+    method: &'static str,
+    params: Value,
+) -> Result<Value, String> {
+    run_within(page, method, params, timeouts::COMMAND).await
+}
+
+/// [`run`] with another row of [`timeouts`].
+pub async fn run_within(
+    page: &chromiumoxide::Page,
+    method: &'static str,
+    params: Value,
+    timeout: Duration,
+) -> Result<Value, String> {
+    let answer = send(page, cdp(method, params), timeout).await;
+    answer.map_err(|error| error.to_string())
+}
+
 /// Sends a command on a page's session, bounded by `timeout`.
 pub async fn send(
     page: &chromiumoxide::Page,
@@ -73,14 +120,11 @@ pub async fn settle_events(page: &chromiumoxide::Page) -> Result<(), CdpError> {
     send(
         page,
         cdp("Target.getTargetInfo", serde_json::json!({})),
-        SETTLE_TIMEOUT,
+        timeouts::COMMAND,
     )
     .await
     .map(drop)
 }
-
-/// Bound on [`settle_events`]' round trip.
-const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The browser's own message, without chromiumoxide's wrapping.
 fn protocol_message(error: &chromiumoxide::error::CdpError) -> String {

@@ -1,25 +1,34 @@
-//! One page of a session: its id, the open dialog, its snapshot uids, and the actions tools
-//! ask for (navigate, click, evaluate, snapshot).
+//! The page model: one page of a session, with its id, the open dialog, its last snapshot
+//! and uids, its emulation state, and a slot per feature (`browser::features`) that the
+//! feature's own type fills. Its fields are private to this folder: navigation, actions,
+//! settling, input, screenshots, emulation and snapshots are the page's own files.
 
-use super::cdp::raw::RawLink;
-use super::cdp::{cdp, send};
-use super::collectors::Collectors;
-use super::emulation::Emulation;
-use super::trace::{Recording, TraceSummary};
+pub mod actions;
+pub mod emulation;
+pub mod input;
+mod navigation;
+pub mod screenshot;
+pub mod settle;
+mod slots;
+pub mod snapshot;
+pub mod tab;
+pub mod vision;
+
+pub use slots::FeatureSlots;
+
+use crate::browser::cdp::raw::RawLink;
+use crate::browser::cdp::{cdp, send, timeouts};
 use crate::snapshot::{Snapshot, UidMap};
 use chromiumoxide::cdp::browser_protocol::page::{
-    EventFrameNavigated, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
-    EventLoadEventFired, NavigationType,
+    EventJavascriptDialogClosed, EventJavascriptDialogOpening,
 };
+use emulation::Emulation;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
-
-/// Default wait for one protocol answer.
-pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct DialogInfo {
@@ -43,23 +52,19 @@ pub enum Target {
 
 pub struct McpPage {
     pub id: u32,
-    pub page: chromiumoxide::Page,
+    page: chromiumoxide::Page,
     pub isolated_context: Option<String>,
-    pub(super) dialog: watch::Receiver<Option<DialogInfo>>,
-    pub(super) uids: UidMap,
-    pub(super) snapshot: Option<Snapshot>,
-    pub(super) emulation: Emulation,
-    pub(super) collectors: Collectors,
-    /// The running performance trace, and the summary of the last one.
-    pub(super) trace: Option<Recording>,
-    pub(super) last_trace: Option<TraceSummary>,
+    dialog: watch::Receiver<Option<DialogInfo>>,
+    uids: UidMap,
+    snapshot: Option<Snapshot>,
+    emulation: Emulation,
     /// The browser's thin CDP connection, for snapshots (see `cdp::raw`).
-    pub(super) raw: Arc<RawLink>,
+    raw: Arc<RawLink>,
     /// loaderId of a cross-process frame in the last snapshot -> its target id, to reach
     /// that frame's nodes.
-    pub(super) frame_targets: HashMap<String, super::page_snapshot::FrameTarget>,
-    /// The running screencast recording.
-    pub(super) screencast: Option<super::screencast::Recording>,
+    frame_targets: HashMap<String, snapshot::FrameTarget>,
+    /// Each feature's state on this page (collectors, a running trace, a recording...).
+    features: FeatureSlots,
     /// A tenant's URL policy, checked on every navigation to a URL (`None`: stdio's user).
     pub url_policy: Option<crate::policy::tenant_urls::UrlPolicy>,
     listener: tokio::task::JoinHandle<()>,
@@ -74,10 +79,10 @@ impl Drop for McpPage {
 impl McpPage {
     /// Starts tracking a page: its dialogs are watched from now on. Its id is 0 until the
     /// session numbers it, which it does only once the page is tracked (no holes in the ids).
+    /// Features attach their state afterwards (`browser::features::attach`).
     pub async fn attach(
         page: chromiumoxide::Page,
         isolated_context: Option<String>,
-        redact_network_headers: bool,
         raw: Arc<RawLink>,
     ) -> Result<McpPage, String> {
         let opened = page
@@ -90,9 +95,6 @@ impl McpPage {
             .map_err(|error| error.to_string())?;
         let (sender, receiver) = watch::channel(None);
         let listener = tokio::spawn(watch_dialogs(opened, closed, sender));
-        let collectors = Collectors::attach(&page).await?;
-        collectors.set_redact_network_headers(redact_network_headers);
-        warm_raw_session(&raw, &page);
         Ok(McpPage {
             id: 0,
             page,
@@ -101,23 +103,45 @@ impl McpPage {
             uids: UidMap::default(),
             snapshot: None,
             emulation: Emulation::default(),
-            collectors,
-            trace: None,
-            last_trace: None,
             raw,
             frame_targets: HashMap::new(),
-            screencast: None,
+            features: FeatureSlots::default(),
             url_policy: None,
             listener,
         })
     }
 
-    pub fn emulation(&self) -> &Emulation {
-        &self.emulation
+    /// Opens the thin connection and this page's session on it in the background (see
+    /// [`warm_raw_session`]); called once the page's features are attached.
+    pub fn warm_raw_session(&self) {
+        warm_raw_session(&self.raw, &self.page);
     }
 
-    pub fn collectors(&self) -> &Collectors {
-        &self.collectors
+    /// The page's DevTools session, for the commands of features.
+    pub fn cdp(&self) -> &chromiumoxide::Page {
+        &self.page
+    }
+
+    /// The browser's thin connection (large replies, the page's execution contexts).
+    pub fn raw(&self) -> &Arc<RawLink> {
+        &self.raw
+    }
+
+    /// The last snapshot taken of this page, if any.
+    pub fn last_snapshot(&self) -> Option<&Snapshot> {
+        self.snapshot.as_ref()
+    }
+
+    pub fn features(&self) -> &FeatureSlots {
+        &self.features
+    }
+
+    pub fn features_mut(&mut self) -> &mut FeatureSlots {
+        &mut self.features
+    }
+
+    pub fn emulation(&self) -> &Emulation {
+        &self.emulation
     }
 
     /// The default wait for an action, scaled by CPU emulation.
@@ -129,7 +153,7 @@ impl McpPage {
         self.dialog.borrow().clone()
     }
 
-    pub(super) fn dialog_watch(&self) -> watch::Receiver<Option<DialogInfo>> {
+    pub fn dialog_watch(&self) -> watch::Receiver<Option<DialogInfo>> {
         self.dialog.clone()
     }
 
@@ -186,204 +210,11 @@ impl McpPage {
         send(
             &self.page,
             cdp("Page.handleJavaScriptDialog", params),
-            COMMAND_TIMEOUT,
+            timeouts::COMMAND,
         )
         .await
         .map(|_| ())
         .map_err(|error| error.to_string())
-    }
-
-    /// Navigates and waits for the load event; a `beforeunload` dialog on the way is accepted or
-    /// dismissed as asked.
-    pub async fn navigate(
-        &self,
-        target: Target,
-        timeout: Option<Duration>,
-        accept_before_unload: bool,
-        init_script: Option<&str>,
-    ) -> Result<Navigated, String> {
-        let timeout = timeout.unwrap_or_else(|| self.emulation.navigation_timeout());
-        // A tenant's URL is parsed and checked here, and the browser gets the checked text.
-        let target = match (target, self.url_policy) {
-            (Target::Url(url), Some(policy)) => Target::Url(
-                policy
-                    .check(&url)
-                    .map_err(|refusal| refusal.to_string())?
-                    .to_string(),
-            ),
-            (target, _) => target,
-        };
-        if init_script.is_some() && self.url_policy.is_some_and(|policy| !policy.script) {
-            return Err(
-                "initScript runs script in the page, and this tenant may not run script (evaluate_script is not allowed for it).".into(),
-            );
-        }
-        let script_id = match init_script {
-            Some(source) => send(
-                &self.page,
-                cdp(
-                    "Page.addScriptToEvaluateOnNewDocument",
-                    json!({ "source": source }),
-                ),
-                COMMAND_TIMEOUT,
-            )
-            .await
-            .ok()
-            .and_then(|value| value["identifier"].as_str().map(String::from)),
-            None => None,
-        };
-        let outcome = self
-            .navigate_and_wait(target, timeout, accept_before_unload)
-            .await;
-        if let Some(identifier) = script_id {
-            let removed = send(
-                &self.page,
-                cdp(
-                    "Page.removeScriptToEvaluateOnNewDocument",
-                    json!({ "identifier": identifier }),
-                ),
-                COMMAND_TIMEOUT,
-            )
-            .await;
-            if let Err(error) = removed {
-                tracing::debug!(%error, "failed to remove init script");
-            }
-        }
-        let before_unload_handled = outcome?;
-        Ok(Navigated {
-            url: self.url().await,
-            before_unload_handled,
-        })
-    }
-
-    async fn navigate_and_wait(
-        &self,
-        target: Target,
-        timeout: Duration,
-        accept_before_unload: bool,
-    ) -> Result<bool, String> {
-        let mut loads = self
-            .page
-            .event_listener::<EventLoadEventFired>()
-            .await
-            .map_err(|error| error.to_string())?;
-        // A page restored from the back/forward cache fires no load event.
-        let mut restores = self
-            .page
-            .event_listener::<EventFrameNavigated>()
-            .await
-            .map_err(|error| error.to_string())?;
-        let mut dialogs = self.dialog_watch();
-        let mut before_unload_handled = false;
-        let start = async {
-            let started = match target {
-                Target::Url(url) => {
-                    let result = send(
-                        &self.page,
-                        cdp("Page.navigate", json!({ "url": url })),
-                        timeout,
-                    )
-                    .await
-                    .map_err(|error| error.to_string())?;
-                    if let Some(error) =
-                        result["errorText"].as_str().filter(|text| !text.is_empty())
-                    {
-                        return Err(format!("{error} at {url}"));
-                    }
-                    // A same-document navigation has no loader and no load event.
-                    result.get("loaderId").is_some_and(|id| !id.is_null())
-                }
-                Target::Back | Target::Forward => {
-                    let offset = if matches!(target, Target::Back) {
-                        -1
-                    } else {
-                        1
-                    };
-                    self.go_in_history(offset, timeout).await?
-                }
-                Target::Reload { ignore_cache } => {
-                    send(
-                        &self.page,
-                        cdp("Page.reload", json!({ "ignoreCache": ignore_cache })),
-                        timeout,
-                    )
-                    .await
-                    .map_err(|error| error.to_string())?;
-                    true
-                }
-            };
-            Ok::<bool, String>(started)
-        };
-        let deadline = tokio::time::sleep(timeout);
-        tokio::pin!(start, deadline);
-        let mut waiting_for_load = false;
-        loop {
-            tokio::select! {
-                started = &mut start, if !waiting_for_load => {
-                    if !started? {
-                        return Ok(before_unload_handled);
-                    }
-                    waiting_for_load = true;
-                }
-                _ = loads.next(), if waiting_for_load => return Ok(before_unload_handled),
-                Some(navigated) = restores.next(), if waiting_for_load => {
-                    let main = navigated.frame.parent_id.is_none();
-                    if main && navigated.r#type == NavigationType::BackForwardCacheRestore {
-                        return Ok(before_unload_handled);
-                    }
-                }
-                changed = dialogs.changed() => {
-                    if changed.is_err() {
-                        return Err("The page was closed.".into());
-                    }
-                    let dialog = dialogs.borrow_and_update().clone();
-                    match dialog {
-                        Some(dialog) if dialog.kind == "beforeunload" => {
-                            self.handle_dialog(accept_before_unload, None).await?;
-                            before_unload_handled = true;
-                            if !accept_before_unload {
-                                return Ok(true);
-                            }
-                        }
-                        // Another dialog stalls the page; report it rather than time out.
-                        Some(_) => return Ok(before_unload_handled),
-                        None => {}
-                    }
-                }
-                _ = &mut deadline => {
-                    return Err(format!("Navigation timeout of {} ms exceeded", timeout.as_millis()));
-                }
-            }
-        }
-    }
-
-    /// Moves `offset` entries in the history; false when there is no such entry.
-    async fn go_in_history(&self, offset: i64, timeout: Duration) -> Result<bool, String> {
-        let history = send(
-            &self.page,
-            cdp("Page.getNavigationHistory", json!({})),
-            timeout,
-        )
-        .await
-        .map_err(|error| error.to_string())?;
-        let current = history["currentIndex"].as_i64().unwrap_or(0);
-        let Some(entry) = history["entries"]
-            .as_array()
-            .and_then(|entries| entries.get(usize::try_from(current + offset).ok()?))
-        else {
-            return Ok(false);
-        };
-        send(
-            &self.page,
-            cdp(
-                "Page.navigateToHistoryEntry",
-                json!({ "entryId": entry["id"] }),
-            ),
-            timeout,
-        )
-        .await
-        .map_err(|error| error.to_string())?;
-        Ok(true)
     }
 }
 
@@ -419,8 +250,8 @@ fn warm_raw_session(raw: &Arc<RawLink>, page: &chromiumoxide::Page) {
     let (raw, target) = (raw.clone(), page.target_id().as_ref().to_string());
     tokio::spawn(async move {
         let warmed = match raw.client().await {
-            Ok(client) => match client.session(&target, COMMAND_TIMEOUT).await {
-                Ok(session) => client.children(&session, COMMAND_TIMEOUT).await.map(drop),
+            Ok(client) => match client.session(&target, timeouts::COMMAND).await {
+                Ok(session) => client.children(&session, timeouts::COMMAND).await.map(drop),
                 Err(error) => Err(error),
             },
             Err(error) => Err(error),

@@ -1,10 +1,11 @@
 //! `--config FILE` while serving: the file is applied again whenever it changes, through the
 //! same parse as at start-up, and the tool set is rebuilt from the result.
 
-use super::Args;
-use super::config_file::first_line;
-use crate::catalog::Catalog;
+use crate::config::Args;
+use crate::config::file::first_line;
+use crate::fswatch::SettledChanges;
 use crate::pipeline::Pipeline;
+use crate::pipeline::tools::folders::ToolFolders;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,44 +23,24 @@ pub fn watch(
     file: PathBuf,
     argv: Vec<String>,
     started: Args,
-    catalog: Arc<tokio::sync::Mutex<Catalog>>,
+    tool_folders: Arc<tokio::sync::Mutex<ToolFolders>>,
     pipeline: Arc<Pipeline>,
 ) -> Result<(), String> {
-    use notify::Watcher;
     // The folder is watched, not the file: editors save by replacing it.
     let real = std::fs::canonicalize(&file)
         .map_err(|error| format!("cannot watch {}: {error}", file.display()))?;
     let folder = real.parent().map(Path::to_path_buf).unwrap_or_default();
-    let (events, mut changed) = tokio::sync::mpsc::unbounded_channel::<()>();
     let name = real.file_name().map(|name| name.to_os_string());
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let ours = event.is_ok_and(|event| {
-            !event.kind.is_access()
-                && (event.paths.is_empty()
-                    || event
-                        .paths
-                        .iter()
-                        .any(|path| path.file_name() == name.as_deref()))
-        });
-        if ours {
-            let _closed = events.send(());
-        }
-    })
-    .map_err(|error| format!("cannot watch {}: {error}", file.display()))?;
-    watcher
-        .watch(&folder, notify::RecursiveMode::NonRecursive)
-        .map_err(|error| format!("cannot watch {}: {error}", folder.display()))?;
+    let mut changes = SettledChanges::watch(&[folder], SETTLE, move |event| {
+        event.paths.is_empty()
+            || event
+                .paths
+                .iter()
+                .any(|path| path.file_name() == name.as_deref())
+    })?;
     let mut content = std::fs::read_to_string(&real).ok();
     tokio::spawn(async move {
-        let _watcher = watcher;
-        while changed.recv().await.is_some() {
-            loop {
-                match tokio::time::timeout(SETTLE, changed.recv()).await {
-                    Ok(Some(())) => continue,
-                    Ok(None) => return,
-                    Err(_quiet) => break,
-                }
-            }
+        while changes.next().await.is_some() {
             let now = std::fs::read_to_string(&real).ok();
             if now.is_none() || now == content {
                 continue;
@@ -81,7 +62,7 @@ pub fn watch(
                         };
                     }
                     let routing = next.page_id_routing() && !Args::enabled(started.slim);
-                    let applied = catalog.lock().await.set_flags(flags, routing).await;
+                    let applied = tool_folders.lock().await.set_flags(flags, routing).await;
                     match applied {
                         Ok(tools) => {
                             tracing::info!("{} changed; options reloaded", file.display());

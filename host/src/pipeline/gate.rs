@@ -1,8 +1,8 @@
 //! Gating: which tools the server's flags enable, and the reference's message for a disabled
 //! tool called with CLI semantics.
 
-use crate::plugin::definition::category_info;
-use crate::plugin::{Category, ToolDefinition};
+use crate::runtime::definition::category_info;
+use crate::runtime::{Category, ToolDefinition};
 use serde_json::{Map, Value};
 
 /// `experimentalWebmcp` -> `categoryExperimentalWebmcp`.
@@ -69,7 +69,7 @@ pub fn disabled_message(definition: &ToolDefinition, flags: &Map<String, Value>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::bindings_for_tests::definition;
+    use crate::runtime::bindings_for_tests::definition;
     use serde_json::json;
 
     fn flags(value: Value) -> Map<String, Value> {

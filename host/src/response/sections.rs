@@ -1,7 +1,7 @@
 //! The sections of a response, each rendered from the session's state.
 
 use super::{ListRequest, NetworkRequestDetail, Output, SnapshotRequest};
-use crate::browser::collectors::Page as Pagination;
+use crate::browser::features::collectors::{Collectors, Page as Pagination};
 use crate::sandbox::FileKind;
 use crate::session::SessionState;
 use crate::snapshot::next_snapshot_id;
@@ -157,7 +157,7 @@ pub fn console_messages(
         Some(_) => Some(&nothing[..]),
         None => request.types.as_deref(),
     };
-    let (lines, data) = page.collectors().console_list(
+    let (lines, data) = Collectors::of(page)?.console_list(
         pagination(request),
         types,
         request.include_preserved,
@@ -175,7 +175,7 @@ pub fn console_message(
     msgid: u32,
 ) -> Result<(), String> {
     let page = state.page(page.ok_or("No page selected")?)?;
-    let (lines, data) = page.collectors().console_detail(u64::from(msgid))?;
+    let (lines, data) = Collectors::of(page)?.console_detail(u64::from(msgid))?;
     out.text.extend(lines);
     merge(out, data);
     Ok(())
@@ -188,7 +188,7 @@ pub fn network_requests(
     request: &ListRequest,
 ) -> Result<(), String> {
     let page = state.page(page.ok_or("No page selected")?)?;
-    let (lines, data) = page.collectors().network_list(
+    let (lines, data) = Collectors::of(page)?.network_list(
         pagination(request),
         request.types.as_deref(),
         request.include_preserved,
@@ -205,9 +205,8 @@ pub async fn network_request(
     detail: &NetworkRequestDetail,
 ) -> Result<(), String> {
     let page = state.page(page.ok_or("No page selected")?)?;
-    let request = page
-        .collectors()
-        .network_detail(&page.page, detail.reqid.map(u64::from))
+    let request = Collectors::of(page)?
+        .network_detail(page.cdp(), detail.reqid.map(u64::from))
         .await?;
     let mut request_file = None;
     if let (Some(path), Some(body)) = (&detail.request_file, &request.request_body) {

@@ -6,8 +6,8 @@
 //! ceiling the OS measures (`browser::renderer_processes`). What happened is kept as notes
 //! for the tenant's next answer.
 
-use crate::browser::renderer_memory::{self, MAX_CONTEXTS};
-use crate::browser::renderer_processes::RendererCeiling;
+use crate::browser::cdp::renderer_processes::RendererCeiling;
+use crate::browser::features::renderer_memory::{self, MAX_CONTEXTS};
 use crate::browser::{RawClient, RawLink};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -1,0 +1,278 @@
+//! A live connection to Chromium: launched with a DevTools pipe, or connected to a running
+//! browser (with `--wsHeaders` through a relay), watched so its death is known at once.
+
+use super::launch::{
+    AUTOMATION_ARGS_WITH_POPUP_BLOCKING, default_profile_dir, find_chromium, launch_args,
+};
+use super::{pipe, raw, ws_headers};
+use crate::browser::{BrowserError, BrowserOptions};
+use chromiumoxide::Browser;
+use futures::StreamExt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// A live connection. Dropping it kills a browser we launched.
+pub struct BrowserConn {
+    pub browser: Browser,
+    /// Our own thin connection to the same browser, for large replies (see `cdp::raw`).
+    pub raw: Arc<raw::RawLink>,
+    alive: Arc<AtomicBool>,
+    pub launched: bool,
+    /// The DevTools pipe of a browser this server launched.
+    pub pipe: Option<Arc<pipe::PipeLink>>,
+    /// The process of a browser this server launched (attached browsers have none here).
+    own_process: Option<OwnProcess>,
+    /// Deleted (with the profile) when the browser is closed: `--isolated`.
+    _temporary_profile: Option<tempfile::TempDir>,
+}
+
+/// The Chromium process of a launched browser, watched by a task: its exit marks the
+/// connection dead at once (not when the WebSocket notices), and dropping this (the
+/// connection gone without a shutdown) kills it.
+struct OwnProcess {
+    kill: tokio::sync::oneshot::Sender<()>,
+    exited: tokio::task::JoinHandle<()>,
+}
+
+impl OwnProcess {
+    fn watch(mut child: tokio::process::Child, alive: Arc<AtomicBool>) -> OwnProcess {
+        let (kill, killed) = tokio::sync::oneshot::channel::<()>();
+        let exited = tokio::spawn(async move {
+            tokio::select! {
+                _ = child.wait() => {}
+                // A kill request, or the sender dropped with the connection.
+                _ = killed => {
+                    let _killed = child.kill().await;
+                }
+            }
+            alive.store(false, Ordering::SeqCst);
+        });
+        OwnProcess { kill, exited }
+    }
+}
+
+impl BrowserConn {
+    pub async fn open(options: &BrowserOptions) -> Result<BrowserConn, BrowserError> {
+        if let Some(endpoint) = &options.ws_endpoint
+            && !options.ws_headers.is_empty()
+        {
+            let relayed = ws_headers::relay(endpoint, &options.ws_headers)
+                .await
+                .map_err(|reason| BrowserError::Connect {
+                    url: endpoint.clone(),
+                    reason,
+                })?;
+            return Self::connect(&relayed).await;
+        }
+        if let Some(url) = options
+            .ws_endpoint
+            .as_ref()
+            .or(options.browser_url.as_ref())
+        {
+            return Self::connect(url).await;
+        }
+        Self::launch(options).await
+    }
+
+    async fn connect(url: &str) -> Result<BrowserConn, BrowserError> {
+        protect_debugging_endpoint(url);
+        let (browser, handler) =
+            Browser::connect(url.to_string())
+                .await
+                .map_err(|error| BrowserError::Connect {
+                    url: url.to_string(),
+                    reason: error.to_string(),
+                })?;
+        Ok(Self::with_handler(browser, handler, false, None))
+    }
+
+    async fn launch(options: &BrowserOptions) -> Result<BrowserConn, BrowserError> {
+        let executable = options
+            .executable_path
+            .clone()
+            .or_else(find_chromium)
+            .ok_or(BrowserError::NoExecutable)?;
+        let (profile_dir, temporary) = match (&options.user_data_dir, options.isolated) {
+            (Some(dir), _) => (dir.clone(), None),
+            (None, true) => {
+                let temp = tempfile::Builder::new()
+                    .prefix("devtools-mcp-profile-")
+                    .tempdir()
+                    .map_err(|error| BrowserError::Profile {
+                        dir: std::env::temp_dir().display().to_string(),
+                        reason: error.to_string(),
+                    })?;
+                (temp.path().to_path_buf(), Some(temp))
+            }
+            (None, false) => (default_profile_dir(), None),
+        };
+        std::fs::create_dir_all(&profile_dir).map_err(|error| BrowserError::Profile {
+            dir: profile_dir.display().to_string(),
+            reason: error.to_string(),
+        })?;
+        if profile_dir.join("SingletonLock").exists() && temporary.is_none() {
+            return Err(BrowserError::ProfileInUse(
+                profile_dir.display().to_string(),
+            ));
+        }
+        // Started by us with a DevTools pipe beside the WebSocket (see `pipe`): the `PWA`
+        // domain is offered on the pipe only, and Chromium exits when the pipe closes, so a
+        // server killed outright never leaves its browser running.
+        Self::launch_with_pipe(options, &executable, &profile_dir, temporary).await
+    }
+
+    fn with_handler(
+        browser: Browser,
+        mut handler: chromiumoxide::Handler,
+        launched: bool,
+        temporary_profile: Option<tempfile::TempDir>,
+    ) -> BrowserConn {
+        let alive = Arc::new(AtomicBool::new(true));
+        let flag = alive.clone();
+        tokio::spawn(async move {
+            while let Some(event) = handler.next().await {
+                if let Err(error) = event {
+                    tracing::debug!(%error, "browser connection event error");
+                    if matches!(
+                        error,
+                        chromiumoxide::error::CdpError::Ws(_)
+                            | chromiumoxide::error::CdpError::ChannelSendError(_)
+                    ) {
+                        break;
+                    }
+                }
+            }
+            flag.store(false, Ordering::SeqCst);
+            tracing::info!("browser connection closed");
+        });
+        let raw = raw::RawLink::new(browser.websocket_address().clone());
+        BrowserConn {
+            browser,
+            raw,
+            alive,
+            launched,
+            pipe: None,
+            own_process: None,
+            _temporary_profile: temporary_profile,
+        }
+    }
+
+    /// Starts Chromium with the flags chromiumoxide's own launch passes (Puppeteer's), the
+    /// reference's and the user's, plus the DevTools pipe, and connects to it.
+    async fn launch_with_pipe(
+        options: &BrowserOptions,
+        executable: &std::path::Path,
+        profile_dir: &std::path::Path,
+        temporary: Option<tempfile::TempDir>,
+    ) -> Result<BrowserConn, BrowserError> {
+        let failed = |reason: String| BrowserError::Launch {
+            executable: executable.display().to_string(),
+            reason,
+        };
+        let mut args: Vec<String> = AUTOMATION_ARGS_WITH_POPUP_BLOCKING
+            .iter()
+            .map(|arg| (*arg).to_string())
+            .collect();
+        if !options.block_popups {
+            args.push("--disable-popup-blocking".into());
+        }
+        args.extend(launch_args(options));
+        args.extend([
+            "--remote-debugging-port=0".to_string(),
+            "--remote-debugging-pipe".to_string(),
+            format!("--user-data-dir={}", profile_dir.display()),
+        ]);
+        if options.extensions {
+            args.extend([
+                "--load-extension=".to_string(),
+                "--enable-unsafe-extension-debugging".to_string(),
+            ]);
+        } else {
+            args.push("--disable-extensions".into());
+        }
+        if let Some((width, height)) = options.viewport {
+            args.push(format!("--window-size={width},{height}"));
+        }
+        if options.headless {
+            args.extend(["--headless=new", "--hide-scrollbars", "--mute-audio"].map(String::from));
+        }
+        if options.accept_insecure_certs {
+            args.push("--ignore-certificate-errors".into());
+        }
+        let piped = pipe::launch(executable, &args, Duration::from_secs(30))
+            .await
+            .map_err(failed)?;
+        protect_debugging_endpoint(&piped.ws_url);
+        let (browser, handler) = Browser::connect(piped.ws_url.clone())
+            .await
+            .map_err(|error| failed(error.to_string()))?;
+        let mut connection = Self::with_handler(browser, handler, true, temporary);
+        connection.pipe = Some(Arc::new(piped.link));
+        connection.own_process = Some(OwnProcess::watch(piped.child, connection.alive.clone()));
+        Ok(connection)
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::SeqCst)
+    }
+
+    /// Closes a launched browser (waiting briefly, then killing it); detaches from a connected
+    /// one, which keeps running.
+    pub async fn shutdown(mut self, budget: Duration) {
+        if !self.launched {
+            return;
+        }
+        if let Some(process) = self.own_process.take() {
+            let OwnProcess { kill, mut exited } = process;
+            let graceful = async {
+                let _closed = self.browser.close().await;
+                let _exited = (&mut exited).await;
+            };
+            if tokio::time::timeout(budget, graceful).await.is_err() {
+                let _kill = kill.send(());
+                let _exited = exited.await;
+            }
+            return;
+        }
+        let graceful = async {
+            let _closed = self.browser.close().await;
+            let _exited = self.browser.wait().await;
+        };
+        if tokio::time::timeout(budget, graceful).await.is_err() {
+            let _killed = self.browser.kill().await;
+            let _exited = self.browser.wait().await;
+        }
+    }
+}
+
+/// No tenant may reach the browser's remote-debugging endpoint through its egress proxy, even
+/// one allowed on loopback: from there a page could drive every tenant's pages.
+fn protect_debugging_endpoint(url: &str) {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return;
+    };
+    let Some(port) = parsed.port_or_known_default() else {
+        return;
+    };
+    let hosts: Vec<std::net::IpAddr> = match parsed.host() {
+        Some(url::Host::Ipv4(address)) => vec![address.into()],
+        Some(url::Host::Ipv6(address)) => vec![address.into()],
+        // A name: every address it has now, and loopback (`localhost`).
+        Some(url::Host::Domain(name)) => {
+            let mut found: Vec<std::net::IpAddr> =
+                std::net::ToSocketAddrs::to_socket_addrs(&(name, port))
+                    .map(|addresses| addresses.map(|address| address.ip()).collect())
+                    .unwrap_or_default();
+            found.push(std::net::Ipv4Addr::LOCALHOST.into());
+            found
+        }
+        None => return,
+    };
+    for host in hosts {
+        crate::net::egress::protect(
+            std::net::SocketAddr::new(host, port),
+            "the browser's remote-debugging port",
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! `devtools-mcp plugin ...`: what a plugin author needs, from an empty folder to a signed
+//! component the server loads: `new`, `build`, `check`, `keygen` and `sign`.
+
+mod build;
+mod check;
+mod scaffold;
+
+use crate::config::commands::PluginCommand;
+use crate::policy::signature;
+use std::path::Path;
+
+/// Runs one plugin subcommand; the error is the whole message for the user. Nothing here
+/// writes compiled code anywhere (`check` compiles in memory).
+pub async fn run(command: &PluginCommand) -> Result<(), String> {
+    match command {
+        PluginCommand::New {
+            name,
+            dir,
+            sdk_path,
+        } => {
+            let created = scaffold::create(name, dir, sdk_path.as_deref())?;
+            println!("Created {}.", created.display());
+            println!(
+                "Next: `devtools-mcp plugin build {}`, then start the server with --plugin-dir {}.",
+                created.display(),
+                created.join("dist").display()
+            );
+            Ok(())
+        }
+        PluginCommand::Build { dir, out } => {
+            let component = build::build(dir, out.as_deref())?;
+            println!("Built {}.", component.display());
+            check::print(&component, None, "{}").await
+        }
+        PluginCommand::Check {
+            file,
+            policy,
+            flags,
+        } => check::print(file, policy.as_deref(), flags).await,
+        PluginCommand::Keygen { key_file } => keygen(key_file),
+        PluginCommand::Sign { file, key } => sign(file, key),
+    }
+}
+
+fn keygen(key_file: &Path) -> Result<(), String> {
+    let (private_key, public_key) = signature::generate_key()?;
+    write_new_private(key_file, &format!("{private_key}\n"))?;
+    println!("Wrote the private key to {}.", key_file.display());
+    println!("Public key (add it to [signing] trusted_keys in the policy):");
+    println!("{public_key}");
+    Ok(())
+}
+
+fn sign(file: &Path, key_file: &Path) -> Result<(), String> {
+    let bytes =
+        std::fs::read(file).map_err(|error| format!("Cannot read {}: {error}", file.display()))?;
+    if !wasmparser::Parser::is_component(&bytes) && !wasmparser::Parser::is_core_wasm(&bytes) {
+        return Err(format!("{} is not a WebAssembly file.", file.display()));
+    }
+    let key = std::fs::read_to_string(key_file)
+        .map_err(|error| format!("Cannot read the key {}: {error}", key_file.display()))?;
+    let signed = signature::sign(&bytes, &key)
+        .map_err(|error| format!("{}: {error}", key_file.display()))?;
+    let path = signature::signature_path(file);
+    std::fs::write(&path, signed)
+        .map_err(|error| format!("Cannot write {}: {error}", path.display()))?;
+    println!("Wrote {}.", path.display());
+    Ok(())
+}
+
+/// Creates a file only this user can read, refusing to replace one.
+fn write_new_private(path: &Path, text: &str) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|error| format!("Cannot create {}: {error}", path.display()))?;
+    file.write_all(text.as_bytes())
+        .map_err(|error| format!("Cannot write {}: {error}", path.display()))
+}

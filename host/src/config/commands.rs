@@ -1,0 +1,87 @@
+//! The subcommands: without one the server speaks MCP over stdio.
+
+use std::path::PathBuf;
+
+/// One-shot commands; without one the server speaks MCP over stdio.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum Command {
+    /// Run one tool and print its response (CLI semantics: a disabled tool explains how to
+    /// enable it). With --browserUrl, several calls can share one browser.
+    Call {
+        /// The tool name, e.g. take_snapshot.
+        tool: String,
+        /// Its parameters as a JSON object, e.g. '{"url": "http://127.0.0.1:8080"}'.
+        params: Option<String>,
+    },
+    /// List the tools with their category and whether the flags enable them.
+    Tools,
+    /// Serve MCP over streamable HTTP to the tenants of --tenants (see --http).
+    Serve,
+    /// Tenant administration.
+    Tenant {
+        #[command(subcommand)]
+        action: TenantAction,
+    },
+    /// Write, build, check and sign tool plugins.
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
+}
+
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum TenantAction {
+    /// Read a bearer token on stdin and print the token_sha256 to put in the tenants file.
+    HashToken,
+}
+
+/// The plugin subcommands.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum PluginCommand {
+    /// Create a ready-to-build tool crate using the devtools-tool SDK.
+    New {
+        /// The tool name (snake_case), e.g. page_title. Also the crate's folder.
+        name: String,
+        /// Create the crate inside this folder (default: the current folder).
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+        /// Depend on the devtools-tool SDK in this folder (plugins/sdk of the devtools-mcp
+        /// sources) instead of the released crate.
+        #[arg(long, alias = "sdk")]
+        sdk_path: Option<PathBuf>,
+    },
+    /// Build a tool crate for wasm32-unknown-unknown and turn it into a component.
+    Build {
+        /// The crate folder (default: the current folder).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Where to write `<name>.wasm` (default: the crate folder).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Print a component's definition, imports and needed capabilities, and whether the
+    /// policy grants them.
+    Check {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// The policy to check against (default: the built-in default for --plugin-dir).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// Server flags (JSON object) to evaluate the definition with.
+        #[arg(long, default_value = "{}")]
+        flags: String,
+    },
+    /// Create an ed25519 signing key; prints the public key for the policy's trusted_keys.
+    Keygen {
+        /// Where to write the private key (created with mode 0600; never overwritten).
+        key_file: PathBuf,
+    },
+    /// Sign a component: writes `<file>.sig` beside it.
+    Sign {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// The private key file written by `plugin keygen`.
+        #[arg(long)]
+        key: PathBuf,
+    },
+}

@@ -1,0 +1,506 @@
+//! The one gate every host function passes through. A function's body gets a [`Call`], the
+//! only way to reach the session, the browser or a file; [`CallState::dispatch`] makes one
+//! after checking the function's declared capabilities, and after the body it applies the
+//! function's marks: the landing check of every page it moved, and the end of long-lived effects
+//! it started. At the end of the call, [`CallState::clean_up`] undoes what must not outlive it.
+//! Nothing here is the body's choice, so a new host function is checked like the old ones.
+
+use super::function::{HostFunction, Marks};
+use super::{CLEANUP_TIMEOUT, FrozenClock, PageHandle, WASI_OUTPUT_CAPACITY};
+use crate::browser::McpPage;
+use crate::browser::features::long_lived::{self, LongLived};
+use crate::policy::capability::{Capability, Denied, Grants};
+use crate::policy::limits::{Limits, MAX_IMAGES};
+use crate::response::ResponseDraft;
+use crate::runtime::limits::{LimitExceeded, MemoryLimiter, OutputMeter};
+use crate::sandbox::{FileKind, Sandbox};
+use crate::session::SessionState;
+use std::sync::Arc;
+use tokio::sync::OwnedMutexGuard;
+use wasmtime::component::{Resource, ResourceTable};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// How many dispatched functions a call remembers (a guest may call millions of cheap ones).
+const MAX_RECORDED: usize = 1024;
+
+/// Where the pages of the session were when a navigating function (or the call) began.
+type PageUrls = Vec<(u32, String)>;
+
+/// The store data of one call.
+pub struct CallState {
+    pub table: ResourceTable,
+    pub limiter: MemoryLimiter,
+    /// Set when the wall-clock budget ran out (the epoch callback interrupts the guest).
+    pub wall_clock_hit: bool,
+    pub limits: Limits,
+    /// The intents declared so far; the pipeline assembles the answer from them.
+    pub response: ResponseDraft,
+    /// The session, locked for this call; reachable only through a [`Call`]. `None` while
+    /// computing definitions.
+    session: Option<OwnedMutexGuard<SessionState>>,
+    grants: Arc<Grants>,
+    output: OutputMeter,
+    /// A WASI that grants nothing, made on first use (only components built for WASI use it).
+    wasi: Option<(WasiCtx, MemoryOutputPipe)>,
+    /// Init scripts installed for a navigation of this call, by page id: removed when the
+    /// navigation ends and, whatever stopped the call, by [`CallState::clean_up`] after it.
+    init_scripts: Vec<(u32, String)>,
+    /// Effects started by this call that end with it (no `long-lived` grant), by page id.
+    long_lived: Vec<(u32, LongLived)>,
+    /// Page URLs at the first navigating function of the call, for the sweep at its end.
+    urls_at_start: Option<PageUrls>,
+    /// Images declared so far (attached or screenshots).
+    images: usize,
+    /// The first functions dispatched in this call, in order (for tests and the debug log).
+    dispatched: Vec<&'static str>,
+}
+
+impl CallState {
+    pub fn new(
+        session: Option<OwnedMutexGuard<SessionState>>,
+        grants: Arc<Grants>,
+        limits: Limits,
+    ) -> CallState {
+        CallState {
+            table: ResourceTable::new(),
+            limiter: MemoryLimiter::new(limits.memory_bytes),
+            wall_clock_hit: false,
+            limits,
+            response: ResponseDraft::default(),
+            session,
+            grants,
+            output: OutputMeter::default(),
+            wasi: None,
+            init_scripts: Vec::new(),
+            long_lived: Vec::new(),
+            urls_at_start: None,
+            images: 0,
+            dispatched: Vec::new(),
+        }
+    }
+
+    /// Runs `body` as `function`: its capabilities first (a denial traps), then the body, then
+    /// what its marks require. The body's errors are its own; the dispatcher adds a trap only
+    /// for a page it moved outside the URL patterns.
+    pub(super) async fn dispatch<R>(
+        &mut self,
+        function: &'static HostFunction,
+        body: impl AsyncFnOnce(&mut Call<'_>) -> wasmtime::Result<R>,
+    ) -> wasmtime::Result<R> {
+        if self.dispatched.len() < MAX_RECORDED {
+            self.dispatched.push(function.name);
+        }
+        for capability in function.needs {
+            self.grants
+                .require(*capability, function.name)
+                .map_err(wasmtime::Error::new)?;
+        }
+        let watch_landing = function.marks.has(Marks::NAVIGATES) && self.grants.restricts_urls();
+        let before = match watch_landing {
+            true => {
+                let urls = self.page_urls().await;
+                self.urls_at_start.get_or_insert_with(|| urls.clone());
+                Some(urls)
+            }
+            false => None,
+        };
+        let effects_before = match function.marks.has(Marks::LONG_LIVED) {
+            true if !self.grants.grants(Capability::LongLived) => Some(self.long_lived_effects()),
+            _ => None,
+        };
+        let outcome = body(&mut Call {
+            state: self,
+            function,
+        })
+        .await;
+        if let Some(before) = effects_before {
+            let started: Vec<(u32, LongLived)> = self
+                .long_lived_effects()
+                .into_iter()
+                .filter(|effect| !before.contains(effect))
+                .collect();
+            self.long_lived.extend(started);
+        }
+        if let Some(before) = before {
+            self.check_moved_pages(&before).await?;
+        }
+        outcome
+    }
+
+    /// Undoes what the call set up in the browser and must not outlive it: init scripts,
+    /// effects a plugin without `long-lived` started, and (under URL patterns) any page the call
+    /// moved outside them since its first navigating function, even late. Runs after the guest
+    /// returned, trapped or ran out of budget, from the host's side, so no guest code can skip
+    /// it.
+    pub async fn clean_up(&mut self) -> Result<(), Denied> {
+        let scripts = std::mem::take(&mut self.init_scripts);
+        let effects = std::mem::take(&mut self.long_lived);
+        let start = self.urls_at_start.take();
+        if let Some(session) = self.session.as_deref_mut() {
+            for (page_id, identifier) in scripts {
+                if let Ok(page) = session.page_mut(page_id) {
+                    remove_init_script(page, &identifier).await;
+                }
+            }
+            for (page_id, effect) in effects {
+                if let Ok(page) = session.page_mut(page_id) {
+                    long_lived::end(page, effect).await;
+                    self.response.lines.push(format!(
+                        "The {} this tool started was stopped when its call ended (its policy does not grant `long-lived`).",
+                        effect.name()
+                    ));
+                }
+            }
+        }
+        match start {
+            Some(start) => self.check_moved_pages(&start).await.map_err(|error| {
+                error
+                    .downcast::<Denied>()
+                    .unwrap_or_else(|other| Denied::Internal(other.to_string()))
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The session back from the call (it ended), for the response assembly.
+    pub fn take_session(&mut self) -> Option<OwnedMutexGuard<SessionState>> {
+        self.session.take()
+    }
+
+    /// The session, read-only, for what the pipeline does after a call was stopped.
+    pub fn session(&self) -> Option<&SessionState> {
+        self.session.as_deref()
+    }
+
+    /// The host functions this call went through, in order.
+    pub fn dispatched(&self) -> &[&'static str] {
+        &self.dispatched
+    }
+
+    /// Counts `bytes` of text (an error message, a rendered answer) against the output budget.
+    pub fn charge_text(&mut self, bytes: usize) -> Result<(), wasmtime::Error> {
+        self.charge(bytes, 0)
+    }
+
+    /// What the guest wrote to its WASI stdout and stderr, if anything.
+    pub fn wasi_output(&self) -> Option<String> {
+        let (_, pipe) = self.wasi.as_ref()?;
+        let bytes = pipe.contents();
+        (!bytes.is_empty()).then(|| String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    fn charge(&mut self, bytes: usize, lines: usize) -> wasmtime::Result<()> {
+        self.output
+            .charge(&self.limits, bytes, lines)
+            .map_err(|exceeded: LimitExceeded| wasmtime::Error::new(exceeded))
+    }
+
+    async fn page_urls(&mut self) -> PageUrls {
+        let Some(session) = self.session.as_deref_mut() else {
+            return Vec::new();
+        };
+        let mut urls = Vec::new();
+        for id in session.page_ids() {
+            if let Ok(page) = session.page(id) {
+                urls.push((id, page.url().await));
+            }
+        }
+        urls
+    }
+
+    fn long_lived_effects(&self) -> Vec<(u32, LongLived)> {
+        let Some(session) = self.session.as_deref() else {
+            return Vec::new();
+        };
+        session
+            .page_ids()
+            .into_iter()
+            .filter_map(|id| session.page(id).ok())
+            .flat_map(|page| {
+                long_lived::running(page)
+                    .into_iter()
+                    .map(move |effect| (page.id, effect))
+            })
+            .collect()
+    }
+
+    /// Every page that is new or stands elsewhere than in `before` is checked where it landed;
+    /// one outside the patterns is sent to about:blank and the call is stopped. Pages the call
+    /// did not move are left alone, wherever they are.
+    async fn check_moved_pages(&mut self, before: &PageUrls) -> wasmtime::Result<()> {
+        let grants = self.grants.clone();
+        let Some(session) = self.session.as_deref_mut() else {
+            return Ok(());
+        };
+        session.sync_pages().await;
+        let mut refused = None;
+        for id in session.page_ids() {
+            let Ok(page) = session.page_mut(id) else {
+                continue;
+            };
+            let current = page.url().await;
+            let unmoved = before
+                .iter()
+                .any(|(known, url)| *known == id && *url == current);
+            if unmoved {
+                continue;
+            }
+            if let Err(denied) = grants.check_landed(&current) {
+                let blank = crate::browser::cdp(
+                    "Page.navigate",
+                    serde_json::json!({ "url": "about:blank" }),
+                );
+                let _left = tokio::time::timeout(CLEANUP_TIMEOUT, page.cdp().execute(blank)).await;
+                refused.get_or_insert(denied);
+            }
+        }
+        match refused {
+            Some(denied) => Err(wasmtime::Error::new(denied)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What a host function's body may touch, for the one function it was dispatched as.
+pub struct Call<'a> {
+    state: &'a mut CallState,
+    function: &'static HostFunction,
+}
+
+impl Call<'_> {
+    /// The call's wall-clock budget: the longest an engine job it starts may run.
+    pub fn wall_clock(&self) -> std::time::Duration {
+        self.state.limits.wall_clock
+    }
+
+    /// The session, or the message for a guest calling while it computes its definition.
+    pub fn session(&mut self) -> Result<&mut SessionState, String> {
+        self.state.session.as_deref_mut().ok_or_else(|| {
+            "Pages are not available while a tool computes its definition.".to_string()
+        })
+    }
+
+    /// A capability this call needs for its arguments (a path given, an init script): it must
+    /// be one the function declares it may need, so the declarations stay the whole truth.
+    pub fn require(&self, capability: Capability) -> wasmtime::Result<()> {
+        if !self.function.may_use(capability) {
+            return Err(wasmtime::Error::new(Denied::Internal(format!(
+                "{} used the capability `{capability}` without declaring it",
+                self.function.name
+            ))));
+        }
+        self.state
+            .grants
+            .require(capability, self.function.name)
+            .map_err(wasmtime::Error::new)
+    }
+
+    /// Navigation to a URL: `navigate`, the URL patterns and (for `javascript:`/`data:`)
+    /// `script`. Returns the checked URL's serialization, the only string the browser gets.
+    pub fn require_url(&self, url: &str) -> wasmtime::Result<String> {
+        if !self.function.may_use(Capability::Navigate) {
+            return Err(wasmtime::Error::new(Denied::Internal(format!(
+                "{} opened a URL without declaring `navigate`",
+                self.function.name
+            ))));
+        }
+        let needs_script = crate::policy::plugin_urls::parse_target(url)
+            .is_ok_and(|parsed| crate::policy::plugin_urls::runs_script(&parsed));
+        if needs_script {
+            self.require(Capability::Script)?;
+        }
+        self.state
+            .grants
+            .require_url(url, self.function.name)
+            .map_err(wasmtime::Error::new)
+    }
+
+    pub fn page_id(&self, handle: &Resource<PageHandle>) -> wasmtime::Result<u32> {
+        Ok(self.state.table.get(handle)?.id)
+    }
+
+    /// The page behind a guest handle; the inner error is the tool-level message.
+    pub fn page(
+        &mut self,
+        handle: &Resource<PageHandle>,
+    ) -> wasmtime::Result<Result<&mut McpPage, String>> {
+        let id = self.page_id(handle)?;
+        Ok(self.session().and_then(|session| session.page_mut(id)))
+    }
+
+    /// A new guest handle for page `id`.
+    pub fn handle(&mut self, id: u32) -> wasmtime::Result<Resource<PageHandle>> {
+        Ok(self.state.table.push(PageHandle { id })?)
+    }
+
+    pub fn drop_handle(&mut self, handle: Resource<PageHandle>) -> wasmtime::Result<()> {
+        self.state.table.delete(handle)?;
+        Ok(())
+    }
+
+    /// Whether the call is a built-in tool's under its default grants.
+    pub fn trusted(&self) -> bool {
+        self.state.grants.is_builtin()
+    }
+
+    pub fn response(&mut self) -> &mut ResponseDraft {
+        &mut self.state.response
+    }
+
+    /// Counts declared output against the budget; over it, the call traps.
+    pub fn charge(&mut self, bytes: usize, lines: usize) -> wasmtime::Result<()> {
+        self.state.charge(bytes, lines)
+    }
+
+    /// Counts an image (and its MIME type) against the output budget.
+    pub fn charge_image(&mut self, data: &[u8], mime_type: &str) -> wasmtime::Result<()> {
+        self.state.images += 1;
+        if self.state.images > MAX_IMAGES {
+            return Err(wasmtime::Error::new(LimitExceeded::Images {
+                limit: MAX_IMAGES,
+            }));
+        }
+        self.charge(data.len().saturating_add(mime_type.len()), 0)
+    }
+
+    /// Records a navigation an action caused, for `Page navigated to <url>.`.
+    pub fn navigated(&mut self, url: Option<String>) {
+        if url.is_some() {
+            self.state.response.navigated_to = url;
+        }
+    }
+
+    /// Writes through the file gateway: only functions marked as writing, with `files.write`,
+    /// to a path checked again here (a plugin may pass any string), as one of the file kinds
+    /// the host writes.
+    pub fn write_file(
+        &mut self,
+        path: &str,
+        kind: FileKind,
+        data: &[u8],
+    ) -> wasmtime::Result<Result<String, String>> {
+        self.require_marked(Marks::WRITES)?;
+        self.require(Capability::FilesWrite)?;
+        Ok(self.session().and_then(|session| {
+            session
+                .sandbox
+                .save(path, kind, data)
+                .map_err(|error| error.to_string())
+        }))
+    }
+
+    /// The sandbox, for functions marked as reading or writing files (the gateway's only
+    /// ways in are its `open_*`, `save` and `write` methods).
+    pub fn sandbox(&mut self) -> wasmtime::Result<Result<&Sandbox, String>> {
+        if !self.function.marks.has(Marks::READS) {
+            self.require_marked(Marks::WRITES)?;
+        }
+        Ok(self.session().map(|session| &session.sandbox))
+    }
+
+    /// A page and the sandbox together, for actions that write files.
+    pub fn page_and_sandbox(
+        &mut self,
+        handle: &Resource<PageHandle>,
+    ) -> wasmtime::Result<Result<(&mut McpPage, &Sandbox), String>> {
+        self.require_marked(Marks::WRITES)?;
+        let id = self.page_id(handle)?;
+        Ok(self
+            .session()
+            .and_then(|session| session.page_and_sandbox(id)))
+    }
+
+    fn require_marked(&self, mark: Marks) -> wasmtime::Result<()> {
+        if self.function.marks.has(mark) {
+            return Ok(());
+        }
+        Err(wasmtime::Error::new(Denied::Internal(format!(
+            "{} reached the file gateway without being marked as {}",
+            self.function.name,
+            mark.names().join(", ")
+        ))))
+    }
+
+    /// Installs an init script on a page for this call (needs `script`: it runs arbitrary
+    /// JavaScript in every new document). Removed when the navigation ends or the call does.
+    pub async fn add_init_script(
+        &mut self,
+        page_id: u32,
+        source: &str,
+    ) -> wasmtime::Result<Result<(), String>> {
+        self.require(Capability::Script)?;
+        let page = match self.session().and_then(|session| session.page_mut(page_id)) {
+            Ok(page) => page,
+            Err(error) => return Ok(Err(error)),
+        };
+        let command = crate::browser::cdp(
+            "Page.addScriptToEvaluateOnNewDocument",
+            serde_json::json!({ "source": source }),
+        );
+        let added = tokio::time::timeout(CLEANUP_TIMEOUT, page.cdp().execute(command)).await;
+        let identifier = match added {
+            Ok(Ok(response)) => response.result["identifier"].as_str().map(String::from),
+            Ok(Err(error)) => return Ok(Err(format!("The init script was refused: {error}"))),
+            Err(_) => {
+                return Ok(Err(
+                    "The browser did not accept the init script in time.".into()
+                ));
+            }
+        };
+        if let Some(identifier) = identifier {
+            self.state.init_scripts.push((page_id, identifier));
+        }
+        Ok(Ok(()))
+    }
+
+    /// Removes the init scripts of this call on `page_id` now (the navigation is over).
+    pub async fn remove_init_scripts(&mut self, page_id: u32) {
+        let (done, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.state.init_scripts)
+            .into_iter()
+            .partition(|(page, _)| *page == page_id);
+        self.state.init_scripts = kept;
+        if let Ok(page) = self.session().and_then(|session| session.page_mut(page_id)) {
+            for (_, identifier) in done {
+                remove_init_script(page, &identifier).await;
+            }
+        }
+    }
+}
+
+/// Components built for `wasm32-wasip2` import WASI even when they do not use it. They get a
+/// WASI that grants nothing: no preopened folders, no environment, no arguments, no sockets,
+/// stdin closed; stdout and stderr are captured (bounded) for the server's log.
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        let (ctx, _) = self.wasi.get_or_insert_with(|| {
+            let pipe = MemoryOutputPipe::new(WASI_OUTPUT_CAPACITY);
+            let ctx = WasiCtx::builder()
+                .stdout(pipe.clone())
+                .stderr(pipe.clone())
+                .allow_tcp(false)
+                .allow_udp(false)
+                .allow_ip_name_lookup(false)
+                .wall_clock(FrozenClock)
+                .monotonic_clock(FrozenClock)
+                .build();
+            (ctx, pipe)
+        });
+        WasiCtxView {
+            ctx,
+            table: &mut self.table,
+        }
+    }
+}
+
+async fn remove_init_script(page: &McpPage, identifier: &str) {
+    let command = crate::browser::cdp(
+        "Page.removeScriptToEvaluateOnNewDocument",
+        serde_json::json!({ "identifier": identifier }),
+    );
+    match tokio::time::timeout(CLEANUP_TIMEOUT, page.cdp().execute(command)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(error)) => tracing::warn!(%error, "could not remove a plugin's init script"),
+        Err(_) => tracing::warn!("removing a plugin's init script timed out"),
+    }
+}

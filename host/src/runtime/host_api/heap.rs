@@ -1,0 +1,398 @@
+//! `devtools:tool/heap`: heap-snapshot analysis. The guest names a file; the host checks the
+//! path against the sandbox itself (a plugin may pass anything), loads the snapshot once per
+//! session and runs every load and analysis as an engine job (`crate::engine`): off the
+//! async workers, charged with what the load allocates against the session's budget, and
+//! stopped when the call ends.
+
+use super::function::{HostFunction as F, Marks as M};
+use super::{Call, CallState, or_return};
+use crate::heap_analysis::{self, check_extension};
+use crate::policy::capability::Capability::Memory;
+use crate::runtime::bindings::devtools::tool::heap::{self, ListOptions, NodeFilter, ObjectQuery};
+use devtools_heapsnapshot::format::parse_byte_size_range;
+use devtools_heapsnapshot::tools::{self, ListOptions as EngineListOptions};
+use devtools_heapsnapshot::{EdgeSort, HeapError, LoadBudget, LoadedSnapshot, QuerySort};
+use std::sync::Arc;
+
+type Lines = wasmtime::Result<Result<Vec<String>, String>>;
+
+fn options(options: &ListOptions) -> EngineListOptions {
+    EngineListOptions {
+        page_idx: options.page_idx,
+        page_size: options.page_size,
+        max_name_length: options.max_name_length,
+    }
+}
+
+fn filter(
+    snapshot: &LoadedSnapshot,
+    filter: &Option<NodeFilter>,
+) -> Result<Option<devtools_heapsnapshot::NodeFilter>, HeapError> {
+    match filter {
+        None => Ok(None),
+        Some(filter) => devtools_heapsnapshot::NodeFilter::from_params(
+            &snapshot.snapshot,
+            Some(&filter.name),
+            filter.object_id,
+        ),
+    }
+}
+
+/// Every heap function reads the snapshot files it names, through the file gateway.
+const fn heap(name: &'static str) -> F {
+    F::new("heap", name, &[Memory], M::READS)
+}
+
+const HEAP_SUMMARY: F = heap("heap-summary");
+const HEAP_DETAILS: F = heap("heap-details");
+const HEAP_CLASS_NODES: F = heap("heap-class-nodes");
+const HEAP_RETAINERS: F = heap("heap-retainers");
+const HEAP_RETAINING_PATHS: F = heap("heap-retaining-paths");
+const HEAP_EDGES: F = heap("heap-edges");
+const HEAP_DOMINATORS: F = heap("heap-dominators");
+const HEAP_OBJECT_DETAILS: F = heap("heap-object-details");
+const HEAP_DUPLICATE_STRINGS: F = heap("heap-duplicate-strings");
+const HEAP_COMPARE: F = heap("heap-compare");
+const HEAP_QUERY_OBJECTS: F = heap("heap-query-objects");
+const HEAP_ANALYZE_CONTEXTS: F = heap("heap-analyze-contexts");
+const HEAP_CLOSE: F = F::new("heap", "heap-close", &[Memory], M::NONE);
+
+pub(super) const FUNCTIONS: &[&F] = &[
+    &HEAP_SUMMARY,
+    &HEAP_DETAILS,
+    &HEAP_CLASS_NODES,
+    &HEAP_RETAINERS,
+    &HEAP_RETAINING_PATHS,
+    &HEAP_EDGES,
+    &HEAP_DOMINATORS,
+    &HEAP_OBJECT_DETAILS,
+    &HEAP_DUPLICATE_STRINGS,
+    &HEAP_COMPARE,
+    &HEAP_QUERY_OBJECTS,
+    &HEAP_ANALYZE_CONTEXTS,
+    &HEAP_CLOSE,
+];
+
+/// The loaded snapshot for `path` (checked, loaded on first use, read through the file
+/// gateway) and any notes to add.
+async fn heap_snapshot(
+    call: &mut Call<'_>,
+    path: &str,
+) -> Result<(Arc<LoadedSnapshot>, Vec<String>), String> {
+    let session = call.session()?;
+    let resolved = session
+        .sandbox
+        .resolve(path)
+        .map_err(|error| error.to_string())?;
+    check_extension(&resolved)?;
+    if let Some(snapshot) = session.heap.get(&resolved) {
+        return Ok((snapshot, Vec::new()));
+    }
+    let (file, length) = session.sandbox.open_regular(&resolved).map_err(|error| {
+        if error.is_not_found() {
+            format!("ENOENT: no such file or directory, open '{resolved}'")
+        } else {
+            error.to_string()
+        }
+    })?;
+    let reservation = session.heap.reserve(&resolved, length)?;
+    let display = resolved.clone();
+    let max_bytes = reservation.max_bytes;
+    // An engine job: charged with what it allocates, stopped when this call ends.
+    let deadline = call.wall_clock();
+    let loaded = crate::engine::run("loading the heap snapshot", deadline, move |cancel| {
+        let budget = LoadBudget {
+            max_bytes,
+            file_len: Some(length),
+            cancel: Some(cancel),
+        };
+        LoadedSnapshot::load_with(file, budget)
+    })
+    .await
+    .map_err(|error| format!("Cannot load {display}: {error}"))?
+    .map_err(|error| format!("Cannot load {display}: {error}"))?;
+    let loaded = Arc::new(loaded);
+    call.session()?.heap.insert(resolved, loaded.clone());
+    Ok((loaded, heap_analysis::eviction_lines(&reservation.evicted)))
+}
+
+/// Loads `path` if needed and runs `query` on a blocking thread.
+async fn heap_query(
+    call: &mut Call<'_>,
+    path: &str,
+    query: impl FnOnce(&LoadedSnapshot) -> Result<Vec<String>, HeapError> + Send + 'static,
+) -> Lines {
+    let (snapshot, mut notes) = or_return!(heap_snapshot(call, path).await);
+    let deadline = call.wall_clock();
+    let lines = crate::engine::run("the heap snapshot query", deadline, move |_| {
+        query(&snapshot)
+    })
+    .await;
+    Ok(match lines {
+        Ok(Ok(mut lines)) => {
+            lines.append(&mut notes);
+            Ok(lines)
+        }
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(error) => Err(error.to_string()),
+    })
+}
+
+impl CallState {
+    /// Dispatches `function`: loads `path` if needed and runs `query` on a blocking thread.
+    async fn heap_run(
+        &mut self,
+        function: &'static F,
+        path: &str,
+        query: impl FnOnce(&LoadedSnapshot) -> Result<Vec<String>, HeapError> + Send + 'static,
+    ) -> Lines {
+        self.dispatch(function, async |call| heap_query(call, path, query).await)
+            .await
+    }
+}
+
+impl heap::Host for CallState {
+    async fn heap_summary(&mut self, file_path: String, max_name_length: Option<u64>) -> Lines {
+        self.heap_run(&HEAP_SUMMARY, &file_path, move |s| {
+            tools::summary(s, max_name_length)
+        })
+        .await
+    }
+
+    async fn heap_details(
+        &mut self,
+        file_path: String,
+        node_filter: Option<NodeFilter>,
+        list: ListOptions,
+    ) -> Lines {
+        self.heap_run(&HEAP_DETAILS, &file_path, move |s| {
+            tools::details(s, filter(s, &node_filter)?.as_ref(), options(&list))
+        })
+        .await
+    }
+
+    async fn heap_class_nodes(
+        &mut self,
+        file_path: String,
+        class_id: f64,
+        node_filter: Option<NodeFilter>,
+        list: ListOptions,
+    ) -> Lines {
+        self.heap_run(&HEAP_CLASS_NODES, &file_path, move |s| {
+            tools::class_nodes(
+                s,
+                class_id,
+                filter(s, &node_filter)?.as_ref(),
+                options(&list),
+            )
+        })
+        .await
+    }
+
+    async fn heap_retainers(
+        &mut self,
+        file_path: String,
+        node_id: f64,
+        list: ListOptions,
+    ) -> Lines {
+        self.heap_run(&HEAP_RETAINERS, &file_path, move |s| {
+            tools::retainers(s, node_id, options(&list))
+        })
+        .await
+    }
+
+    async fn heap_retaining_paths(
+        &mut self,
+        file_path: String,
+        node_id: f64,
+        max_depth: Option<f64>,
+        max_nodes: Option<f64>,
+        max_siblings: Option<f64>,
+        max_name_length: Option<u64>,
+    ) -> Lines {
+        self.heap_run(&HEAP_RETAINING_PATHS, &file_path, move |s| {
+            tools::retaining_paths(
+                s,
+                node_id,
+                max_depth,
+                max_nodes,
+                max_siblings,
+                max_name_length,
+            )
+        })
+        .await
+    }
+
+    async fn heap_edges(
+        &mut self,
+        file_path: String,
+        node_id: f64,
+        sort_by: Option<String>,
+        retained_size: Option<String>,
+        exclude_primitives: Option<bool>,
+        list: ListOptions,
+    ) -> Lines {
+        self.dispatch(&HEAP_EDGES, async |call| {
+            let sort = match sort_by.as_deref() {
+                None | Some("retainedSize") => EdgeSort::RetainedSize,
+                Some("selfSize") => EdgeSort::SelfSize,
+                Some("name") => EdgeSort::Name,
+                Some(other) => return Ok(Err(format!("Invalid sortBy: {other}"))),
+            };
+            // The reference applies only the lower bound here.
+            let min = match retained_size
+                .as_deref()
+                .map(parse_byte_size_range)
+                .transpose()
+            {
+                Ok(range) => range.map(|(min, _)| min),
+                Err(error) => return Ok(Err(error)),
+            };
+            heap_query(call, &file_path, move |s| {
+                tools::edges(
+                    s,
+                    node_id,
+                    sort,
+                    min,
+                    exclude_primitives.unwrap_or(true),
+                    options(&list),
+                )
+            })
+            .await
+        })
+        .await
+    }
+
+    async fn heap_dominators(
+        &mut self,
+        file_path: String,
+        node_id: f64,
+        max_name_length: Option<u64>,
+    ) -> Lines {
+        self.heap_run(&HEAP_DOMINATORS, &file_path, move |s| {
+            tools::dominators(s, node_id, max_name_length)
+        })
+        .await
+    }
+
+    async fn heap_object_details(
+        &mut self,
+        file_path: String,
+        node_id: f64,
+        max_name_length: Option<u64>,
+    ) -> Lines {
+        self.heap_run(&HEAP_OBJECT_DETAILS, &file_path, move |s| {
+            tools::object_details(s, node_id, max_name_length)
+        })
+        .await
+    }
+
+    async fn heap_duplicate_strings(&mut self, file_path: String, list: ListOptions) -> Lines {
+        self.heap_run(&HEAP_DUPLICATE_STRINGS, &file_path, move |s| {
+            tools::duplicate_strings(s, options(&list))
+        })
+        .await
+    }
+
+    async fn heap_compare(
+        &mut self,
+        base_file_path: String,
+        current_file_path: String,
+        class_index: Option<f64>,
+        list: ListOptions,
+    ) -> Lines {
+        self.dispatch(&HEAP_COMPARE, async |call| {
+            let (base, mut notes) = or_return!(heap_snapshot(call, &base_file_path).await);
+            heap_query(call, &current_file_path, move |current| {
+                let mut lines = tools::compare(&base, current, class_index, options(&list))?;
+                lines.append(&mut notes);
+                Ok(lines)
+            })
+            .await
+        })
+        .await
+    }
+
+    async fn heap_query_objects(
+        &mut self,
+        file_path: String,
+        query: ObjectQuery,
+        list: ListOptions,
+    ) -> Lines {
+        self.dispatch(&HEAP_QUERY_OBJECTS, async |call| {
+            let range =
+                |text: &Option<String>| text.as_deref().map(parse_byte_size_range).transpose();
+            let (retained, self_size) = match (range(&query.retained_size), range(&query.self_size))
+            {
+                (Ok(retained), Ok(self_size)) => (retained, self_size),
+                (Err(error), _) | (_, Err(error)) => return Ok(Err(error)),
+            };
+            let sort_by = match query.sort_by.as_deref() {
+                None => None,
+                Some("retainedSize") => Some(QuerySort::RetainedSize),
+                Some("selfSize") => Some(QuerySort::SelfSize),
+                Some("id") => Some(QuerySort::Id),
+                Some(other) => return Ok(Err(format!("Invalid sortBy: {other}"))),
+            };
+            let engine_query = devtools_heapsnapshot::ObjectQuery {
+                class_name: query.class_name,
+                property_name: query.property_name,
+                node_type: query.node_type,
+                min_retained_size: retained.map(|(min, _)| min),
+                max_retained_size: retained.and_then(|(_, max)| max),
+                min_self_size: self_size.map(|(min, _)| min),
+                max_self_size: self_size.and_then(|(_, max)| max),
+                is_detached: query.is_detached,
+                sort_by,
+            };
+            heap_query(call, &file_path, move |s| {
+                tools::query(s, &engine_query, options(&list))
+            })
+            .await
+        })
+        .await
+    }
+
+    async fn heap_analyze_contexts(
+        &mut self,
+        file_path: String,
+        retained_size: Option<String>,
+        scope_info_node_id: Option<i64>,
+        list: ListOptions,
+    ) -> Lines {
+        self.dispatch(&HEAP_ANALYZE_CONTEXTS, async |call| {
+            let range = match retained_size
+                .as_deref()
+                .map(parse_byte_size_range)
+                .transpose()
+            {
+                Ok(range) => range,
+                Err(error) => return Ok(Err(error)),
+            };
+            heap_query(call, &file_path, move |s| {
+                tools::contexts(s, range, scope_info_node_id, options(&list))
+            })
+            .await
+        })
+        .await
+    }
+
+    async fn heap_close(&mut self, file_path: String) -> Lines {
+        self.dispatch(&HEAP_CLOSE, async |call| {
+            let session = or_return!(call.session());
+            let resolved = or_return!(
+                session
+                    .sandbox
+                    .resolve(&file_path)
+                    .map_err(|error| error.to_string())
+            );
+            if !session.heap.close(&resolved) {
+                return Ok(Err(format!(
+                    "Failed to close heap snapshot: {resolved} was not loaded."
+                )));
+            }
+            Ok(Ok(vec![format!("Closed heap snapshot: {resolved}")]))
+        })
+        .await
+    }
+}

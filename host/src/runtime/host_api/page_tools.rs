@@ -1,0 +1,102 @@
+//! `devtools:tool/page-tools`: the tools a page offers. Running them runs the page's code with
+//! the agent's arguments, so every function needs `page-tools`, and a run is landing-checked
+//! like any action; the host escapes what the page says before it reaches the response.
+
+use super::function::{HostFunction as F, Marks as M};
+use super::{CallState, PageHandle, or_return};
+use crate::browser::features;
+use crate::policy::capability::Capability::PageTools;
+use crate::runtime::bindings::devtools::tool::page_tools;
+use serde_json::Value;
+use wasmtime::component::Resource;
+
+const LIST_DEVELOPER_TOOLS: F = F::new("page-tools", "list-developer-tools", &[PageTools], M::NONE);
+const EXECUTE_DEVELOPER_TOOL: F = F::new(
+    "page-tools",
+    "execute-developer-tool",
+    &[PageTools],
+    M::NAVIGATES,
+);
+const LIST_WEBMCP_TOOLS: F = F::new("page-tools", "list-webmcp-tools", &[PageTools], M::NONE);
+const EXECUTE_WEBMCP_TOOL: F = F::new(
+    "page-tools",
+    "execute-webmcp-tool",
+    &[PageTools],
+    M::NAVIGATES,
+);
+
+pub(super) const FUNCTIONS: &[&F] = &[
+    &LIST_DEVELOPER_TOOLS,
+    &EXECUTE_DEVELOPER_TOOL,
+    &LIST_WEBMCP_TOOLS,
+    &EXECUTE_WEBMCP_TOOL,
+];
+
+type Lines = wasmtime::Result<Result<Vec<String>, String>>;
+
+/// The arguments a plugin passes must be a JSON object.
+fn object(text: &str, what: &str) -> Result<Value, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(_) => Err(format!(
+            "Failed to parse {what} as JSON: Parsed {what} is not an object"
+        )),
+        Err(error) => Err(format!("Failed to parse {what} as JSON: {error}")),
+    }
+}
+
+impl page_tools::Host for CallState {
+    async fn list_developer_tools(&mut self, handle: Resource<PageHandle>) -> Lines {
+        self.dispatch(&LIST_DEVELOPER_TOOLS, async |call| {
+            Ok(
+                features::page_tools::PageTools::of(or_return!(call.page(&handle)?))
+                    .list_developer_tools()
+                    .await,
+            )
+        })
+        .await
+    }
+
+    async fn execute_developer_tool(
+        &mut self,
+        handle: Resource<PageHandle>,
+        name: String,
+        params: String,
+    ) -> Lines {
+        self.dispatch(&EXECUTE_DEVELOPER_TOOL, async |call| {
+            let params = or_return!(object(&params, "params"));
+            let page = or_return!(call.page(&handle)?);
+            Ok(features::page_tools::PageTools::of(page)
+                .execute_developer_tool(&name, &params)
+                .await)
+        })
+        .await
+    }
+
+    async fn list_webmcp_tools(&mut self, handle: Resource<PageHandle>) -> Lines {
+        self.dispatch(&LIST_WEBMCP_TOOLS, async |call| {
+            Ok(
+                features::page_tools::PageTools::of(or_return!(call.page(&handle)?))
+                    .list_webmcp_tool_lines()
+                    .await,
+            )
+        })
+        .await
+    }
+
+    async fn execute_webmcp_tool(
+        &mut self,
+        handle: Resource<PageHandle>,
+        name: String,
+        input: String,
+    ) -> Lines {
+        self.dispatch(&EXECUTE_WEBMCP_TOOL, async |call| {
+            let input = or_return!(object(&input, "input"));
+            let page = or_return!(call.page(&handle)?);
+            Ok(features::page_tools::PageTools::of(page)
+                .execute_webmcp_tool(&name, &input)
+                .await)
+        })
+        .await
+    }
+}

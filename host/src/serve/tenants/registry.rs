@@ -1,0 +1,429 @@
+//! The tenants at run time: the current tenants file, and for each tenant in use its session
+//! (its own lock, pages, page ids, collectors, dialogs and sandbox) in the shared browser or a
+//! browser of its own. Idle tenants are closed; a reloaded file revokes tokens at once.
+
+use super::{BrowserMode, Tenant, TenantTable, TenantsError};
+use crate::browser::{BrowserOptions, SharedBrowser};
+use crate::net::{EgressPolicy, EgressProxy, PROXY_BYPASS_LIST, TenantNetwork};
+use crate::sandbox::Sandbox;
+use crate::session::Session;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// WebRTC's UDP does not go through a proxy: only proxied traffic, or none.
+const WEBRTC_PROXIED_ONLY: &str = "--force-webrtc-ip-handling-policy=disable_non_proxied_udp";
+
+/// Time given to each tenant's browser context (or own browser) to close.
+const CLOSE_BUDGET: Duration = Duration::from_secs(2);
+
+/// One tenant in use.
+pub struct TenantRuntime {
+    pub name: String,
+    pub session: Session,
+    /// Where every request of the tenant's browser contexts goes through.
+    pub proxy: EgressProxy,
+    /// Cancelled when the tenant is revoked or removed: its running calls stop at once.
+    pub revoked: CancellationToken,
+    /// Calls waiting for or holding the tenant's lock.
+    queued: AtomicUsize,
+    last_used: Mutex<Instant>,
+}
+
+impl TenantRuntime {
+    pub fn queued(&self) -> usize {
+        self.queued.load(Ordering::SeqCst)
+    }
+}
+
+/// A token bucket of one tenant's requests per minute.
+struct RateWindow {
+    tokens: f64,
+    refilled: Instant,
+}
+
+/// A call's hold on its tenant: counted in the queue depth, and keeping the tenant from being
+/// closed as idle, until dropped.
+pub struct CallTicket {
+    pub runtime: Arc<TenantRuntime>,
+}
+
+impl Drop for CallTicket {
+    fn drop(&mut self) {
+        if let Ok(mut last_used) = self.runtime.last_used.lock() {
+            *last_used = Instant::now();
+        }
+        self.runtime.queued.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// An open MCP session counted against its tenant's `max_sessions`, until dropped. The count
+/// lives apart from the tenant's runtime, so closing an idle tenant does not forget sessions
+/// that are still open.
+pub struct SessionSlot {
+    pub tenant: String,
+    open: Arc<AtomicUsize>,
+}
+
+impl Drop for SessionSlot {
+    fn drop(&mut self) {
+        self.open.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+pub struct Registry {
+    path: PathBuf,
+    table: RwLock<Arc<TenantTable>>,
+    runtimes: Mutex<HashMap<String, Arc<TenantRuntime>>>,
+    /// Open MCP sessions per tenant name.
+    sessions: Mutex<HashMap<String, Arc<AtomicUsize>>>,
+    shared: Arc<SharedBrowser>,
+    /// The proxy of the shared browser's own default context, where no tenant works: it
+    /// refuses everything (a page opened there by any means reaches nothing).
+    _nowhere: Option<EgressProxy>,
+    rates: Mutex<HashMap<String, RateWindow>>,
+    /// For tenants with a browser of their own: the server's flags, always with a throwaway
+    /// profile (several browsers cannot share one).
+    dedicated: BrowserOptions,
+    idle_timeout: Duration,
+}
+
+impl Registry {
+    pub fn new(
+        path: PathBuf,
+        table: TenantTable,
+        options: BrowserOptions,
+        idle_timeout: Duration,
+    ) -> Registry {
+        let mut options = options;
+        options.chrome_args.push(WEBRTC_PROXIED_ONLY.to_string());
+        options.block_popups = true;
+        let mut dedicated = options.clone();
+        if dedicated.browser_url.is_none() && dedicated.ws_endpoint.is_none() {
+            dedicated.isolated = true;
+            dedicated.user_data_dir = None;
+        }
+        if options.proxy_server.is_some() {
+            tracing::warn!(
+                "--proxyServer does not apply to tenants: each tenant's browser context goes through its own egress proxy"
+            );
+        }
+        let nowhere = match EgressProxy::start(EgressPolicy::nothing()) {
+            Ok(proxy) => {
+                options.proxy_server = Some(proxy.proxy_server());
+                options
+                    .chrome_args
+                    .push(format!("--proxy-bypass-list={PROXY_BYPASS_LIST}"));
+                Some(proxy)
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot start the shared browser's refuse-all proxy");
+                None
+            }
+        };
+        Registry {
+            path,
+            table: RwLock::new(Arc::new(table)),
+            runtimes: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(HashMap::new()),
+            shared: Arc::new(SharedBrowser::new(options)),
+            _nowhere: nowhere,
+            rates: Mutex::new(HashMap::new()),
+            dedicated,
+            idle_timeout,
+        }
+    }
+
+    fn table(&self) -> Arc<TenantTable> {
+        match self.table.read() {
+            Ok(table) => table.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// The tenant of a bearer token, per the file as last read.
+    pub fn authenticate(&self, token: &str) -> Option<Arc<Tenant>> {
+        self.table().authenticate(token)
+    }
+
+    /// Whether `token` may read `/metrics`; `None` when the file sets no metrics token.
+    pub fn authenticate_metrics(&self, token: &str) -> Option<bool> {
+        self.table().authenticate_metrics(token)
+    }
+
+    /// The tenant named `name` in the file as last read, unless revoked.
+    pub fn tenant(&self, name: &str) -> Option<Arc<Tenant>> {
+        self.table().get(name).filter(|tenant| !tenant.revoked)
+    }
+
+    /// The tenants file's `[oauth]` section, as last read.
+    pub fn oauth(&self) -> Option<Arc<crate::serve::tenants::oauth::OAuthConfig>> {
+        self.table().oauth()
+    }
+
+    /// Counts one request against the tenant's requests per minute; `Err` past it.
+    pub fn admit(&self, tenant: &Tenant) -> Result<(), String> {
+        let capacity = f64::from(tenant.quotas.requests_per_minute);
+        let mut rates = self
+            .rates
+            .lock()
+            .map_err(|_| "The tenant registry is unavailable.".to_string())?;
+        let window = rates.entry(tenant.name.clone()).or_insert(RateWindow {
+            tokens: capacity,
+            refilled: Instant::now(),
+        });
+        let now = Instant::now();
+        let refill = now.duration_since(window.refilled).as_secs_f64() * capacity / 60.0;
+        window.tokens = (window.tokens + refill).min(capacity);
+        window.refilled = now;
+        if window.tokens < 1.0 {
+            return Err(format!(
+                "Tenant {:?} sent more than its {} requests per minute; retry in a few seconds.",
+                tenant.name, tenant.quotas.requests_per_minute
+            ));
+        }
+        window.tokens -= 1.0;
+        Ok(())
+    }
+
+    /// Re-reads the tenants file. Tenants that are gone or revoked are closed at once (their
+    /// running calls are cancelled first, so closing does not wait for them); the old file
+    /// stays in force when the new one is invalid.
+    pub async fn reload(&self) -> Result<usize, TenantsError> {
+        let table = TenantTable::load(&self.path)?;
+        let count = table.len();
+        let table = Arc::new(table);
+        match self.table.write() {
+            Ok(mut current) => *current = table.clone(),
+            Err(poisoned) => *poisoned.into_inner() = table.clone(),
+        }
+        let removed = self
+            .take_runtimes(|runtime| table.get(&runtime.name).is_none_or(|tenant| tenant.revoked));
+        for runtime in &removed {
+            runtime.revoked.cancel();
+        }
+        close_all(removed).await;
+        Ok(count)
+    }
+
+    /// Enters a call for `tenant`: its runtime (created on first use) with the call counted.
+    pub fn enter(&self, tenant: &Tenant) -> Result<CallTicket, String> {
+        // Counted under the registry's lock, so the idle reaper never closes a tenant that a
+        // call has just entered.
+        let runtime = self.runtime(tenant, true)?;
+        let ticket = CallTicket { runtime };
+        let limit = tenant.quotas.max_concurrent_calls;
+        if ticket.runtime.queued() > limit {
+            return Err(format!(
+                "Tenant {:?} already has {limit} calls running or waiting (its max_concurrent_calls); wait for one to finish.",
+                tenant.name
+            ));
+        }
+        Ok(ticket)
+    }
+
+    /// Opens an MCP session for `tenant`, unless it already has `max_sessions` open.
+    pub fn open_session(&self, tenant: &Tenant) -> Result<SessionSlot, String> {
+        let open = self
+            .sessions
+            .lock()
+            .map_err(|_| "The tenant registry is unavailable.".to_string())?
+            .entry(tenant.name.clone())
+            .or_default()
+            .clone();
+        let limit = tenant.quotas.max_sessions;
+        let opened = open.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |count| {
+            (count < limit).then_some(count + 1)
+        });
+        match opened {
+            Ok(_) => Ok(SessionSlot {
+                tenant: tenant.name.clone(),
+                open,
+            }),
+            Err(_) => Err(format!(
+                "Tenant {:?} already has {limit} open MCP sessions (its max_sessions); close one first.",
+                tenant.name
+            )),
+        }
+    }
+
+    fn runtime(&self, tenant: &Tenant, count_call: bool) -> Result<Arc<TenantRuntime>, String> {
+        let mut runtimes = self
+            .runtimes
+            .lock()
+            .map_err(|_| "The tenant registry is unavailable.".to_string())?;
+        if let Some(runtime) = runtimes.get(&tenant.name) {
+            if count_call {
+                runtime.queued.fetch_add(1, Ordering::SeqCst);
+            }
+            return Ok(runtime.clone());
+        }
+        let sandbox = Sandbox::new([tenant.sandbox_root.clone()]).map_err(|error| {
+            format!(
+                "The sandbox root {} of tenant {:?} is unusable: {error}",
+                tenant.sandbox_root.display(),
+                tenant.name
+            )
+        })?;
+        let proxy = EgressProxy::start(tenant.egress.clone()).map_err(|error| {
+            format!(
+                "Cannot start the egress proxy of tenant {:?}: {error}",
+                tenant.name
+            )
+        })?;
+        let network = TenantNetwork {
+            proxy_server: proxy.proxy_server(),
+            urls: tenant.urls,
+        };
+        let max_pages = tenant.quotas.max_pages;
+        let session = match tenant.browser {
+            BrowserMode::Shared => {
+                Session::in_shared_browser(self.shared.clone(), sandbox, max_pages, Some(network))
+            }
+            BrowserMode::Dedicated => {
+                // Its own browser goes through the tenant's proxy as a whole.
+                let mut options = self.dedicated.clone();
+                options.proxy_server = Some(network.proxy_server.clone());
+                options
+                    .chrome_args
+                    .push(format!("--proxy-bypass-list={PROXY_BYPASS_LIST}"));
+                Session::dedicated(options, sandbox, max_pages, Some(network))
+            }
+        }
+        .with_memory_cap(tenant.quotas.renderer_memory_bytes)
+        .with_heap_budget(tenant.quotas.heap_snapshot_bytes)
+        .with_limits(tenant.quotas.plugin_cap())
+        .with_flag_overrides(tenant.flags.clone());
+        let runtime = Arc::new(TenantRuntime {
+            name: tenant.name.clone(),
+            session,
+            proxy,
+            revoked: CancellationToken::new(),
+            queued: AtomicUsize::new(usize::from(count_call)),
+            last_used: Mutex::new(Instant::now()),
+        });
+        runtimes.insert(tenant.name.clone(), runtime.clone());
+        tracing::info!(tenant = %tenant.name, "tenant session created");
+        Ok(runtime)
+    }
+
+    /// The tenants in use, for metrics.
+    pub fn runtimes(&self) -> Vec<Arc<TenantRuntime>> {
+        self.runtimes
+            .lock()
+            .map(|runtimes| runtimes.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Closes tenants without calls for the idle timeout; their next call starts afresh.
+    pub async fn close_idle(&self) {
+        let idle_timeout = self.idle_timeout;
+        let idle = self.take_runtimes(|runtime| {
+            runtime.queued() == 0
+                && runtime
+                    .last_used
+                    .lock()
+                    .is_ok_and(|last_used| last_used.elapsed() >= idle_timeout)
+        });
+        for runtime in &idle {
+            tracing::info!(tenant = %runtime.name, "closing an idle tenant");
+        }
+        close_all(idle).await;
+    }
+
+    /// Calls in flight over all tenants.
+    pub fn in_flight(&self) -> usize {
+        self.runtimes().iter().map(|runtime| runtime.queued()).sum()
+    }
+
+    pub fn idle_timeout(&self) -> Duration {
+        self.idle_timeout
+    }
+
+    /// Closes every tenant, then the shared browser.
+    pub async fn shutdown(&self) {
+        let all = self.take_runtimes(|_| true);
+        close_all(all).await;
+        self.shared.shutdown(CLOSE_BUDGET).await;
+    }
+
+    fn take_runtimes(
+        &self,
+        mut take: impl FnMut(&TenantRuntime) -> bool,
+    ) -> Vec<Arc<TenantRuntime>> {
+        let Ok(mut runtimes) = self.runtimes.lock() else {
+            return Vec::new();
+        };
+        let names: Vec<String> = runtimes
+            .values()
+            .filter(|runtime| take(runtime))
+            .map(|runtime| runtime.name.clone())
+            .collect();
+        names
+            .iter()
+            .filter_map(|name| runtimes.remove(name))
+            .collect()
+    }
+}
+
+async fn close_all(runtimes: Vec<Arc<TenantRuntime>>) {
+    let closing = runtimes
+        .iter()
+        .map(|runtime| runtime.session.shutdown(CLOSE_BUDGET));
+    futures::future::join_all(closing).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::tenants::token_hash_hex;
+    use std::path::Path;
+
+    fn registry(extra: &str) -> Registry {
+        let root = std::env::temp_dir().join("devtools-mcp-registry-unit");
+        let text = format!(
+            "[[tenant]]\nname = \"alice\"\ntoken_sha256 = {:?}\nsandbox_root = {:?}\n{extra}\n",
+            token_hash_hex("token"),
+            root.display().to_string()
+        );
+        let table = TenantTable::parse(&text, Path::new("tenants.toml")).expect("valid file");
+        Registry::new(
+            PathBuf::from("tenants.toml"),
+            table,
+            BrowserOptions::default(),
+            Duration::ZERO,
+        )
+    }
+
+    #[tokio::test]
+    async fn a_tenant_with_a_call_in_flight_is_never_closed_as_idle() {
+        let registry = registry("");
+        let tenant = registry.authenticate("token").expect("alice");
+        let ticket = registry.enter(&tenant).expect("enter");
+        registry.close_idle().await;
+        assert_eq!(registry.runtimes().len(), 1, "closed under a running call");
+        assert_eq!(registry.in_flight(), 1);
+        drop(ticket);
+        registry.close_idle().await;
+        assert!(registry.runtimes().is_empty(), "the idle tenant stays open");
+    }
+
+    #[tokio::test]
+    async fn the_session_quota_holds_across_closing_an_idle_tenant() {
+        let registry = registry("max_sessions = 1");
+        let tenant = registry.authenticate("token").expect("alice");
+        drop(registry.enter(&tenant).expect("enter"));
+        let first = registry.open_session(&tenant).expect("the first session");
+        registry.close_idle().await;
+        let second = registry.open_session(&tenant);
+        assert!(
+            second.is_err_and(|message| message.contains("max_sessions")),
+            "a second session beyond the quota"
+        );
+        drop(first);
+        assert!(registry.open_session(&tenant).is_ok());
+    }
+}
