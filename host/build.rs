@@ -33,9 +33,9 @@ fn main() {
         println!("cargo:rerun-if-changed=../{watched}");
     }
     println!("cargo:rerun-if-env-changed=DEVTOOLS_MCP_SKIP_PLUGIN_BUILD");
-    let contract = workspace.join("wit");
+    let contract = newest_contract(&workspace.join("wit"));
     // The contract's version, for the loader's import and export names: it lives in one place,
-    // the `package` line of wit/tool.wit.
+    // the `package` line of the newest wit/since_vX.Y.Z/tool.wit.
     println!(
         "cargo:rustc-env=DEVTOOLS_TOOL_WIT_VERSION={}",
         wit_version(&contract.join("tool.wit"))
@@ -283,6 +283,33 @@ fn write(path: &Path, bytes: &[u8]) {
     }
 }
 
+/// The newest contract folder, `wit/since_vX.Y.Z` with the highest version: the one the host
+/// implements natively and the SDK carries. Older folders are released contracts, frozen.
+fn newest_contract(wit: &Path) -> PathBuf {
+    let version = |name: &str| -> Option<Vec<u64>> {
+        name.strip_prefix("since_v")?
+            .split('.')
+            .map(|part| part.parse().ok())
+            .collect()
+    };
+    let newest = std::fs::read_dir(wit)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|entry| {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    Some((version(&name)?, entry.path()))
+                })
+                .max()
+        })
+        .ok()
+        .flatten();
+    match newest {
+        Some((_, path)) => path,
+        None => panic!("no wit/since_vX.Y.Z folder in {}", wit.display()),
+    }
+}
+
 /// `X.Y.Z` of `package devtools:tool@X.Y.Z;`.
 fn wit_version(tool_wit: &Path) -> String {
     let text = String::from_utf8(read(tool_wit)).unwrap_or_default();
@@ -300,8 +327,8 @@ fn wit_version(tool_wit: &Path) -> String {
 }
 
 /// The SDK crate carries its own copy of the contract (a published crate cannot reach
-/// `../../wit`): make `plugins/sdk/wit` equal to `wit/` (only `.wit` files; unchanged files are
-/// not rewritten). Commit the copy with the change to `wit/`.
+/// `../../wit`): make `plugins/sdk/wit` equal to the newest `wit/since_vX.Y.Z` (only `.wit`
+/// files; unchanged files are not rewritten). Commit the copy with the change to `wit/`.
 fn sync_sdk_wit(contract: &Path, copy: &Path) {
     let wit_files = |dir: &Path| -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(dir)

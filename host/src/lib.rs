@@ -26,7 +26,7 @@
 //!
 //! # Where a new capability goes
 //!
-//! One vertical slice: its WIT interface under `wit/`, its host adapter in
+//! One vertical slice: its WIT interface in the contract under development (the newest `wit/since_vX.Y.Z`, never a released one), its host adapter in
 //! `runtime/host_api/` (each function declared with its capability and marks, so the gate
 //! applies them), its grant in `policy/capability.rs`, its browser feature in
 //! `browser/features/` (a type that keeps its state in the page's slot), and an engine crate

@@ -11,6 +11,34 @@ fn workspace() -> PathBuf {
         .unwrap_or_default()
 }
 
+/// The contract the server implements natively: the newest `wit/since_vX.Y.Z`.
+fn newest_contract() -> PathBuf {
+    released_folders()
+        .into_iter()
+        .map(|(_, path)| path)
+        .next_back()
+        .expect("a wit/since_vX.Y.Z folder")
+}
+
+/// Every `wit/since_vX.Y.Z` folder, oldest first.
+fn released_folders() -> Vec<(Vec<u64>, PathBuf)> {
+    let mut folders: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir(workspace().join("wit"))
+        .expect("read wit/")
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let version: Option<Vec<u64>> = name
+                .strip_prefix("since_v")?
+                .split('.')
+                .map(|part| part.parse().ok())
+                .collect();
+            Some((version?, entry.path()))
+        })
+        .collect();
+    folders.sort();
+    folders
+}
+
 fn wit_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
         .unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
@@ -28,11 +56,64 @@ fn wit_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn the_sdk_carries_exactly_the_workspace_contract() {
-    let contract = wit_files(&workspace().join("wit"));
+    let contract = wit_files(&newest_contract());
     assert!(!contract.is_empty());
     assert!(
         wit_files(&workspace().join("plugins/sdk/wit")) == contract,
-        "plugins/sdk/wit differs from wit/ (a build copies it over: run `cargo build` and commit plugins/sdk/wit)"
+        "plugins/sdk/wit differs from the newest wit/since_vX.Y.Z (a build copies it over: run `cargo build` and commit plugins/sdk/wit)"
+    );
+}
+
+/// A released contract is never edited: every file of every released folder is listed in
+/// `wit/released.sha256` with its hash, nothing listed is missing, and only the newest folder
+/// may be unreleased (under development).
+#[test]
+fn released_contracts_never_change() {
+    use sha2::{Digest, Sha256};
+    let wit = workspace().join("wit");
+    let listed = std::fs::read_to_string(wit.join("released.sha256")).expect("released.sha256");
+    let mut recorded = std::collections::BTreeMap::new();
+    for line in listed.lines().filter(|line| !line.trim().is_empty()) {
+        let (hash, file) = line
+            .split_once("  ")
+            .unwrap_or_else(|| panic!("not `<sha256>  <file>`: {line}"));
+        recorded.insert(file.to_string(), hash.to_string());
+    }
+    let folders = released_folders();
+    let mut problems = Vec::new();
+    for (index, (_, folder)) in folders.iter().enumerate() {
+        let name = folder.file_name().unwrap_or_default().to_string_lossy();
+        let released = recorded
+            .keys()
+            .any(|file| file.starts_with(&format!("{name}/")));
+        let newest = index + 1 == folders.len();
+        if !released && !newest {
+            problems.push(format!(
+                "{name} is older than the newest contract but not released"
+            ));
+        }
+        if !released {
+            continue;
+        }
+        for (file, bytes) in wit_files(folder) {
+            let key = format!("{name}/{file}");
+            let hash = hex::encode(Sha256::digest(&bytes));
+            match recorded.get(&key) {
+                Some(expected) if *expected == hash => {}
+                Some(_) => problems.push(format!("{key} changed after its release")),
+                None => problems.push(format!("{key} was added after its release")),
+            }
+        }
+    }
+    for file in recorded.keys() {
+        if !wit.join(file).is_file() {
+            problems.push(format!("{file} is released but missing"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "released contracts are frozen (make a new wit/since_vX.Y.Z instead):\n{}",
+        problems.join("\n")
     );
 }
 
@@ -40,8 +121,8 @@ fn the_sdk_carries_exactly_the_workspace_contract() {
 fn the_contract_is_a_versioned_wit_package_with_the_plugin_world() {
     let mut resolve = wit_parser::Resolve::default();
     let (package, _files) = resolve
-        .push_dir(workspace().join("wit"))
-        .unwrap_or_else(|error| panic!("wit/ is not a valid WIT package: {error:#}"));
+        .push_dir(newest_contract())
+        .unwrap_or_else(|error| panic!("the contract is not a valid WIT package: {error:#}"));
     let package = &resolve.packages[package];
     assert_eq!(package.name.namespace, "devtools");
     assert_eq!(package.name.name, "tool");
@@ -69,8 +150,8 @@ fn every_host_function_that_acts_needs_a_capability() {
     use devtools_mcp::runtime::host_function;
     let mut resolve = wit_parser::Resolve::default();
     let (package, _files) = resolve
-        .push_dir(workspace().join("wit"))
-        .unwrap_or_else(|error| panic!("wit/ is not a valid WIT package: {error:#}"));
+        .push_dir(newest_contract())
+        .unwrap_or_else(|error| panic!("the contract is not a valid WIT package: {error:#}"));
     let world = resolve.packages[package].worlds["plugin"];
     let mut ungranted = Vec::new();
     let mut checked = 0;

@@ -14,13 +14,21 @@ fn qualified(function: &HostFunction) -> String {
 }
 
 async fn start(policy: &str, workspace: Option<&Path>) -> (McpServer, tempfile::TempDir) {
+    start_from(&binary_dir().join("test-plugins"), policy, workspace).await
+}
+
+async fn start_from(
+    plugins: &Path,
+    policy: &str,
+    workspace: Option<&Path>,
+) -> (McpServer, tempfile::TempDir) {
     let scratch = tempfile::tempdir().expect("temp dir");
     let policy_file = scratch.path().join("policy.toml");
     std::fs::write(&policy_file, policy).expect("write policy");
     let mut args = browser_args();
     args.extend([
         "--plugin-dir".to_string(),
-        binary_dir().join("test-plugins").display().to_string(),
+        plugins.display().to_string(),
         "--policy".to_string(),
         policy_file.display().to_string(),
     ]);
@@ -73,6 +81,95 @@ async fn every_host_function_refuses_a_plugin_without_its_capability() {
     }
     assert!(refused > 50, "only {refused} functions refused");
     server.shutdown().await;
+}
+
+/// The functions of one released contract, as `interface/function`, from its WIT folder.
+fn functions_of(contract: &Path) -> Vec<String> {
+    let mut resolve = wit_parser::Resolve::default();
+    let (package, _) = resolve
+        .push_dir(contract)
+        .unwrap_or_else(|error| panic!("{}: {error:#}", contract.display()));
+    let world = resolve.packages[package].worlds["plugin"];
+    let mut functions = Vec::new();
+    for item in resolve.worlds[world].imports.values() {
+        let wit_parser::WorldItem::Interface { id, .. } = item else {
+            continue;
+        };
+        let interface = &resolve.interfaces[*id];
+        let name = interface.name.clone().unwrap_or_default();
+        functions.extend(interface.functions.keys().map(|f| format!("{name}/{f}")));
+    }
+    functions
+}
+
+/// A component built against each released contract (kept as a binary in
+/// `tests/fixtures/contracts/vX.Y.Z/`) still loads in this server, and every function of its
+/// contract reaches the host: the gate answers it (granted or not), nothing fails to link.
+#[tokio::test]
+async fn components_built_against_every_released_contract_still_load_and_call_the_host() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let fixtures = workspace.join("tests/fixtures/contracts");
+    let released = std::fs::read_to_string(workspace.join("wit/released.sha256"))
+        .expect("wit/released.sha256");
+    let mut versions: Vec<String> = released
+        .lines()
+        .filter_map(|line| line.split_once("  ")?.1.split_once('/'))
+        .filter_map(|(folder, _)| folder.strip_prefix("since_v").map(String::from))
+        .collect();
+    versions.dedup();
+    assert!(!versions.is_empty());
+    for version in versions {
+        let folder = fixtures.join(format!("v{version}"));
+        assert!(
+            folder.join("contract_probe.wasm").is_file(),
+            "no component built against the released contract {version} in {}",
+            folder.display()
+        );
+        let grants = "[plugins.contract_probe]\ncapabilities = [\"pages.read\", \"script\"]\n";
+        let (server, _scratch) = start_from(&folder, grants, None).await;
+        let line = server
+            .call(
+                "contract_probe",
+                json!({ "function": "response/append-line" }),
+            )
+            .await;
+        assert!(
+            !line.is_error && line.text.contains("probe line"),
+            "{version}: {}",
+            line.text
+        );
+        let evaluated = server
+            .call(
+                "contract_probe",
+                json!({ "function": "pages/[method]page.evaluate-expression", "arg": "6 * 7" }),
+            )
+            .await;
+        assert!(
+            evaluated.text.contains("evaluate-expression: ok"),
+            "{version}: {}",
+            evaluated.text
+        );
+        let contract = workspace.join(format!("wit/since_v{version}"));
+        for function in functions_of(&contract) {
+            let answer = server
+                .call(
+                    "contract_probe",
+                    json!({ "function": function, "arg": "1_1" }),
+                )
+                .await;
+            // The probe's own line, a capability refusal, or (for a response declaration)
+            // the host's answer while rendering the section: the host was reached.
+            let reached = answer.text.contains(&format!("{function}: "))
+                || answer.text.contains("which needs the capability")
+                || (function.starts_with("response/") && !answer.text.contains("not found: "));
+            assert!(
+                reached && !answer.text.contains("the probe does not know"),
+                "{version} {function}: {}",
+                answer.text
+            );
+        }
+        server.shutdown().await;
+    }
 }
 
 /// The functions that cannot make a page load anything (with the response declarations and the

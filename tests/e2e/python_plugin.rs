@@ -20,7 +20,8 @@ fn build_component() -> PathBuf {
     for file in ["app.py", "build.sh"] {
         hasher.update(std::fs::read(fixture.join(file)).expect("fixture source"));
     }
-    hasher.update(std::fs::read(fixture.join("../../../../wit/tool.wit")).expect("wit"));
+    hasher
+        .update(std::fs::read(fixture.join("../../../../plugins/sdk/wit/tool.wit")).expect("wit"));
     let key = hex::encode(&hasher.finalize()[..8]);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("python-plugins")

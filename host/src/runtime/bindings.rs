@@ -1,7 +1,7 @@
-//! Host bindings generated from `wit/tool.wit`.
+//! Host bindings generated from the contract (`wit/since_v0.2.0`).
 
 wasmtime::component::bindgen!({
-    path: "../wit",
+    path: "../wit/since_v0.2.0",
     world: "plugin",
     imports: { default: async | trappable },
     exports: { default: async },

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use wasmtime::component::types::ComponentItem;
 
 /// The interfaces of ours a tool may import (the version is the `package` line of
-/// wit/tool.wit, read by host/build.rs).
+/// the newest wit/since_vX.Y.Z/tool.wit, read by host/build.rs).
 pub const ALLOWED_IMPORTS: [&str; 11] = [
     concat!("devtools:tool/pages@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
     concat!("devtools:tool/response@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
@@ -324,7 +324,7 @@ impl Loader {
             return Err(LoadError::Definition {
                 file: file.to_path_buf(),
                 reason: format!(
-                    "it does not export {TOOL_EXPORT} (build it with the devtools-tool SDK or against wit/tool.wit)"
+                    "it does not export {TOOL_EXPORT} (build it with the devtools-tool SDK or against the devtools:tool WIT)"
                 ),
             });
         }
