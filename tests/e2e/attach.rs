@@ -26,7 +26,11 @@ impl UserBrowser {
             .prefix("devtools-mcp-attach-")
             .tempdir()
             .expect("profile");
-        let mut child = crate::support::command(chromium_path())
+        let mut chromium = crate::support::command(chromium_path());
+        // A group of its own, so that dropping it ends its renderers too before its profile
+        // folder is removed (they write to it until they exit).
+        std::os::unix::process::CommandExt::process_group(&mut chromium, 0);
+        let mut child = chromium
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -160,9 +164,25 @@ impl UserBrowser {
 
 impl Drop for UserBrowser {
     fn drop(&mut self) {
+        let group = self.child.id();
+        crate::support::kill_group(group);
         let _killed = self.child.kill();
         let _reaped = self.child.wait();
+        // The group's other processes (renderers, the zygote) are gone before the profile is.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while group_alive(group) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
+}
+
+/// Whether any process of the group is still alive.
+fn group_alive(group: u32) -> bool {
+    crate::support::command("kill")
+        .args(["-0", "--", &format!("-{group}")])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
 }
 
 /// One server process for one call, started by the Inspector CLI; the tool's text.
