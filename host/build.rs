@@ -42,6 +42,14 @@ fn main() {
     );
     sync_sdk_wit(&contract, &workspace.join("plugins/sdk/wit"));
     let out_dir = PathBuf::from(env("OUT_DIR"));
+    write(
+        &out_dir.join("interface_capabilities.rs"),
+        interface_capabilities(&contract).as_bytes(),
+    );
+    write(
+        &out_dir.join("contracts.rs"),
+        contracts(&workspace.join("wit")).as_bytes(),
+    );
     if std::env::var_os("DEVTOOLS_MCP_SKIP_PLUGIN_BUILD").is_some() {
         embed(&out_dir, Path::new(""), &[]);
         return;
@@ -308,6 +316,101 @@ fn newest_contract(wit: &Path) -> PathBuf {
         Some((_, path)) => path,
         None => panic!("no wit/since_vX.Y.Z folder in {}", wit.display()),
     }
+}
+
+/// Every contract version under `wit/` with the interfaces its `plugin` world imports, as Rust
+/// source for the loader: the imports a component may have are exactly these.
+fn contracts(wit: &Path) -> String {
+    let mut versions: Vec<(Vec<u64>, String, Vec<String>)> = Vec::new();
+    for entry in std::fs::read_dir(wit)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(version) = name.strip_prefix("since_v") else {
+            continue;
+        };
+        let key: Vec<u64> = version
+            .split('.')
+            .filter_map(|part| part.parse().ok())
+            .collect();
+        let text = String::from_utf8(read(&entry.path().join("tool.wit"))).unwrap_or_default();
+        let world = text
+            .split("world plugin {")
+            .nth(1)
+            .and_then(|rest| rest.split('}').next())
+            .unwrap_or_else(|| panic!("{name}/tool.wit has no `world plugin`"));
+        let imports = world
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("import "))
+            .map(|import| import.trim_end_matches(';').trim().to_string())
+            .collect();
+        versions.push((key, version.to_string(), imports));
+    }
+    versions.sort();
+    let mut source = String::from(
+        "/// Every contract version the server links, oldest first, with the interfaces its\n\
+         /// world imports.\n\
+         pub const CONTRACTS: &[(&str, &[&str])] = &[\n",
+    );
+    for (_, version, imports) in versions {
+        source.push_str(&format!("    ({version:?}, &{imports:?}),\n"));
+    }
+    source.push_str("];\n");
+    source
+}
+
+/// Each interface of the contract with the capability its doc comment names
+/// (`/// Capability: pages.read`, or `none`), as Rust source for `policy::capability`: the
+/// WIT is the one place that says which capability an interface is.
+fn interface_capabilities(contract: &Path) -> String {
+    let mut pairs = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(contract)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    for file in files
+        .iter()
+        .filter(|path| path.extension().is_some_and(|ext| ext == "wit"))
+    {
+        let text = String::from_utf8(read(file)).unwrap_or_default();
+        let mut capability: Option<String> = None;
+        for line in text.lines().map(str::trim) {
+            if let Some(doc) = line.strip_prefix("///") {
+                if let Some(name) = doc.trim().strip_prefix("Capability:") {
+                    capability = Some(name.trim().to_string());
+                }
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix("interface ") {
+                let name = rest.trim_end_matches('{').trim();
+                match capability.take() {
+                    Some(capability) => pairs.push((name.to_string(), capability)),
+                    None => panic!(
+                        "interface {name} in {} has no `/// Capability: NAME` (or `none`) line",
+                        file.display()
+                    ),
+                }
+                continue;
+            }
+            capability = None;
+        }
+    }
+    let mut source = String::from(
+        "/// Each interface of the newest contract and the capability its WIT names.\n\
+         pub const INTERFACE_CAPABILITIES: &[(&str, &str)] = &[\n",
+    );
+    for (interface, capability) in pairs {
+        source.push_str(&format!("    ({interface:?}, {capability:?}),\n"));
+    }
+    source.push_str("];\n");
+    source
 }
 
 /// `X.Y.Z` of `package devtools:tool@X.Y.Z;`.

@@ -51,16 +51,16 @@ pub fn filter_name(_: &mut SchemaGenerator) -> Schema {
 pub fn node_filter(
     name: Option<String>,
     object_id: Option<f64>,
-) -> Option<devtools_tool::heap::NodeFilter> {
-    name.map(|name| devtools_tool::heap::NodeFilter { name, object_id })
+) -> devtools_tool::Result<Option<devtools_tool::memory::NodeFilter>> {
+    devtools_tool::memory::node_filter(name.as_deref(), object_id)
 }
 
 pub fn list_options(
     page_idx: Option<u64>,
     page_size: Option<u64>,
     max_name_length: Option<u64>,
-) -> devtools_tool::heap::ListOptions {
-    devtools_tool::heap::ListOptions {
+) -> devtools_tool::memory::ListOptions {
+    devtools_tool::memory::ListOptions {
         page_idx,
         page_size,
         max_name_length,

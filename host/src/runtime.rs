@@ -12,23 +12,23 @@ mod loader;
 pub mod needs;
 mod remembered;
 
-pub use bindings::exports::devtools::tool::tool::{Category, ToolDefinition};
+pub use bindings::{Category, ToolDefinition, ToolPre};
 pub use cache::CompiledCache;
 pub use code::ToolCode;
 pub use host_api::function as host_function;
 pub use host_api::{CallState, PLUGIN_FILE_EXTENSIONS, PageHandle};
 pub use loader::{
-    ALLOWED_IMPORTS, DEFINITION_WALL_CLOCK, LoadError, Loader, WASI_PREFIX, wasm_files,
+    CONTRACTS, DEFINITION_WALL_CLOCK, LoadError, Loader, WASI_PREFIX, allowed_imports,
+    is_allowed_import, wasm_files,
 };
 
 use crate::policy::capability::{Denied, Grants};
 use crate::policy::limits::Limits;
-use bindings::{Plugin, PluginPre};
 use limits::LimitExceeded;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmtime::component::{Component, Linker, Resource};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Engine, Store, UpdateDeadline};
 
 /// Bytes a host call may copy from the guest beyond the output budget (its other arguments).
@@ -68,7 +68,16 @@ impl Runtime {
             }
         };
         let mut linker = Linker::new(&engine);
-        Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| state)?;
+        // Every contract version the server links: the newest natively, released older ones
+        // through their adapters (`host_api/v0_2.rs`).
+        bindings::v0_3::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
+            &mut linker,
+            |state| state,
+        )?;
+        bindings::v0_2::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
+            &mut linker,
+            |state| state,
+        )?;
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         spawn_epoch_ticker(&engine);
         Ok(Runtime {
@@ -82,8 +91,8 @@ impl Runtime {
     }
 
     /// Links a component once; every call then instantiates it afresh from this.
-    pub fn prepare(&self, component: &Component) -> wasmtime::Result<PluginPre<CallState>> {
-        PluginPre::new(self.linker.instantiate_pre(component)?)
+    pub fn prepare(&self, component: &Component) -> wasmtime::Result<ToolPre> {
+        ToolPre::new(self.linker.instantiate_pre(component)?)
     }
 
     /// A store with the call's limits: fuel for CPU, the memory limiter, and an epoch
@@ -114,7 +123,7 @@ impl Runtime {
     /// that a limit caused is that `LimitExceeded`.
     pub async fn definition(
         &self,
-        pre: &PluginPre<CallState>,
+        pre: &ToolPre,
         flags_json: &str,
         budget: Limits,
     ) -> wasmtime::Result<ToolDefinition> {
@@ -124,11 +133,7 @@ impl Runtime {
         let state = CallState::new(None, grants, budget);
         let (state, outcome) = self
             .run(state, async |store: &mut Store<CallState>| {
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                plugin
-                    .devtools_tool_tool()
-                    .call_definition(&mut *store, flags_json)
-                    .await
+                pre.definition(store, flags_json).await
             })
             .await;
         outcome.map_err(|error| {
@@ -148,22 +153,14 @@ impl Runtime {
     /// back whatever happens in the guest, so the response can still be rendered.
     pub async fn handle(
         &self,
-        pre: &PluginPre<CallState>,
+        pre: &ToolPre,
         state: CallState,
         params_json: &str,
         page: Option<u32>,
     ) -> (CallState, CallOutcome) {
         let (mut state, outcome) = self
             .run(state, async |store: &mut Store<CallState>| {
-                let plugin = pre.instantiate_async(&mut *store).await?;
-                let page: Option<Resource<PageHandle>> = match page {
-                    Some(id) => Some(store.data_mut().table.push(PageHandle { id })?),
-                    None => None,
-                };
-                plugin
-                    .devtools_tool_tool()
-                    .call_handle(&mut *store, params_json, page)
-                    .await
+                pre.handle(store, params_json, page).await
             })
             .await;
         // Whatever ended the call (a return, a trap, the budget), nothing it set up in the
@@ -279,7 +276,7 @@ fn spawn_epoch_ticker(engine: &Engine) {
 
 #[cfg(test)]
 pub mod bindings_for_tests {
-    use super::bindings::exports::devtools::tool::tool::Annotations;
+    use super::bindings::Annotations;
     use super::{Category, ToolDefinition};
 
     /// A definition as a component would export it, for unit tests of the pipeline steps.

@@ -136,15 +136,37 @@ fn the_contract_is_a_versioned_wit_package_with_the_plugin_world() {
         "{:?}",
         package.worlds
     );
-    // The server expects this very version in every import and export.
-    for import in devtools_mcp::runtime::ALLOWED_IMPORTS {
-        assert!(import.ends_with(&format!("@{version}")), "{import}");
-    }
+    // The server links this version, with exactly the interfaces its world imports, and every
+    // older released one.
+    let world = package.worlds["plugin"];
+    let mut imported: Vec<String> = resolve.worlds[world]
+        .imports
+        .values()
+        .filter_map(|item| match item {
+            wit_parser::WorldItem::Interface { id, .. } => resolve.interfaces[*id].name.clone(),
+            _ => None,
+        })
+        .collect();
+    imported.sort();
+    let linked = devtools_mcp::runtime::CONTRACTS
+        .iter()
+        .find(|(known, _)| *known == version.to_string())
+        .map(|(_, imports)| {
+            let mut imports: Vec<String> = imports.iter().map(|name| name.to_string()).collect();
+            imports.sort();
+            imports
+        });
+    assert_eq!(linked, Some(imported));
+    assert_eq!(
+        devtools_mcp::runtime::CONTRACTS.len(),
+        released_folders().len(),
+        "every wit/since_vX.Y.Z is linked"
+    );
 }
 
 /// Every function a tool imports acts on the browser or the disk, except the response
-/// declarations: each of those needs a capability, so a new interface cannot be added without
-/// deciding who may call it.
+/// declarations and the page handle's own bookkeeping (`types`): each of those needs a
+/// capability, so a new interface cannot be added without deciding who may call it.
 #[test]
 fn every_host_function_that_acts_needs_a_capability() {
     use devtools_mcp::runtime::host_function;
@@ -160,7 +182,7 @@ fn every_host_function_that_acts_needs_a_capability() {
             continue;
         };
         let interface = &resolve.interfaces[*id];
-        if interface.name.as_deref() == Some("response") {
+        if matches!(interface.name.as_deref(), Some("response" | "types")) {
             continue;
         }
         let interface_name = interface.name.as_deref().unwrap_or("?");
@@ -171,7 +193,7 @@ fn every_host_function_that_acts_needs_a_capability() {
             }
             checked += 1;
             let guarded = host_function::find(interface_name, name)
-                .is_some_and(|declared| !declared.needs.is_empty());
+                .is_some_and(|declared| declared.needs().next().is_some());
             if !guarded {
                 ungranted.push(format!(
                     "{}.{name}",

@@ -196,7 +196,7 @@ async fn capabilities_pages_and_paths_a_plugin_was_not_given_are_refused() {
     let script = server.call("hostile", json!({ "mode": "script" })).await;
     assert_stopped(
         &script.text,
-        "it called [method]page.evaluate-expression, which needs the capability `script`, and its policy does not grant it (add \"script\" to `capabilities` under [plugins.hostile] in the policy file)",
+        "it called evaluate-expression, which needs the capability `script`, and its policy does not grant it (add \"script\" to `capabilities` under [plugins.hostile] in the policy file)",
     );
     let away = server
         .call(
@@ -310,7 +310,7 @@ async fn init_scripts_need_script_and_never_outlive_the_call() {
         .await;
     assert_stopped(
         &refused.text,
-        "it called [method]page.navigate, which needs the capability `script`",
+        "it called navigate, which needs the capability `script`",
     );
     assert!(!still_planted_after_navigating(&server, &pages.url("/")).await);
     server.shutdown().await;

@@ -112,6 +112,34 @@ impl Capability {
     }
 }
 
+include!(concat!(env!("OUT_DIR"), "/interface_capabilities.rs"));
+
+impl Capability {
+    /// The capability an interface of the newest contract is (its WIT's `Capability:` line);
+    /// `None` for the interfaces that need none (`types`, `response`, `tool`). An interface the
+    /// contract does not have is `Err`.
+    pub fn of_interface(interface: &str) -> Result<Option<Capability>, String> {
+        let (_, name) = INTERFACE_CAPABILITIES
+            .iter()
+            .find(|(known, _)| *known == interface)
+            .ok_or_else(|| format!("the contract has no interface {interface}"))?;
+        match *name {
+            "none" => Ok(None),
+            name => Capability::from_name(name)
+                .map(Some)
+                .ok_or_else(|| format!("interface {interface} names an unknown capability {name}")),
+        }
+    }
+
+    /// The interface of the newest contract that is this capability, if one is.
+    pub fn interface(self) -> Option<&'static str> {
+        INTERFACE_CAPABILITIES
+            .iter()
+            .find(|(_, name)| *name == self.name())
+            .map(|(interface, _)| *interface)
+    }
+}
+
 impl fmt::Display for Capability {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str(self.name())

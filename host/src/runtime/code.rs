@@ -3,22 +3,21 @@
 //! without their code: deserialising 63 tools' native code at every start cost most of the
 //! start-up time and a quarter of the server's memory, for tools a session mostly never calls.
 
-use super::CallState;
-use super::bindings::PluginPre;
+use super::bindings::ToolPre;
 use std::sync::{Arc, OnceLock};
 
-type Link = dyn Fn() -> Result<PluginPre<CallState>, String> + Send + Sync;
+type Link = dyn Fn() -> Result<ToolPre, String> + Send + Sync;
 
 /// Cheap to clone: clones share the linked code (and link it once).
 #[derive(Clone)]
 pub struct ToolCode {
-    linked: Arc<OnceLock<Result<PluginPre<CallState>, String>>>,
+    linked: Arc<OnceLock<Result<ToolPre, String>>>,
     link: Option<Arc<Link>>,
 }
 
 impl ToolCode {
     /// Code linked already.
-    pub fn ready(pre: PluginPre<CallState>) -> ToolCode {
+    pub fn ready(pre: ToolPre) -> ToolCode {
         ToolCode {
             linked: Arc::new(OnceLock::from(Ok(pre))),
             link: None,
@@ -28,7 +27,7 @@ impl ToolCode {
     /// Code linked by `link` on first use; its error (kept, not retried: the code is part of
     /// the binary and will not change) is the call's error.
     pub fn on_first_use(
-        link: impl Fn() -> Result<PluginPre<CallState>, String> + Send + Sync + 'static,
+        link: impl Fn() -> Result<ToolPre, String> + Send + Sync + 'static,
     ) -> ToolCode {
         ToolCode {
             linked: Arc::new(OnceLock::new()),
@@ -37,7 +36,7 @@ impl ToolCode {
     }
 
     /// The linked code, linking it now if this is its first use.
-    pub fn linked(&self) -> Result<&PluginPre<CallState>, String> {
+    pub fn linked(&self) -> Result<&ToolPre, String> {
         self.linked
             .get_or_init(|| match &self.link {
                 Some(link) => link(),

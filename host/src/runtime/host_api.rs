@@ -1,21 +1,28 @@
-//! The interfaces a tool imports, implemented over the session. Each adapter declares its
-//! functions (capabilities and marks, in [`function::HostFunction`]) next to their bodies, and
-//! every body runs inside [`CallState::dispatch`], which alone can reach the session: the
-//! bodies hold no checks of their own beyond their arguments.
+//! The interfaces a tool imports, implemented over the session: one adapter per interface of
+//! the newest contract, and each interface one capability. Each adapter declares its functions
+//! (marks and any capability needed besides the interface's, in [`function::HostFunction`])
+//! next to their bodies, and every body runs inside [`CallState::dispatch`], which alone can
+//! reach the session: the bodies hold no checks of their own beyond their arguments. Released
+//! older contracts are linked through `v0_2`, on top of these.
 
 mod dispatch;
+mod emulation;
 mod extensions;
 pub mod function;
-mod heap;
-mod interop;
+mod input;
 mod lighthouse;
+mod memory;
+mod navigate;
 mod page_tools;
 mod pages;
+mod performance;
 mod pwa;
 mod response;
 mod screencast;
+mod script;
 mod styles;
-mod vision;
+mod types;
+mod v0_2;
 
 pub use dispatch::{Call, CallState};
 pub use response::PLUGIN_FILE_EXTENSIONS;
@@ -26,18 +33,25 @@ use std::time::Duration;
 /// Every host function, by interface: what the dispatcher applies, what `plugin check`
 /// reports and what docs/plugins.md lists. A test holds it to the WIT, both ways.
 pub const HOST_FUNCTIONS: &[&[&HostFunction]] = &[
-    pages::FUNCTIONS,
+    types::FUNCTIONS,
     response::FUNCTIONS,
+    pages::FUNCTIONS,
+    navigate::FUNCTIONS,
+    input::FUNCTIONS,
+    script::FUNCTIONS,
+    emulation::FUNCTIONS,
+    performance::FUNCTIONS,
+    memory::FUNCTIONS,
     styles::FUNCTIONS,
     screencast::FUNCTIONS,
     lighthouse::FUNCTIONS,
-    heap::FUNCTIONS,
-    vision::FUNCTIONS,
-    interop::FUNCTIONS,
     page_tools::FUNCTIONS,
     extensions::FUNCTIONS,
     pwa::FUNCTIONS,
 ];
+
+/// What most host functions return: a trap, or the function's own result.
+type Outcome<T> = wasmtime::Result<Result<T, String>>;
 
 /// What a component built for WASI may print, per call, before its output is cut.
 const WASI_OUTPUT_CAPACITY: usize = 64 << 10;

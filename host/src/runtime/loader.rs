@@ -2,10 +2,10 @@
 //! modules into components, refuses what imports more than our interfaces (and a WASI that
 //! grants nothing), evaluates each definition for the server's flags and applies the policy.
 
-use super::bindings::PluginPre;
+use super::bindings::ToolPre;
 use super::cache::CompiledCache;
 use super::remembered::Remembered;
-use super::{CallState, LoadedTool, Runtime, ToolCode, ToolDefinition};
+use super::{LoadedTool, Runtime, ToolCode, ToolDefinition};
 use crate::policy::plugins::{Origin, Policy};
 use crate::policy::signature::{self, Verdict};
 use sha2::{Digest, Sha256};
@@ -13,36 +13,37 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasmtime::component::types::ComponentItem;
 
-/// The interfaces of ours a tool may import (the version is the `package` line of
-/// the newest wit/since_vX.Y.Z/tool.wit, read by host/build.rs).
-pub const ALLOWED_IMPORTS: [&str; 11] = [
-    concat!("devtools:tool/pages@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
-    concat!("devtools:tool/response@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
-    concat!("devtools:tool/styles@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
-    concat!(
-        "devtools:tool/screencast@",
-        env!("DEVTOOLS_TOOL_WIT_VERSION")
-    ),
-    concat!(
-        "devtools:tool/lighthouse@",
-        env!("DEVTOOLS_TOOL_WIT_VERSION")
-    ),
-    concat!("devtools:tool/heap@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
-    concat!("devtools:tool/vision@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
-    concat!("devtools:tool/interop@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
-    concat!(
-        "devtools:tool/page-tools@",
-        env!("DEVTOOLS_TOOL_WIT_VERSION")
-    ),
-    concat!(
-        "devtools:tool/extensions@",
-        env!("DEVTOOLS_TOOL_WIT_VERSION")
-    ),
-    concat!("devtools:tool/pwa@", env!("DEVTOOLS_TOOL_WIT_VERSION")),
-];
+include!(concat!(env!("OUT_DIR"), "/contracts.rs"));
 
-/// The interface every tool exports.
-const TOOL_EXPORT: &str = concat!("devtools:tool/tool@", env!("DEVTOOLS_TOOL_WIT_VERSION"));
+/// The interfaces of ours a tool may import: every interface of every contract version the
+/// server links (`CONTRACTS`, read from `wit/since_vX.Y.Z` by host/build.rs), versioned.
+pub fn allowed_imports() -> impl Iterator<Item = String> {
+    CONTRACTS.iter().flat_map(|(version, imports)| {
+        imports
+            .iter()
+            .map(move |interface| format!("devtools:tool/{interface}@{version}"))
+    })
+}
+
+/// Whether `import` is an interface of a contract the server links.
+pub fn is_allowed_import(import: &str) -> bool {
+    let Some((interface, version)) = import
+        .strip_prefix("devtools:tool/")
+        .and_then(|rest| rest.split_once('@'))
+    else {
+        return false;
+    };
+    CONTRACTS
+        .iter()
+        .any(|(known, imports)| *known == version && imports.contains(&interface))
+}
+
+/// The tool export of each contract version the server links.
+fn is_tool_export(name: &str) -> bool {
+    CONTRACTS
+        .iter()
+        .any(|(version, _)| name == format!("devtools:tool/tool@{version}"))
+}
 
 /// WASI interfaces are linked to an implementation that grants nothing.
 pub const WASI_PREFIX: &str = "wasi:";
@@ -110,7 +111,7 @@ pub enum LoadError {
 pub struct Inspection {
     /// Lowercase hex sha256 of the file.
     pub sha256: String,
-    pub pre: PluginPre<CallState>,
+    pub pre: ToolPre,
     pub definition: ToolDefinition,
     pub input_schema: serde_json::Map<String, serde_json::Value>,
     /// The component's imports, by name.
@@ -319,12 +320,17 @@ impl Loader {
         let exports_tool = component
             .component_type()
             .exports(self.runtime.engine())
-            .any(|(name, _)| name == TOOL_EXPORT);
+            .any(|(name, _)| is_tool_export(name));
         if !exports_tool {
             return Err(LoadError::Definition {
                 file: file.to_path_buf(),
                 reason: format!(
-                    "it does not export {TOOL_EXPORT} (build it with the devtools-tool SDK or against the devtools:tool WIT)"
+                    "it does not export devtools:tool/tool of a contract version this server links ({}); build it with the devtools-tool SDK or against the devtools:tool WIT",
+                    CONTRACTS
+                        .iter()
+                        .map(|(version, _)| *version)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             });
         }
@@ -530,13 +536,13 @@ fn check_imports(
     engine: &wasmtime::Engine,
 ) -> Result<(), LoadError> {
     for (import, item) in component.component_type().imports(engine) {
-        let known = ALLOWED_IMPORTS.contains(&import) || import.starts_with(WASI_PREFIX);
+        let known = is_allowed_import(import) || import.starts_with(WASI_PREFIX);
         let allowed = known && matches!(item.ty, ComponentItem::ComponentInstance(_));
         if !allowed {
             return Err(LoadError::ForbiddenImport {
                 file: file.to_path_buf(),
                 import: import.to_string(),
-                allowed: ALLOWED_IMPORTS.join(" and "),
+                allowed: allowed_imports().collect::<Vec<_>>().join(" and "),
             });
         }
     }

@@ -17,14 +17,15 @@ pub struct Needs {
 
 pub fn needed_by(bytes: &[u8]) -> Needs {
     let mut needs = Needs::default();
-    for (interface, name) in tool_imports(bytes) {
-        let Some(function) = super::host_api::function::find(&interface, &name) else {
+    for (version, interface, name) in tool_imports(bytes) {
+        let found = super::host_api::function::find_in_contract(&version, &interface, &name);
+        let Some(function) = found else {
             continue;
         };
-        for capability in function.needs {
+        for capability in function.needs() {
             needs
                 .always
-                .entry(*capability)
+                .entry(capability)
                 .or_default()
                 .insert(name.clone());
         }
@@ -39,8 +40,9 @@ pub fn needed_by(bytes: &[u8]) -> Needs {
     needs
 }
 
-/// The `devtools:tool` functions a component's core modules import: (interface, function).
-fn tool_imports(bytes: &[u8]) -> Vec<(String, String)> {
+/// The `devtools:tool` functions a component's core modules import: (contract version,
+/// interface, function).
+fn tool_imports(bytes: &[u8]) -> Vec<(String, String, String)> {
     let mut imports = Vec::new();
     for payload in wasmparser::Parser::new(0).parse_all(bytes) {
         let Ok(wasmparser::Payload::ImportSection(reader)) = payload else {
@@ -61,13 +63,11 @@ fn tool_imports(bytes: &[u8]) -> Vec<(String, String)> {
                     .collect(),
             };
             for (module, name) in names {
-                let Some(interface) = module
-                    .strip_prefix("devtools:tool/")
-                    .map(|rest| rest.split('@').next().unwrap_or(rest))
-                else {
+                let Some(rest) = module.strip_prefix("devtools:tool/") else {
                     continue;
                 };
-                imports.push((interface.to_string(), name.to_string()));
+                let (interface, version) = rest.split_once('@').unwrap_or((rest, ""));
+                imports.push((version.to_string(), interface.to_string(), name.to_string()));
             }
         }
     }

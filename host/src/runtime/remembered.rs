@@ -10,7 +10,7 @@
 //! the tools are described by running their code, as without a cache, and the record is
 //! written again.
 
-use super::bindings::exports::devtools::tool::tool::Annotations;
+use super::bindings::Annotations;
 use super::cache::{
     CompiledCache, HmacSha256, read_entry, seal_with, store_atomically, unseal_with,
 };

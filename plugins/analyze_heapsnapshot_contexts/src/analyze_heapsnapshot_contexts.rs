@@ -3,7 +3,7 @@
 #[path = "../../heap_params.rs"]
 mod heap_params;
 
-use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
+use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, memory};
 use heap_params::{list_options, respond};
 use serde::Deserialize;
 
@@ -51,7 +51,7 @@ impl GlobalTool for AnalyzeHeapsnapshotContexts {
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
         respond(
-            heap::heap_analyze_contexts(
+            memory::analyze_contexts(
                 &p.file_path,
                 p.retained_size.as_deref(),
                 p.scope_info_node_id,

@@ -34,7 +34,7 @@ impl PageTool for ClickAt {
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
         let double = params.dbl_click.unwrap_or(false);
-        devtools_tool::vision::click_at(page, params.x, params.y, if double { 2 } else { 1 })?;
+        page.click_at(params.x, params.y, if double { 2 } else { 1 })?;
         response.line(if double {
             "Successfully double clicked at the coordinates"
         } else {

@@ -3,7 +3,7 @@
 #[path = "../../heap_params.rs"]
 mod heap_params;
 
-use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
+use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, memory};
 use heap_params::respond;
 use serde::Deserialize;
 
@@ -30,7 +30,7 @@ impl GlobalTool for CloseHeapsnapshot {
     }
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        respond(heap::heap_close(&p.file_path), response)
+        respond(memory::close(&p.file_path), response)
     }
 }
 

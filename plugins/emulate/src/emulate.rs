@@ -118,31 +118,24 @@ impl PageTool for Emulate {
             color_scheme,
             viewport: params.viewport,
             extra_http_headers: params.extra_http_headers,
-            forced_colors: params.forced_colors.map(|value| {
-                match value {
-                    ForcedColors::Active => "active",
-                    ForcedColors::None => "none",
-                    ForcedColors::Auto => "auto",
-                }
-                .to_string()
+            forced_colors: params.forced_colors.map(|value| match value {
+                ForcedColors::Active => devtools_tool::ForcedColors::Active,
+                ForcedColors::None => devtools_tool::ForcedColors::None,
+                ForcedColors::Auto => devtools_tool::ForcedColors::Auto,
             }),
-            prefers_contrast: params.prefers_contrast.map(|value| {
-                match value {
-                    PrefersContrast::More => "more",
-                    PrefersContrast::Less => "less",
-                    PrefersContrast::Custom => "custom",
-                    PrefersContrast::NoPreference => "no-preference",
-                    PrefersContrast::Auto => "auto",
-                }
-                .to_string()
+            prefers_contrast: params.prefers_contrast.map(|value| match value {
+                PrefersContrast::More => devtools_tool::PrefersContrast::More,
+                PrefersContrast::Less => devtools_tool::PrefersContrast::Less,
+                PrefersContrast::Custom => devtools_tool::PrefersContrast::Custom,
+                PrefersContrast::NoPreference => devtools_tool::PrefersContrast::NoPreference,
+                PrefersContrast::Auto => devtools_tool::PrefersContrast::Auto,
             }),
-            prefers_reduced_motion: params.prefers_reduced_motion.map(|value| {
-                match value {
-                    PrefersReducedMotion::Reduce => "reduce",
-                    PrefersReducedMotion::NoPreference => "no-preference",
-                    PrefersReducedMotion::Auto => "auto",
+            prefers_reduced_motion: params.prefers_reduced_motion.map(|value| match value {
+                PrefersReducedMotion::Reduce => devtools_tool::PrefersReducedMotion::Reduce,
+                PrefersReducedMotion::NoPreference => {
+                    devtools_tool::PrefersReducedMotion::NoPreference
                 }
-                .to_string()
+                PrefersReducedMotion::Auto => devtools_tool::PrefersReducedMotion::Auto,
             }),
         })?;
         response.line("Emulation configured successfully");

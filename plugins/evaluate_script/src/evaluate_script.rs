@@ -1,7 +1,10 @@
 //! `evaluate_script`: runs JavaScript (a function declaration or a classic script, inline or
 //! from a file) in the page and returns its JSON result.
 
-use devtools_tool::{Category, Definition, EvaluateOptions, Flags, GlobalTool, Response, pages};
+use devtools_tool::{
+    Category, Definition, DialogAction, EvaluateOptions, Flags, GlobalTool, Response, ScriptFormat,
+    pages,
+};
 use serde::Deserialize;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -112,9 +115,12 @@ impl GlobalTool for EvaluateScript {
                 }
                 // Service workers have no DOM: nothing to wait for.
                 let options = EvaluateOptions {
-                    dialog_action: params.dialog_action,
+                    dialog_action: params
+                        .dialog_action
+                        .as_deref()
+                        .map(DialogAction::from_reference),
                     wait_for_stable_dom: false,
-                    format: Some(format.to_string()),
+                    format: ScriptFormat::from_reference(Some(format)),
                     source_path,
                 };
                 devtools_tool::extensions::evaluate_in_service_worker(&worker, &function, &options)?
@@ -125,9 +131,12 @@ impl GlobalTool for EvaluateScript {
                     None => pages::selected()?,
                 };
                 let options = EvaluateOptions {
-                    dialog_action: params.dialog_action,
+                    dialog_action: params
+                        .dialog_action
+                        .as_deref()
+                        .map(DialogAction::from_reference),
                     wait_for_stable_dom: params.wait_for_stable_dom.unwrap_or(true),
-                    format: Some(format.to_string()),
+                    format: ScriptFormat::from_reference(Some(format)),
                     source_path,
                 };
                 page.evaluate(&function, &args, &options)?

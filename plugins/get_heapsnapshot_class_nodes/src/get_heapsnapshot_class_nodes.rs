@@ -3,7 +3,7 @@
 #[path = "../../heap_params.rs"]
 mod heap_params;
 
-use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
+use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, memory};
 use heap_params::{list_options, node_filter, respond};
 use serde::Deserialize;
 
@@ -55,10 +55,10 @@ impl GlobalTool for GetHeapsnapshotClassNodes {
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
         respond(
-            heap::heap_class_nodes(
+            memory::class_nodes(
                 &p.file_path,
                 p.id,
-                node_filter(p.filter_name, p.object_id).as_ref(),
+                node_filter(p.filter_name, p.object_id)?,
                 list_options(p.page_idx, p.page_size, p.max_name_length),
             ),
             response,

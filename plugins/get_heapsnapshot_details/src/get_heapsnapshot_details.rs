@@ -3,7 +3,7 @@
 #[path = "../../heap_params.rs"]
 mod heap_params;
 
-use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
+use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, memory};
 use heap_params::{list_options, node_filter, respond};
 use serde::Deserialize;
 
@@ -52,9 +52,9 @@ impl GlobalTool for GetHeapsnapshotDetails {
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
         respond(
-            heap::heap_details(
+            memory::details(
                 &p.file_path,
-                node_filter(p.filter_name, p.object_id).as_ref(),
+                node_filter(p.filter_name, p.object_id)?,
                 list_options(p.page_idx, p.page_size, p.max_name_length),
             ),
             response,

@@ -3,7 +3,7 @@
 #[path = "../../heap_params.rs"]
 mod heap_params;
 
-use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
+use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, memory};
 use heap_params::{list_options, respond};
 use serde::Deserialize;
 
@@ -44,7 +44,7 @@ impl GlobalTool for GetHeapsnapshotDuplicateStrings {
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
         respond(
-            heap::heap_duplicate_strings(
+            memory::duplicate_strings(
                 &p.file_path,
                 list_options(p.page_idx, p.page_size, p.max_name_length),
             ),

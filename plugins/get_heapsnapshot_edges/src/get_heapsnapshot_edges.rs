@@ -3,7 +3,7 @@
 #[path = "../../heap_params.rs"]
 mod heap_params;
 
-use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
+use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, memory};
 use heap_params::{list_options, respond};
 use serde::Deserialize;
 
@@ -57,10 +57,16 @@ impl GlobalTool for GetHeapsnapshotEdges {
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
         respond(
-            heap::heap_edges(
+            memory::edges(
                 &p.file_path,
                 p.node_id,
-                p.sort_by.as_deref(),
+                match p.sort_by.as_deref() {
+                    None => None,
+                    Some("retainedSize") => Some(memory::EdgeSort::RetainedSize),
+                    Some("selfSize") => Some(memory::EdgeSort::SelfSize),
+                    Some("name") => Some(memory::EdgeSort::Name),
+                    Some(other) => return Err(format!("Invalid sortBy: {other}")),
+                },
                 p.retained_size.as_deref(),
                 p.exclude_primitives,
                 list_options(p.page_idx, p.page_size, p.max_name_length),

@@ -3,7 +3,7 @@
 #[path = "../../heap_params.rs"]
 mod heap_params;
 
-use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
+use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, memory};
 use heap_params::respond;
 use serde::Deserialize;
 
@@ -39,7 +39,7 @@ impl GlobalTool for GetHeapsnapshotObjectDetails {
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
         respond(
-            heap::heap_object_details(&p.file_path, p.node_id, p.max_name_length),
+            memory::object_details(&p.file_path, p.node_id, p.max_name_length),
             response,
         )
     }

@@ -3,7 +3,7 @@
 #[path = "../../heap_params.rs"]
 mod heap_params;
 
-use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
+use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, memory};
 use heap_params::respond;
 use serde::Deserialize;
 
@@ -51,7 +51,7 @@ impl GlobalTool for GetHeapsnapshotRetainingPaths {
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
         respond(
-            heap::heap_retaining_paths(
+            memory::retaining_paths(
                 &p.file_path,
                 p.node_id,
                 p.max_depth,

@@ -3,7 +3,7 @@
 #[path = "../../heap_params.rs"]
 mod heap_params;
 
-use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
+use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, memory};
 use heap_params::respond;
 use serde::Deserialize;
 
@@ -35,10 +35,7 @@ impl GlobalTool for GetHeapsnapshotSummary {
     }
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        respond(
-            heap::heap_summary(&p.file_path, p.max_name_length),
-            response,
-        )
+        respond(memory::summary(&p.file_path, p.max_name_length), response)
     }
 }
 

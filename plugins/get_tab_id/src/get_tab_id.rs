@@ -23,7 +23,7 @@ impl PageTool for GetTabId {
     }
 
     fn handle(page: &Page, _params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        let tab_id = devtools_tool::interop::tab_id(page)?;
+        let tab_id = page.tab_id()?;
         response.line(format!("Tab ID: {tab_id}"));
         Ok(())
     }

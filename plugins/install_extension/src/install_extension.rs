@@ -24,7 +24,7 @@ impl GlobalTool for InstallExtension {
     }
 
     fn handle(params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        let id = devtools_tool::extensions::install_extension(&params.path)?;
+        let id = devtools_tool::extensions::install(&params.path)?;
         response.line(format!("Extension installed. Id: {id}"));
         Ok(())
     }

@@ -47,10 +47,14 @@ impl GlobalTool for InstallPwa {
 
     fn handle(params: Params, response: &mut Response) -> devtools_tool::Result<()> {
         let mode = params.display_mode.as_ref().map(DisplayMode::as_str);
-        devtools_tool::pwa::install_pwa(
+        let wit_mode = params.display_mode.as_ref().map(|mode| match mode {
+            DisplayMode::Standalone => devtools_tool::pwa::DisplayMode::Standalone,
+            DisplayMode::Browser => devtools_tool::pwa::DisplayMode::Browser,
+        });
+        devtools_tool::pwa::install(
             &params.manifest_id,
             &params.install_url_or_bundle_url,
-            mode,
+            wit_mode,
         )?;
         response.line(format!(
             "Installed PWA with manifest ID: {}",

@@ -26,7 +26,7 @@ impl GlobalTool for LaunchPwa {
     }
 
     fn handle(params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        let page = devtools_tool::pwa::launch_pwa(&params.manifest_id, params.url.as_deref())?;
+        let page = devtools_tool::pwa::launch(&params.manifest_id, params.url.as_deref())?;
         response.line(format!(
             "Launched PWA with manifest ID: {} ({})",
             params.manifest_id,

@@ -1,7 +1,7 @@
 //! `lighthouse_audit`: Lighthouse scores and failing audits (accessibility, SEO, best
 //! practices, agentic browsing), reports saved to disk. The host runs Lighthouse.
 
-use devtools_tool::lighthouse::{AuditOptions, run_lighthouse_audit};
+use devtools_tool::lighthouse::{AuditMode, AuditOptions, run_audit};
 use devtools_tool::{Category, Definition, Flags, Page, PageTool, Response};
 use serde::{Deserialize, Serialize};
 
@@ -49,12 +49,17 @@ impl PageTool for LighthouseAudit {
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
         let options = AuditOptions {
-            mode: devtools_tool::serde_names(&[params.mode.unwrap_or(Mode::Navigation)]).concat(),
-            device: devtools_tool::serde_names(&[params.device.unwrap_or(Device::Desktop)])
-                .concat(),
+            mode: match params.mode.unwrap_or(Mode::Navigation) {
+                Mode::Navigation => AuditMode::Navigation,
+                Mode::Snapshot => AuditMode::Snapshot,
+            },
+            device: match params.device.unwrap_or(Device::Desktop) {
+                Device::Desktop => devtools_tool::lighthouse::Device::Desktop,
+                Device::Mobile => devtools_tool::lighthouse::Device::Mobile,
+            },
             output_dir_path: params.output_dir_path,
         };
-        let lines = run_lighthouse_audit(page, &options)?;
+        let lines = run_audit(page, &options)?;
         lines.iter().for_each(|line| response.line(line));
         Ok(())
     }

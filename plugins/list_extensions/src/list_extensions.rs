@@ -21,7 +21,7 @@ impl GlobalTool for ListExtensions {
     }
 
     fn handle(_params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        let lines = devtools_tool::extensions::list_extensions()?;
+        let lines = devtools_tool::extensions::installed()?;
         lines.iter().for_each(|line| response.line(line));
         Ok(())
     }

@@ -3,7 +3,7 @@
 #[path = "../../heap_params.rs"]
 mod heap_params;
 
-use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, heap};
+use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, memory};
 use heap_params::{list_options, respond};
 use serde::Deserialize;
 
@@ -66,16 +66,22 @@ impl GlobalTool for QueryHeapsnapshotObjects {
 
     fn handle(p: Params, response: &mut Response) -> devtools_tool::Result<()> {
         respond(
-            heap::heap_query_objects(
+            memory::query_objects(
                 &p.file_path,
-                &heap::ObjectQuery {
+                &memory::ObjectQuery {
                     class_name: p.class_name,
                     property_name: p.property_name,
                     node_type: p.node_type,
                     retained_size: p.retained_size,
                     self_size: p.self_size,
                     is_detached: p.is_detached,
-                    sort_by: p.sort_by,
+                    sort_by: match p.sort_by.as_deref() {
+                        None => None,
+                        Some("retainedSize") => Some(memory::NodeSort::RetainedSize),
+                        Some("selfSize") => Some(memory::NodeSort::SelfSize),
+                        Some("id") => Some(memory::NodeSort::Id),
+                        Some(other) => return Err(format!("Invalid sortBy: {other}")),
+                    },
                 },
                 list_options(p.page_idx, p.page_size, p.max_name_length),
             ),

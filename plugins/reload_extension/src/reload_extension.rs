@@ -23,7 +23,7 @@ impl GlobalTool for ReloadExtension {
     }
 
     fn handle(params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        devtools_tool::extensions::reload_extension(&params.id)?;
+        devtools_tool::extensions::reload(&params.id)?;
         response.line("Extension reloaded.");
         Ok(())
     }

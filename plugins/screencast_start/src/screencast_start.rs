@@ -34,7 +34,7 @@ impl PageTool for ScreencastStart {
     }
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        let lines = devtools_tool::screencast::start_screencast(page, params.file_path.as_deref())?;
+        let lines = devtools_tool::screencast::start(page, params.file_path.as_deref())?;
         lines.iter().for_each(|line| response.line(line));
         Ok(())
     }

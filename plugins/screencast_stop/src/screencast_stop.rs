@@ -20,7 +20,7 @@ impl PageTool for ScreencastStop {
     }
 
     fn handle(page: &Page, _params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        let lines = devtools_tool::screencast::stop_screencast(page)?;
+        let lines = devtools_tool::screencast::stop(page)?;
         lines.iter().for_each(|line| response.line(line));
         Ok(())
     }

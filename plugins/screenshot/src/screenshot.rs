@@ -19,7 +19,7 @@ impl PageTool for Screenshot {
 
     fn handle(page: &Page, _params: Params, response: &mut Response) -> devtools_tool::Result<()> {
         let options = ScreenshotOptions {
-            format: Some("png".into()),
+            format: Some(devtools_tool::ImageFormat::Png),
             quality: None,
             uid: None,
             full_page: false,

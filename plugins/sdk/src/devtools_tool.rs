@@ -41,7 +41,7 @@ pub use response::Response;
 #[doc(hidden)]
 pub mod __bindings {
     wit_bindgen::generate!({
-        // The crate's own copy of the contract (kept equal to the workspace's wit/ by
+        // The crate's own copy of the contract (kept equal to the newest wit/since_vX.Y.Z by
         // host/build.rs), so the published crate builds on its own.
         path: "wit",
         world: "plugin",
@@ -51,11 +51,18 @@ pub mod __bindings {
     });
 }
 
-pub use __bindings::devtools::tool::pages::{
-    Dialog, Emulation, EvaluateOptions, NavigateOptions, Navigated, Navigation, Page, Screenshot,
-    ScreenshotOptions, TraceOptions,
+mod page;
+
+pub use __bindings::devtools::tool::emulation::{
+    Emulation, ForcedColors, PrefersContrast, PrefersReducedMotion,
 };
+pub use __bindings::devtools::tool::navigate::{NavigateOptions, Navigated, Navigation};
+pub use __bindings::devtools::tool::pages::{
+    Dialog, DialogKind, ImageFormat, PageInfo, Screenshot, ScreenshotOptions,
+};
+pub use __bindings::devtools::tool::performance::TraceOptions;
 pub use __bindings::devtools::tool::response::ListOptions;
+pub use __bindings::devtools::tool::types::{DialogAction, EvaluateOptions, Page, ScriptFormat};
 pub use __bindings::exports::devtools::tool::tool::Category;
 
 use __bindings::exports::devtools::tool::tool as wit_tool;
@@ -76,62 +83,86 @@ pub fn serde_names<T: serde::Serialize>(values: &[T]) -> Vec<String> {
 pub type Result<T, E = String> = core::result::Result<T, E>;
 
 /// The page collection, for tools that are not page-scoped (`list_pages`, `new_page`, ...).
+/// Reading it needs `pages.read`; selecting, opening and closing need `pages.manage`.
 pub mod pages {
-    pub use crate::__bindings::devtools::tool::pages::{close, get, new_page, select, selected};
+    pub use crate::__bindings::devtools::tool::pages::{all, get, selected};
+    pub use crate::__bindings::devtools::tool::pages_manage::{close, new_page, select};
 }
 
-/// An element's CSS cascade, read by the host (`get_css_styles`).
+/// An element's CSS cascade, read by the host (`get_css_styles`; capability `styles`).
 pub mod styles {
     pub use crate::__bindings::devtools::tool::styles::get_css_styles;
 }
 
-/// Page recordings; the host picks the recorder and frame rate from its flags.
+/// Page recordings; the host picks the recorder and frame rate from its flags (capability
+/// `screencast`, and `files.write` for the video).
 pub mod screencast {
-    pub use crate::__bindings::devtools::tool::screencast::{start_screencast, stop_screencast};
+    pub use crate::__bindings::devtools::tool::screencast::{start, stop};
 }
 
-/// Lighthouse audits, run by the host with Node.js.
+/// Lighthouse audits, run by the host with Node.js (capability `lighthouse`).
 pub mod lighthouse {
-    pub use crate::__bindings::devtools::tool::lighthouse::{AuditOptions, run_lighthouse_audit};
+    pub use crate::__bindings::devtools::tool::lighthouse::{
+        AuditMode, AuditOptions, Device, run_audit,
+    };
 }
 
-/// Coordinate input (`click_at`).
-pub mod vision {
-    pub use crate::__bindings::devtools::tool::vision::click_at;
-}
-
-/// Ids other clients know a page by (`get_tab_id`).
-pub mod interop {
-    pub use crate::__bindings::devtools::tool::interop::tab_id;
-}
-
-/// Tools a page offers: third-party developer tools and WebMCP tools. The host escapes what the
-/// page says in the lines it returns.
+/// Tools a page offers: third-party developer tools and WebMCP tools (capability
+/// `page-tools`). The host escapes what the page says in the lines it returns.
 pub mod page_tools {
     pub use crate::__bindings::devtools::tool::page_tools::{
         execute_developer_tool, execute_webmcp_tool, list_developer_tools, list_webmcp_tools,
     };
 }
 
-/// The browser's extensions (`--categoryExtensions`).
+/// The browser's extensions (`--categoryExtensions`): listing, uninstalling and triggering
+/// need `extensions`; installing and reloading need `extensions.install`; running code in an
+/// extension's service worker needs `script`.
 pub mod extensions {
-    pub use crate::__bindings::devtools::tool::extensions::{
-        evaluate_in_service_worker, install_extension, list_extensions, reload_extension,
-        trigger_extension_action, uninstall_extension,
-    };
+    pub use crate::__bindings::devtools::tool::extensions::{installed, trigger_action, uninstall};
+    pub use crate::__bindings::devtools::tool::extensions_install::{install, reload};
+    pub use crate::__bindings::devtools::tool::script::evaluate_in_service_worker;
 }
 
-/// Web apps installed in the browser profile (`--categoryPwa`).
+/// Web apps installed in the browser profile (`--categoryPwa`; capability `pwa`).
 pub mod pwa {
     pub use crate::__bindings::devtools::tool::pwa::{
-        OsAppState, get_os_app_state, install_pwa, launch_pwa, uninstall_pwa,
+        DisplayMode, OsAppState, get_os_app_state, install, launch, uninstall,
     };
 }
 
-/// Heap-snapshot analysis in the host (`memory` capability): each function takes a
-/// `.heapsnapshot` path and returns the response lines.
-pub mod heap {
-    pub use crate::__bindings::devtools::tool::heap::*;
+/// Heap snapshots: taken of a page, and analysed in the host (capability `memory`). Each
+/// analysis takes a `.heapsnapshot` path and returns the response lines.
+pub mod memory {
+    pub use crate::__bindings::devtools::tool::memory::*;
+
+    /// The filter for the reference's `filterName` (and `objectId`, which
+    /// `attributedToSpecificNativeContext` needs).
+    pub fn node_filter(
+        name: Option<&str>,
+        object_id: Option<f64>,
+    ) -> crate::Result<Option<NodeFilter>> {
+        let Some(name) = name else {
+            return Ok(None);
+        };
+        Ok(Some(match name {
+            "objectsRetainedByDetachedDomNodes" => NodeFilter::RetainedByDetachedDomNodes,
+            "objectsRetainedByConsole" => NodeFilter::RetainedByConsole,
+            "objectsRetainedByEventHandlers" => NodeFilter::RetainedByEventHandlers,
+            "objectsRetainedByContexts" => NodeFilter::RetainedByContexts,
+            "sharedNativeContext" => NodeFilter::SharedNativeContext,
+            "noNativeContext" => NodeFilter::NoNativeContext,
+            "attributedToSpecificNativeContext" => {
+                match object_id {
+                    Some(id) => NodeFilter::AttributedToSpecificNativeContext(id),
+                    None => {
+                        return Err("objectId is required when filterName is attributedToSpecificNativeContext".into());
+                    }
+                }
+            }
+            _ => return Err("Invalid filter name".into()),
+        }))
+    }
 }
 
 /// A tool that acts on one page: the host resolves it (selected page, or `pageId` with

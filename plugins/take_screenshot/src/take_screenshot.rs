@@ -59,9 +59,9 @@ impl PageTool for TakeScreenshot {
             return Err("Providing both \"uid\" and \"fullPage\" is not allowed.".into());
         }
         let format = params.format.map(|format| match format {
-            Format::Png => "png".to_string(),
-            Format::Jpeg => "jpeg".to_string(),
-            Format::Webp => "webp".to_string(),
+            Format::Png => devtools_tool::ImageFormat::Png,
+            Format::Jpeg => devtools_tool::ImageFormat::Jpeg,
+            Format::Webp => devtools_tool::ImageFormat::Webp,
         });
         let screenshot = page.screenshot(&ScreenshotOptions {
             format,

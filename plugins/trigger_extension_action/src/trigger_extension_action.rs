@@ -25,7 +25,7 @@ impl GlobalTool for TriggerExtensionAction {
 
     fn handle(params: Params, response: &mut Response) -> devtools_tool::Result<()> {
         let page = pages::selected()?;
-        devtools_tool::extensions::trigger_extension_action(&params.id, &page)?;
+        devtools_tool::extensions::trigger_action(&params.id, &page)?;
         response.line(format!("Extension action triggered for ID {}", params.id));
         Ok(())
     }

@@ -23,7 +23,7 @@ impl GlobalTool for UninstallExtension {
     }
 
     fn handle(params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        devtools_tool::extensions::uninstall_extension(&params.id)?;
+        devtools_tool::extensions::uninstall(&params.id)?;
         response.line(format!("Extension uninstalled. Id: {}", params.id));
         Ok(())
     }

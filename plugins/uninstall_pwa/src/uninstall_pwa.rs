@@ -24,7 +24,7 @@ impl GlobalTool for UninstallPwa {
     }
 
     fn handle(params: Params, response: &mut Response) -> devtools_tool::Result<()> {
-        devtools_tool::pwa::uninstall_pwa(&params.manifest_id)?;
+        devtools_tool::pwa::uninstall(&params.manifest_id)?;
         response.line(format!(
             "Uninstalled PWA with manifest ID: {}",
             params.manifest_id

@@ -7,8 +7,8 @@ use crate::policy::signature::{self, Verdict};
 use crate::runtime::definition::category_info;
 use crate::runtime::definition::{escape, escape_keeping_lines};
 use crate::runtime::needs::needed_by;
-use crate::runtime::{ALLOWED_IMPORTS, WASI_PREFIX};
 use crate::runtime::{CompiledCache, Loader, Runtime};
+use crate::runtime::{WASI_PREFIX, is_allowed_import};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
@@ -107,7 +107,7 @@ pub async fn report(
         .iter()
         .partition(|import| import.starts_with(WASI_PREFIX));
     for import in ours {
-        let note = if ALLOWED_IMPORTS.contains(&import.as_str()) {
+        let note = if is_allowed_import(import.as_str()) {
             "devtools-mcp host interface"
         } else {
             "not provided"

@@ -91,9 +91,9 @@ impl CallState {
         if self.dispatched.len() < MAX_RECORDED {
             self.dispatched.push(function.name);
         }
-        for capability in function.needs {
+        for capability in function.needs() {
             self.grants
-                .require(*capability, function.name)
+                .require(capability, function.name)
                 .map_err(wasmtime::Error::new)?;
         }
         let watch_landing = function.marks.has(Marks::NAVIGATES) && self.grants.restricts_urls();

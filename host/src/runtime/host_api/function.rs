@@ -47,15 +47,17 @@ impl Marks {
     }
 }
 
-/// One function a tool component imports, as the WIT names it.
+/// One function a tool component imports, as the newest contract names it. What it needs is
+/// its interface's capability (the WIT's `Capability:` line), plus any it always needs
+/// besides (a heap snapshot is written to a file), plus those only some arguments need.
 #[derive(Debug)]
 pub struct HostFunction {
-    /// The WIT interface (`pages`, `response`, ...).
+    /// The WIT interface (`pages`, `input`, ...).
     pub interface: &'static str,
-    /// The function's WIT name (`[method]page.click`, `save-file`).
+    /// The function's WIT name (`click`, `[method]page.id`, `save-file`).
     pub name: &'static str,
-    /// Capabilities every call needs; none for response declarations and handle bookkeeping.
-    pub needs: &'static [Capability],
+    /// Capabilities every call needs besides its interface's.
+    pub also_needs: &'static [Capability],
     /// Capabilities a call needs depending on its arguments (a file path given, an init
     /// script, a `javascript:` URL), checked by the body through [`super::Call::require`],
     /// which refuses any capability not declared here.
@@ -64,19 +66,19 @@ pub struct HostFunction {
 }
 
 impl HostFunction {
-    pub const fn new(
-        interface: &'static str,
-        name: &'static str,
-        needs: &'static [Capability],
-        marks: Marks,
-    ) -> HostFunction {
+    pub const fn new(interface: &'static str, name: &'static str, marks: Marks) -> HostFunction {
         HostFunction {
             interface,
             name,
-            needs,
+            also_needs: &[],
             may_need: &[],
             marks,
         }
+    }
+
+    /// The same, needing these capabilities on every call besides its interface's.
+    pub const fn also(self, also_needs: &'static [Capability]) -> HostFunction {
+        HostFunction { also_needs, ..self }
     }
 
     /// The same, with capabilities that only some arguments need.
@@ -84,9 +86,15 @@ impl HostFunction {
         HostFunction { may_need, ..self }
     }
 
+    /// Every capability each call needs: its interface's first.
+    pub fn needs(&self) -> impl Iterator<Item = Capability> + use<> {
+        let own = Capability::of_interface(self.interface).ok().flatten();
+        own.into_iter().chain(self.also_needs.iter().copied())
+    }
+
     /// Whether a call may use `capability` at all (always or for some arguments).
     pub fn may_use(&self, capability: Capability) -> bool {
-        self.needs.contains(&capability) || self.may_need.contains(&capability)
+        self.needs().any(|needed| needed == capability) || self.may_need.contains(&capability)
     }
 }
 
@@ -99,12 +107,68 @@ pub fn find(interface: &str, name: &str) -> Option<&'static HostFunction> {
         .find(|function| function.interface == interface && function.name == name)
 }
 
+/// The host function a component built against contract `version` reaches when it imports
+/// `name` from `interface`: today's own for the newest contract, and through the adapter's
+/// table for a released older one.
+pub fn find_in_contract(
+    version: &str,
+    interface: &str,
+    name: &str,
+) -> Option<&'static HostFunction> {
+    match version {
+        "0.2.0" => super::v0_2::V0_2_FUNCTIONS
+            .iter()
+            .find(|(old_interface, old_name, _, _)| {
+                *old_interface == interface && *old_name == name
+            })
+            .and_then(|(_, _, new_interface, new_name)| find(new_interface, new_name)),
+        _ => find(interface, name),
+    }
+}
+
 /// Every host function, interface by interface.
 pub fn all() -> impl Iterator<Item = &'static HostFunction> {
     super::HOST_FUNCTIONS
         .iter()
         .flat_map(|functions| functions.iter())
         .copied()
+}
+
+/// The capability table of docs/plugins.md, made from the declarations (the one source that
+/// enforcement and `plugin check` read): each capability, the interface that is it, the
+/// functions every call of which needs it, and those that need it for some arguments.
+pub fn capability_table() -> String {
+    let mut table = String::from(
+        "| capability | interface | functions that need it | and for some arguments |\n|---|---|---|---|\n",
+    );
+    let names = |functions: Vec<&HostFunction>| -> String {
+        match functions.is_empty() {
+            true => "-".to_string(),
+            false => functions
+                .iter()
+                .map(|function| format!("`{}.{}`", function.interface, function.name))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    };
+    for capability in Capability::ALL {
+        let interface = match capability.interface() {
+            Some(interface) => format!("`{interface}`"),
+            None => "(a grant on effects, checked per call)".to_string(),
+        };
+        let always = all()
+            .filter(|function| function.needs().any(|needed| needed == capability))
+            .collect();
+        let sometimes = all()
+            .filter(|function| function.may_need.contains(&capability))
+            .collect();
+        table.push_str(&format!(
+            "| `{capability}` | {interface} | {} | {} |\n",
+            names(always),
+            names(sometimes)
+        ));
+    }
+    table
 }
 
 #[cfg(test)]
@@ -116,7 +180,7 @@ mod tests {
     /// cannot outlive its function.
     #[test]
     fn every_wit_function_is_declared_once_and_every_declaration_exists() {
-        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/since_v0.2.0");
+        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/since_v0.3.0");
         let mut resolve = wit_parser::Resolve::default();
         let (package, _) = resolve.push_dir(&wit).expect("wit/ parses");
         let world = resolve.packages[package].worlds["plugin"];
@@ -164,10 +228,80 @@ mod tests {
 
     #[test]
     fn lookups_are_by_interface_and_name() {
-        let click = find("pages", "[method]page.click").expect("declared");
-        assert_eq!(click.needs, &[Capability::Input]);
+        let click = find("input", "click").expect("declared");
+        assert_eq!(click.needs().collect::<Vec<_>>(), [Capability::Input]);
         assert!(click.marks.has(Marks::NAVIGATES));
-        assert!(find("vision", "[method]page.click").is_none());
-        assert!(find("response", "append-line").is_some_and(|f| f.needs.is_empty()));
+        assert!(find("pages", "click").is_none());
+        assert!(find("response", "append-line").is_some_and(|f| f.needs().next().is_none()));
+        let snapshot = find("memory", "take-snapshot").expect("declared");
+        assert_eq!(
+            snapshot.needs().collect::<Vec<_>>(),
+            [Capability::Memory, Capability::FilesWrite]
+        );
+    }
+
+    /// Every interface of the world names its capability in the WIT, and every capability is
+    /// exactly one interface, but two: `long-lived` (a grant on effects, not functions) and
+    /// `files.write` (a per-call check where a path is optional, stated in the WIT of each
+    /// function that writes). A component's imports are its capability request.
+    #[test]
+    fn each_interface_is_one_capability_and_each_capability_one_interface() {
+        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/since_v0.3.0");
+        let mut resolve = wit_parser::Resolve::default();
+        let (package, _) = resolve.push_dir(&wit).expect("the contract parses");
+        let world = resolve.packages[package].worlds["plugin"];
+        let mut interfaces = Vec::new();
+        let items = resolve.worlds[world]
+            .imports
+            .values()
+            .chain(resolve.worlds[world].exports.values());
+        for item in items {
+            if let wit_parser::WorldItem::Interface { id, .. } = item {
+                let interface = &resolve.interfaces[*id];
+                let name = interface.name.clone().unwrap_or_default();
+                let docs = interface.docs.contents.clone().unwrap_or_default();
+                assert!(
+                    docs.lines().any(|line| line.starts_with("Capability: ")),
+                    "{name} does not say its capability"
+                );
+                assert!(Capability::of_interface(&name).is_ok(), "{name}");
+                interfaces.push(name);
+            }
+        }
+        for capability in Capability::ALL {
+            let named: Vec<&String> = interfaces
+                .iter()
+                .filter(|name| Capability::of_interface(name) == Ok(Some(capability)))
+                .collect();
+            let per_call = [Capability::LongLived, Capability::FilesWrite];
+            let expected = usize::from(!per_call.contains(&capability));
+            assert_eq!(named.len(), expected, "{capability}: {named:?}");
+            if expected == 1 {
+                assert_eq!(capability.interface(), Some(named[0].as_str()));
+            }
+        }
+    }
+
+    /// docs/plugins.md shows the table the server enforces: regenerate it with
+    /// `DEVTOOLS_MCP_WRITE_DOCS=1 cargo test -p devtools-mcp --lib capability_table` after
+    /// changing a declaration.
+    #[test]
+    fn the_documented_capability_table_is_the_enforced_one() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/plugins.md");
+        let text = std::fs::read_to_string(&path).expect("docs/plugins.md");
+        let (begin, end) = ("<!-- capabilities:begin -->\n", "<!-- capabilities:end -->");
+        let start = text.find(begin).expect("the begin marker") + begin.len();
+        let stop = text.find(end).expect("the end marker");
+        let generated = capability_table();
+        if std::env::var_os("DEVTOOLS_MCP_WRITE_DOCS").is_some() {
+            let updated = format!("{}{generated}{}", &text[..start], &text[stop..]);
+            std::fs::write(&path, updated).expect("write docs/plugins.md");
+            return;
+        }
+        assert_eq!(
+            &text[start..stop],
+            generated,
+            "docs/plugins.md's capability table differs from the declarations (regenerate it: DEVTOOLS_MCP_WRITE_DOCS=1 cargo test -p devtools-mcp --lib capability_table)"
+        );
     }
 }

@@ -5,54 +5,56 @@
 use super::function::{HostFunction as F, Marks as M};
 use super::{Call, CallState, PageHandle};
 use crate::lighthouse::{AuditRequest, report_lines};
-use crate::policy::capability::Capability::{FilesWrite, Lighthouse};
-use crate::runtime::bindings::devtools::tool::lighthouse;
+use crate::policy::capability::Capability::FilesWrite;
+use crate::runtime::bindings::v0_3::devtools::tool::lighthouse;
 use crate::sandbox::{FileKind, ReportFormat, save_temporary_file};
 use std::path::Path;
 use wasmtime::component::Resource;
 
 /// A navigation audit reloads the page; reports are always written, to temp files at least.
-const RUN_LIGHTHOUSE_AUDIT: F = F::new(
-    "lighthouse",
-    "run-lighthouse-audit",
-    &[Lighthouse, FilesWrite],
-    M::NAVIGATES.and(M::WRITES),
-);
+pub(super) const RUN_LIGHTHOUSE_AUDIT: F =
+    F::new("lighthouse", "run-audit", M::NAVIGATES.and(M::WRITES)).also(&[FilesWrite]);
 
 pub(super) const FUNCTIONS: &[&F] = &[&RUN_LIGHTHOUSE_AUDIT];
 
 impl lighthouse::Host for CallState {
-    async fn run_lighthouse_audit(
+    async fn run_audit(
         &mut self,
         handle: Resource<PageHandle>,
         options: lighthouse::AuditOptions,
     ) -> wasmtime::Result<Result<Vec<String>, String>> {
         self.dispatch(&RUN_LIGHTHOUSE_AUDIT, async |call| {
-            audit(call, &handle, &options).await
+            let mode = match options.mode {
+                lighthouse::AuditMode::Navigation => "navigation",
+                lighthouse::AuditMode::Snapshot => "snapshot",
+            };
+            let device = match options.device {
+                lighthouse::Device::Desktop => "desktop",
+                lighthouse::Device::Mobile => "mobile",
+            };
+            audit(
+                call,
+                &handle,
+                mode,
+                device,
+                options.output_dir_path.as_deref(),
+            )
+            .await
         })
         .await
     }
 }
 
-async fn audit(
+/// An audit in every contract's terms (`navigation`/`snapshot`, `desktop`/`mobile`).
+pub(super) async fn audit(
     call: &mut Call<'_>,
     handle: &Resource<PageHandle>,
-    options: &lighthouse::AuditOptions,
+    mode: &str,
+    device: &str,
+    output_dir_path: Option<&str>,
 ) -> wasmtime::Result<Result<Vec<String>, String>> {
-    let mode = options.mode.as_str();
-    let device = options.device.as_str();
-    if !matches!(mode, "navigation" | "snapshot") {
-        return Ok(Err(format!(
-            "Invalid mode \"{mode}\": expected \"navigation\" or \"snapshot\"."
-        )));
-    }
-    if !matches!(device, "desktop" | "mobile") {
-        return Ok(Err(format!(
-            "Invalid device \"{device}\": expected \"desktop\" or \"mobile\"."
-        )));
-    }
     let id = call.page_id(handle)?;
-    let prepared = prepare(call, id, options.output_dir_path.as_deref(), mode, device).await;
+    let prepared = prepare(call, id, output_dir_path, mode, device).await;
     let (reports, output_dir) = match prepared {
         Ok(done) => done,
         Err(error) => return Ok(Err(error)),

@@ -5,25 +5,14 @@
 use super::function::{HostFunction as F, Marks as M};
 use super::{CallState, PageHandle, or_return};
 use crate::browser::features;
-use crate::policy::capability::Capability::PageTools;
-use crate::runtime::bindings::devtools::tool::page_tools;
+use crate::runtime::bindings::v0_3::devtools::tool::page_tools;
 use serde_json::Value;
 use wasmtime::component::Resource;
 
-const LIST_DEVELOPER_TOOLS: F = F::new("page-tools", "list-developer-tools", &[PageTools], M::NONE);
-const EXECUTE_DEVELOPER_TOOL: F = F::new(
-    "page-tools",
-    "execute-developer-tool",
-    &[PageTools],
-    M::NAVIGATES,
-);
-const LIST_WEBMCP_TOOLS: F = F::new("page-tools", "list-webmcp-tools", &[PageTools], M::NONE);
-const EXECUTE_WEBMCP_TOOL: F = F::new(
-    "page-tools",
-    "execute-webmcp-tool",
-    &[PageTools],
-    M::NAVIGATES,
-);
+const LIST_DEVELOPER_TOOLS: F = F::new("page-tools", "list-developer-tools", M::NONE);
+const EXECUTE_DEVELOPER_TOOL: F = F::new("page-tools", "execute-developer-tool", M::NAVIGATES);
+const LIST_WEBMCP_TOOLS: F = F::new("page-tools", "list-webmcp-tools", M::NONE);
+const EXECUTE_WEBMCP_TOOL: F = F::new("page-tools", "execute-webmcp-tool", M::NAVIGATES);
 
 pub(super) const FUNCTIONS: &[&F] = &[
     &LIST_DEVELOPER_TOOLS,

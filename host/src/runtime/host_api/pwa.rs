@@ -8,21 +8,20 @@ use super::{Call, CallState, PageHandle, or_return};
 use crate::browser::features::pwa;
 use crate::browser::page::tab;
 use crate::browser::pipe::PipeLink;
-use crate::policy::capability::Capability::{Navigate, Pwa, Script};
-use crate::runtime::bindings::devtools::tool::pwa as wit;
+use crate::policy::capability::Capability::{Navigate, Script};
+use crate::runtime::bindings::v0_3::devtools::tool::pwa as wit;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::Resource;
 
 /// The browser fetches the install URL (and may open the app): held to `navigate`.
-const INSTALL_PWA: F =
-    F::new("pwa", "install-pwa", &[Pwa], M::NAVIGATES).depending(&[Navigate, Script]);
-const UNINSTALL_PWA: F = F::new("pwa", "uninstall-pwa", &[Pwa], M::NONE);
+pub(super) const INSTALL_PWA: F =
+    F::new("pwa", "install", M::NAVIGATES).depending(&[Navigate, Script]);
+const UNINSTALL_PWA: F = F::new("pwa", "uninstall", M::NONE);
 /// The app's window loads what its manifest says: landing-checked like any new page.
-const LAUNCH_PWA: F =
-    F::new("pwa", "launch-pwa", &[Pwa], M::NAVIGATES).depending(&[Navigate, Script]);
-const GET_OS_APP_STATE: F = F::new("pwa", "get-os-app-state", &[Pwa], M::NONE);
+const LAUNCH_PWA: F = F::new("pwa", "launch", M::NAVIGATES).depending(&[Navigate, Script]);
+const GET_OS_APP_STATE: F = F::new("pwa", "get-os-app-state", M::NONE);
 
 pub(super) const FUNCTIONS: &[&F] = &[&INSTALL_PWA, &UNINSTALL_PWA, &LAUNCH_PWA, &GET_OS_APP_STATE];
 
@@ -117,29 +116,36 @@ impl Call<'_> {
     }
 }
 
+/// An install in every contract's terms (`standalone` or `browser`).
+pub(super) async fn install(
+    call: &mut Call<'_>,
+    manifest_id: &str,
+    install_url_or_bundle_url: &str,
+    display_mode: Option<&str>,
+) -> wasmtime::Result<Result<(), String>> {
+    let install_url = or_return!(call.pwa_url(install_url_or_bundle_url)?);
+    let (pipe, _) = or_return!(call.pwa_browser());
+    Ok(pwa::install(&pipe, manifest_id, &install_url, display_mode).await)
+}
+
 impl wit::Host for CallState {
-    async fn install_pwa(
+    async fn install(
         &mut self,
         manifest_id: String,
         install_url_or_bundle_url: String,
-        display_mode: Option<String>,
+        display_mode: Option<wit::DisplayMode>,
     ) -> wasmtime::Result<Result<(), String>> {
         self.dispatch(&INSTALL_PWA, async |call| {
-            let install_url = or_return!(call.pwa_url(&install_url_or_bundle_url)?);
-            if let Some(mode) = &display_mode
-                && !matches!(mode.as_str(), "standalone" | "browser")
-            {
-                return Ok(Err(format!(
-                    "Invalid display mode \"{mode}\": use \"standalone\" or \"browser\"."
-                )));
-            }
-            let (pipe, _) = or_return!(call.pwa_browser());
-            Ok(pwa::install(&pipe, &manifest_id, &install_url, display_mode.as_deref()).await)
+            let display_mode = display_mode.map(|mode| match mode {
+                wit::DisplayMode::Standalone => "standalone",
+                wit::DisplayMode::Browser => "browser",
+            });
+            install(call, &manifest_id, &install_url_or_bundle_url, display_mode).await
         })
         .await
     }
 
-    async fn uninstall_pwa(&mut self, manifest_id: String) -> wasmtime::Result<Result<(), String>> {
+    async fn uninstall(&mut self, manifest_id: String) -> wasmtime::Result<Result<(), String>> {
         self.dispatch(&UNINSTALL_PWA, async |call| {
             let (pipe, _) = or_return!(call.pwa_browser());
             let uninstalled = pwa::uninstall(&pipe, &manifest_id).await;
@@ -152,7 +158,7 @@ impl wit::Host for CallState {
         .await
     }
 
-    async fn launch_pwa(
+    async fn launch(
         &mut self,
         manifest_id: String,
         url: Option<String>,

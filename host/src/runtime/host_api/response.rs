@@ -5,28 +5,28 @@ use super::function::{HostFunction as F, Marks as M};
 use super::{Call, CallState};
 use crate::policy::capability::Capability::FilesWrite;
 use crate::response::{ListRequest, NetworkRequestDetail, SnapshotRequest};
-use crate::runtime::bindings::devtools::tool::response;
+use crate::runtime::bindings::v0_3::devtools::tool::response;
 use crate::sandbox::{FileKind, save_temporary_file};
 
 pub use crate::sandbox::PLUGIN_FILE_EXTENSIONS;
 
-const APPEND_LINE: F = F::new("response", "append-line", &[], M::NONE);
-const INCLUDE_PAGES: F = F::new("response", "include-pages", &[], M::NONE);
+const APPEND_LINE: F = F::new("response", "append-line", M::NONE);
+const INCLUDE_PAGES: F = F::new("response", "include-pages", M::NONE);
 /// With `file-path` the snapshot is written (by the assembly, through the gateway).
 const INCLUDE_SNAPSHOT: F =
-    F::new("response", "include-snapshot", &[], M::WRITES).depending(&[FilesWrite]);
-const ATTACH_IMAGE: F = F::new("response", "attach-image", &[], M::NONE);
+    F::new("response", "include-snapshot", M::WRITES).depending(&[FilesWrite]);
+const ATTACH_IMAGE: F = F::new("response", "attach-image", M::NONE);
 /// Written to `file-path`, or to a temp file when too large to inline: both need `files.write`.
 const ATTACH_SCREENSHOT: F =
-    F::new("response", "attach-screenshot", &[], M::WRITES).depending(&[FilesWrite]);
-const SAVE_FILE: F = F::new("response", "save-file", &[FilesWrite], M::WRITES);
-const SAVE_TEMP_FILE: F = F::new("response", "save-temp-file", &[FilesWrite], M::WRITES);
-const INCLUDE_CONSOLE_MESSAGES: F = F::new("response", "include-console-messages", &[], M::NONE);
-const INCLUDE_CONSOLE_MESSAGE: F = F::new("response", "include-console-message", &[], M::NONE);
-const INCLUDE_NETWORK_REQUESTS: F = F::new("response", "include-network-requests", &[], M::NONE);
+    F::new("response", "attach-screenshot", M::WRITES).depending(&[FilesWrite]);
+const SAVE_FILE: F = F::new("response", "save-file", M::WRITES).also(&[FilesWrite]);
+const SAVE_TEMP_FILE: F = F::new("response", "save-temp-file", M::WRITES).also(&[FilesWrite]);
+const INCLUDE_CONSOLE_MESSAGES: F = F::new("response", "include-console-messages", M::NONE);
+const INCLUDE_CONSOLE_MESSAGE: F = F::new("response", "include-console-message", M::NONE);
+const INCLUDE_NETWORK_REQUESTS: F = F::new("response", "include-network-requests", M::NONE);
 /// Bodies saved to files (by the assembly, through the gateway) need `files.write`.
 const INCLUDE_NETWORK_REQUEST: F =
-    F::new("response", "include-network-request", &[], M::WRITES).depending(&[FilesWrite]);
+    F::new("response", "include-network-request", M::WRITES).depending(&[FilesWrite]);
 
 pub(super) const FUNCTIONS: &[&F] = &[
     &APPEND_LINE,

@@ -5,34 +5,21 @@
 use super::function::{HostFunction as F, Marks as M};
 use super::{CallState, PageHandle, or_return};
 use crate::browser::features;
-use crate::policy::capability::Capability::{FilesWrite, Screencast};
-use crate::runtime::bindings::devtools::tool::screencast;
+use crate::policy::capability::Capability::FilesWrite;
+use crate::runtime::bindings::v0_3::devtools::tool::screencast;
 use wasmtime::component::Resource;
 
 /// A recording is always written somewhere, a temp file at least.
-const START_SCREENCAST: F = F::new(
-    "screencast",
-    "start-screencast",
-    &[Screencast, FilesWrite],
-    M::WRITES.and(M::LONG_LIVED),
-);
-const STOP_SCREENCAST: F = F::new(
-    "screencast",
-    "stop-screencast",
-    &[Screencast, FilesWrite],
-    M::WRITES,
-);
+const START_SCREENCAST: F =
+    F::new("screencast", "start", M::WRITES.and(M::LONG_LIVED)).also(&[FilesWrite]);
+const STOP_SCREENCAST: F = F::new("screencast", "stop", M::WRITES).also(&[FilesWrite]);
 
 pub(super) const FUNCTIONS: &[&F] = &[&START_SCREENCAST, &STOP_SCREENCAST];
 
 type Lines = wasmtime::Result<Result<Vec<String>, String>>;
 
 impl screencast::Host for CallState {
-    async fn start_screencast(
-        &mut self,
-        handle: Resource<PageHandle>,
-        file_path: Option<String>,
-    ) -> Lines {
+    async fn start(&mut self, handle: Resource<PageHandle>, file_path: Option<String>) -> Lines {
         self.dispatch(&START_SCREENCAST, async |call| {
             let options = or_return!(call.session())
                 .browser_options()
@@ -50,7 +37,7 @@ impl screencast::Host for CallState {
         .await
     }
 
-    async fn stop_screencast(&mut self, handle: Resource<PageHandle>) -> Lines {
+    async fn stop(&mut self, handle: Resource<PageHandle>) -> Lines {
         self.dispatch(&STOP_SCREENCAST, async |call| {
             let (page, sandbox) = or_return!(call.page_and_sandbox(&handle)?);
             Ok(features::screencast::Screencast::stop(page, sandbox).await)

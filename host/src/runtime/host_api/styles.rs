@@ -3,11 +3,10 @@
 use super::function::{HostFunction as F, Marks as M};
 use super::{CallState, PageHandle, or_return};
 use crate::browser::features;
-use crate::policy::capability::Capability::Styles;
-use crate::runtime::bindings::devtools::tool::styles;
+use crate::runtime::bindings::v0_3::devtools::tool::styles;
 use wasmtime::component::Resource;
 
-const GET_CSS_STYLES: F = F::new("styles", "get-css-styles", &[Styles], M::NONE);
+const GET_CSS_STYLES: F = F::new("styles", "get-css-styles", M::NONE);
 
 pub(super) const FUNCTIONS: &[&F] = &[&GET_CSS_STYLES];
 

@@ -1,18 +1,22 @@
-//! `devtools:tool/heap`: heap-snapshot analysis. The guest names a file; the host checks the
+//! `devtools:tool/memory` (`memory`): heap snapshots taken of a page, and their analysis. The guest names a file; the host checks the
 //! path against the sandbox itself (a plugin may pass anything), loads the snapshot once per
 //! session and runs every load and analysis as an engine job (`crate::engine`): off the
 //! async workers, charged with what the load allocates against the session's budget, and
 //! stopped when the call ends.
 
 use super::function::{HostFunction as F, Marks as M};
-use super::{Call, CallState, or_return};
+use super::{Call, CallState, PageHandle, or_return};
+use crate::browser::features::heap;
 use crate::heap_analysis::{self, check_extension};
-use crate::policy::capability::Capability::Memory;
-use crate::runtime::bindings::devtools::tool::heap::{self, ListOptions, NodeFilter, ObjectQuery};
+use crate::policy::capability::Capability::FilesWrite;
+use crate::runtime::bindings::v0_3::devtools::tool::memory::{
+    self, EdgeSort as WitEdgeSort, ListOptions, NodeFilter, NodeSort, ObjectQuery,
+};
 use devtools_heapsnapshot::format::parse_byte_size_range;
 use devtools_heapsnapshot::tools::{self, ListOptions as EngineListOptions};
 use devtools_heapsnapshot::{EdgeSort, HeapError, LoadBudget, LoadedSnapshot, QuerySort};
 use std::sync::Arc;
+use wasmtime::component::Resource;
 
 type Lines = wasmtime::Result<Result<Vec<String>, String>>;
 
@@ -24,40 +28,49 @@ fn options(options: &ListOptions) -> EngineListOptions {
     }
 }
 
+/// The reference's `filterName` of a filter, and the engine's filter for it.
 fn filter(
     snapshot: &LoadedSnapshot,
     filter: &Option<NodeFilter>,
 ) -> Result<Option<devtools_heapsnapshot::NodeFilter>, HeapError> {
-    match filter {
-        None => Ok(None),
-        Some(filter) => devtools_heapsnapshot::NodeFilter::from_params(
-            &snapshot.snapshot,
-            Some(&filter.name),
-            filter.object_id,
-        ),
-    }
+    let (name, object_id) = match filter {
+        None => return Ok(None),
+        Some(NodeFilter::RetainedByDetachedDomNodes) => ("objectsRetainedByDetachedDomNodes", None),
+        Some(NodeFilter::RetainedByConsole) => ("objectsRetainedByConsole", None),
+        Some(NodeFilter::RetainedByEventHandlers) => ("objectsRetainedByEventHandlers", None),
+        Some(NodeFilter::RetainedByContexts) => ("objectsRetainedByContexts", None),
+        Some(NodeFilter::SharedNativeContext) => ("sharedNativeContext", None),
+        Some(NodeFilter::NoNativeContext) => ("noNativeContext", None),
+        Some(NodeFilter::AttributedToSpecificNativeContext(id)) => {
+            ("attributedToSpecificNativeContext", Some(*id))
+        }
+    };
+    devtools_heapsnapshot::NodeFilter::from_params(&snapshot.snapshot, Some(name), object_id)
 }
 
 /// Every heap function reads the snapshot files it names, through the file gateway.
-const fn heap(name: &'static str) -> F {
-    F::new("heap", name, &[Memory], M::READS)
+const fn heap_fn(name: &'static str) -> F {
+    F::new("memory", name, M::READS)
 }
 
-const HEAP_SUMMARY: F = heap("heap-summary");
-const HEAP_DETAILS: F = heap("heap-details");
-const HEAP_CLASS_NODES: F = heap("heap-class-nodes");
-const HEAP_RETAINERS: F = heap("heap-retainers");
-const HEAP_RETAINING_PATHS: F = heap("heap-retaining-paths");
-const HEAP_EDGES: F = heap("heap-edges");
-const HEAP_DOMINATORS: F = heap("heap-dominators");
-const HEAP_OBJECT_DETAILS: F = heap("heap-object-details");
-const HEAP_DUPLICATE_STRINGS: F = heap("heap-duplicate-strings");
-const HEAP_COMPARE: F = heap("heap-compare");
-const HEAP_QUERY_OBJECTS: F = heap("heap-query-objects");
-const HEAP_ANALYZE_CONTEXTS: F = heap("heap-analyze-contexts");
-const HEAP_CLOSE: F = F::new("heap", "heap-close", &[Memory], M::NONE);
+/// The snapshot is written to a file: always `files.write` too.
+const TAKE_SNAPSHOT: F = F::new("memory", "take-snapshot", M::WRITES).also(&[FilesWrite]);
+pub(super) const HEAP_SUMMARY: F = heap_fn("summary");
+pub(super) const HEAP_DETAILS: F = heap_fn("details");
+pub(super) const HEAP_CLASS_NODES: F = heap_fn("class-nodes");
+pub(super) const HEAP_RETAINERS: F = heap_fn("retainers");
+pub(super) const HEAP_RETAINING_PATHS: F = heap_fn("retaining-paths");
+pub(super) const HEAP_EDGES: F = heap_fn("edges");
+pub(super) const HEAP_DOMINATORS: F = heap_fn("dominators");
+pub(super) const HEAP_OBJECT_DETAILS: F = heap_fn("object-details");
+pub(super) const HEAP_DUPLICATE_STRINGS: F = heap_fn("duplicate-strings");
+pub(super) const HEAP_COMPARE: F = heap_fn("compare");
+pub(super) const HEAP_QUERY_OBJECTS: F = heap_fn("query-objects");
+pub(super) const HEAP_ANALYZE_CONTEXTS: F = heap_fn("analyze-contexts");
+pub(super) const HEAP_CLOSE: F = F::new("memory", "close", M::NONE);
 
 pub(super) const FUNCTIONS: &[&F] = &[
+    &TAKE_SNAPSHOT,
     &HEAP_SUMMARY,
     &HEAP_DETAILS,
     &HEAP_CLASS_NODES,
@@ -151,15 +164,23 @@ impl CallState {
     }
 }
 
-impl heap::Host for CallState {
-    async fn heap_summary(&mut self, file_path: String, max_name_length: Option<u64>) -> Lines {
+impl memory::Host for CallState {
+    async fn take_snapshot(&mut self, handle: Resource<PageHandle>, file_path: String) -> Lines {
+        self.dispatch(&TAKE_SNAPSHOT, async |call| {
+            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle)?);
+            Ok(heap::save(page, &file_path, sandbox).await)
+        })
+        .await
+    }
+
+    async fn summary(&mut self, file_path: String, max_name_length: Option<u64>) -> Lines {
         self.heap_run(&HEAP_SUMMARY, &file_path, move |s| {
             tools::summary(s, max_name_length)
         })
         .await
     }
 
-    async fn heap_details(
+    async fn details(
         &mut self,
         file_path: String,
         node_filter: Option<NodeFilter>,
@@ -171,7 +192,7 @@ impl heap::Host for CallState {
         .await
     }
 
-    async fn heap_class_nodes(
+    async fn class_nodes(
         &mut self,
         file_path: String,
         class_id: f64,
@@ -189,19 +210,14 @@ impl heap::Host for CallState {
         .await
     }
 
-    async fn heap_retainers(
-        &mut self,
-        file_path: String,
-        node_id: f64,
-        list: ListOptions,
-    ) -> Lines {
+    async fn retainers(&mut self, file_path: String, node_id: f64, list: ListOptions) -> Lines {
         self.heap_run(&HEAP_RETAINERS, &file_path, move |s| {
             tools::retainers(s, node_id, options(&list))
         })
         .await
     }
 
-    async fn heap_retaining_paths(
+    async fn retaining_paths(
         &mut self,
         file_path: String,
         node_id: f64,
@@ -223,21 +239,20 @@ impl heap::Host for CallState {
         .await
     }
 
-    async fn heap_edges(
+    async fn edges(
         &mut self,
         file_path: String,
         node_id: f64,
-        sort_by: Option<String>,
+        sort_by: Option<WitEdgeSort>,
         retained_size: Option<String>,
         exclude_primitives: Option<bool>,
         list: ListOptions,
     ) -> Lines {
         self.dispatch(&HEAP_EDGES, async |call| {
-            let sort = match sort_by.as_deref() {
-                None | Some("retainedSize") => EdgeSort::RetainedSize,
-                Some("selfSize") => EdgeSort::SelfSize,
-                Some("name") => EdgeSort::Name,
-                Some(other) => return Ok(Err(format!("Invalid sortBy: {other}"))),
+            let sort = match sort_by {
+                None | Some(WitEdgeSort::RetainedSize) => EdgeSort::RetainedSize,
+                Some(WitEdgeSort::SelfSize) => EdgeSort::SelfSize,
+                Some(WitEdgeSort::Name) => EdgeSort::Name,
             };
             // The reference applies only the lower bound here.
             let min = match retained_size
@@ -263,7 +278,7 @@ impl heap::Host for CallState {
         .await
     }
 
-    async fn heap_dominators(
+    async fn dominators(
         &mut self,
         file_path: String,
         node_id: f64,
@@ -275,7 +290,7 @@ impl heap::Host for CallState {
         .await
     }
 
-    async fn heap_object_details(
+    async fn object_details(
         &mut self,
         file_path: String,
         node_id: f64,
@@ -287,14 +302,14 @@ impl heap::Host for CallState {
         .await
     }
 
-    async fn heap_duplicate_strings(&mut self, file_path: String, list: ListOptions) -> Lines {
+    async fn duplicate_strings(&mut self, file_path: String, list: ListOptions) -> Lines {
         self.heap_run(&HEAP_DUPLICATE_STRINGS, &file_path, move |s| {
             tools::duplicate_strings(s, options(&list))
         })
         .await
     }
 
-    async fn heap_compare(
+    async fn compare(
         &mut self,
         base_file_path: String,
         current_file_path: String,
@@ -313,7 +328,7 @@ impl heap::Host for CallState {
         .await
     }
 
-    async fn heap_query_objects(
+    async fn query_objects(
         &mut self,
         file_path: String,
         query: ObjectQuery,
@@ -327,13 +342,11 @@ impl heap::Host for CallState {
                 (Ok(retained), Ok(self_size)) => (retained, self_size),
                 (Err(error), _) | (_, Err(error)) => return Ok(Err(error)),
             };
-            let sort_by = match query.sort_by.as_deref() {
-                None => None,
-                Some("retainedSize") => Some(QuerySort::RetainedSize),
-                Some("selfSize") => Some(QuerySort::SelfSize),
-                Some("id") => Some(QuerySort::Id),
-                Some(other) => return Ok(Err(format!("Invalid sortBy: {other}"))),
-            };
+            let sort_by = query.sort_by.map(|sort| match sort {
+                NodeSort::RetainedSize => QuerySort::RetainedSize,
+                NodeSort::SelfSize => QuerySort::SelfSize,
+                NodeSort::Id => QuerySort::Id,
+            });
             let engine_query = devtools_heapsnapshot::ObjectQuery {
                 class_name: query.class_name,
                 property_name: query.property_name,
@@ -353,7 +366,7 @@ impl heap::Host for CallState {
         .await
     }
 
-    async fn heap_analyze_contexts(
+    async fn analyze_contexts(
         &mut self,
         file_path: String,
         retained_size: Option<String>,
@@ -377,7 +390,7 @@ impl heap::Host for CallState {
         .await
     }
 
-    async fn heap_close(&mut self, file_path: String) -> Lines {
+    async fn close(&mut self, file_path: String) -> Lines {
         self.dispatch(&HEAP_CLOSE, async |call| {
             let session = or_return!(call.session());
             let resolved = or_return!(

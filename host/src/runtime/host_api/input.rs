@@ -1,0 +1,173 @@
+//! `devtools:tool/input` (`input`): acting on a page as a user would, each action reporting a
+//! navigation it caused and landing-checked; and `files-read` (`files.read`): handing local
+//! files to a file input, each path checked again by the file gateway.
+
+use super::function::{HostFunction as F, Marks as M};
+use super::{Call, CallState, Outcome, PageHandle, or_return};
+use crate::runtime::bindings::v0_3::devtools::tool::{files_read, input};
+use std::time::Duration;
+use wasmtime::component::Resource;
+
+const CLICK: F = F::new("input", "click", M::NAVIGATES);
+const CLICK_AT: F = F::new("input", "click-at", M::NAVIGATES);
+const HOVER: F = F::new("input", "hover", M::NAVIGATES);
+const FILL: F = F::new("input", "fill", M::NAVIGATES);
+const TYPE_TEXT: F = F::new("input", "type-text", M::NAVIGATES);
+const PRESS_KEY: F = F::new("input", "press-key", M::NAVIGATES);
+const DRAG: F = F::new("input", "drag", M::NAVIGATES);
+/// Accepting a `beforeunload` dialog lets the page leave.
+const HANDLE_DIALOG: F = F::new("input", "handle-dialog", M::NAVIGATES);
+/// The page reads the files and may react to them.
+const UPLOAD_FILES: F = F::new("files-read", "upload-files", M::NAVIGATES.and(M::READS));
+
+pub(super) const FUNCTIONS: &[&F] = &[
+    &CLICK,
+    &CLICK_AT,
+    &HOVER,
+    &FILL,
+    &TYPE_TEXT,
+    &PRESS_KEY,
+    &DRAG,
+    &HANDLE_DIALOG,
+    &UPLOAD_FILES,
+];
+
+/// An input action is the page's own method and reports a navigation it caused.
+async fn act(
+    call: &mut Call<'_>,
+    handle: &Resource<PageHandle>,
+    action: impl AsyncFnOnce(&mut crate::browser::McpPage) -> Result<Option<String>, String>,
+) -> Outcome<()> {
+    let page = or_return!(call.page(handle)?);
+    let navigated = or_return!(action(page).await);
+    call.navigated(navigated);
+    Ok(Ok(()))
+}
+
+impl input::Host for CallState {
+    async fn click(
+        &mut self,
+        handle: Resource<PageHandle>,
+        uid: String,
+        count: u32,
+    ) -> Outcome<()> {
+        self.dispatch(&CLICK, async |call| {
+            act(call, &handle, async |page| page.click(&uid, count).await).await
+        })
+        .await
+    }
+
+    async fn click_at(
+        &mut self,
+        handle: Resource<PageHandle>,
+        x: f64,
+        y: f64,
+        count: u32,
+    ) -> Outcome<()> {
+        self.dispatch(&CLICK_AT, async |call| {
+            act(call, &handle, async |page| page.click_at(x, y, count).await).await
+        })
+        .await
+    }
+
+    async fn hover(&mut self, handle: Resource<PageHandle>, uid: String) -> Outcome<()> {
+        self.dispatch(&HOVER, async |call| {
+            act(call, &handle, async |page| page.hover(&uid).await).await
+        })
+        .await
+    }
+
+    async fn fill(
+        &mut self,
+        handle: Resource<PageHandle>,
+        uid: String,
+        value: String,
+    ) -> Outcome<()> {
+        self.dispatch(&FILL, async |call| {
+            act(call, &handle, async |page| page.fill(&uid, &value).await).await
+        })
+        .await
+    }
+
+    async fn type_text(
+        &mut self,
+        handle: Resource<PageHandle>,
+        text: String,
+        submit_key: Option<String>,
+    ) -> Outcome<()> {
+        self.dispatch(&TYPE_TEXT, async |call| {
+            act(call, &handle, async |page| {
+                page.type_text(&text, submit_key.as_deref()).await
+            })
+            .await
+        })
+        .await
+    }
+
+    async fn press_key(&mut self, handle: Resource<PageHandle>, key: String) -> Outcome<()> {
+        self.dispatch(&PRESS_KEY, async |call| {
+            act(call, &handle, async |page| page.press_key(&key).await).await
+        })
+        .await
+    }
+
+    async fn drag(
+        &mut self,
+        handle: Resource<PageHandle>,
+        from_uid: String,
+        to_uid: String,
+    ) -> Outcome<()> {
+        self.dispatch(&DRAG, async |call| {
+            act(call, &handle, async |page| {
+                page.drag(&from_uid, &to_uid).await
+            })
+            .await
+        })
+        .await
+    }
+
+    async fn handle_dialog(
+        &mut self,
+        handle: Resource<PageHandle>,
+        accept: bool,
+        prompt_text: Option<String>,
+    ) -> Outcome<()> {
+        self.dispatch(&HANDLE_DIALOG, async |call| {
+            let page = or_return!(call.page(&handle)?);
+            let handled = page.handle_dialog(accept, prompt_text.as_deref()).await;
+            // The closed event clears the state; wait for it so the response shows no dialog.
+            page.wait_dialog_closed(Duration::from_secs(1)).await;
+            Ok(handled)
+        })
+        .await
+    }
+}
+
+impl files_read::Host for CallState {
+    async fn upload_files(
+        &mut self,
+        handle: Resource<PageHandle>,
+        uid: String,
+        paths: Vec<String>,
+    ) -> Outcome<()> {
+        self.dispatch(&UPLOAD_FILES, async |call| {
+            // The paths were checked by the sandbox step, but a plugin could pass others here:
+            // each is checked again, and must be a regular file (the browser reads it).
+            let sandbox = or_return!(call.sandbox()?);
+            let checked: Result<Vec<String>, String> = paths
+                .iter()
+                .map(|path| {
+                    sandbox
+                        .resolve_regular_file(path)
+                        .map_err(|error| error.to_string())
+                })
+                .collect();
+            let paths = or_return!(checked);
+            act(call, &handle, async |page| {
+                page.upload_files(&uid, &paths).await
+            })
+            .await
+        })
+        .await
+    }
+}
