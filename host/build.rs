@@ -50,6 +50,10 @@ fn main() {
         &out_dir.join("contracts.rs"),
         contracts(&workspace.join("wit")).as_bytes(),
     );
+    write(
+        &out_dir.join("sdk_files.rs"),
+        sdk_files(&workspace.join("plugins/sdk")).as_bytes(),
+    );
     if std::env::var_os("DEVTOOLS_MCP_SKIP_PLUGIN_BUILD").is_some() {
         embed(&out_dir, Path::new(""), &[]);
         return;
@@ -316,6 +320,39 @@ fn newest_contract(wit: &Path) -> PathBuf {
         Some((_, path)) => path,
         None => panic!("no wit/since_vX.Y.Z folder in {}", wit.display()),
     }
+}
+
+/// The Rust SDK's sources, WIT and README, embedded in the binary so that `plugin new` can
+/// write them beside a new crate: an installed server needs no checkout and no registry.
+fn sdk_files(sdk: &Path) -> String {
+    let mut files = Vec::new();
+    for folder in ["src", "wit"] {
+        let mut names: Vec<String> = std::fs::read_dir(sdk.join(folder))
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                    .filter(|name| name.ends_with(".rs") || name.ends_with(".wit"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        files.extend(names.into_iter().map(|name| format!("{folder}/{name}")));
+    }
+    files.push("README.md".to_string());
+    let mut source = String::from(
+        "/// The SDK's files, relative to its folder, with their text.\n\
+         pub const SDK_FILES: &[(&str, &str)] = &[\n",
+    );
+    for file in files {
+        let path = sdk.join(&file);
+        source.push_str(&format!(
+            "    ({file:?}, include_str!({:?})),\n",
+            path.display().to_string()
+        ));
+    }
+    source.push_str("];\n");
+    source
 }
 
 /// Every contract version under `wit/` with the interfaces its `plugin` world imports, as Rust

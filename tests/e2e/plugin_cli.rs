@@ -8,11 +8,12 @@ use serde_json::json;
 async fn a_new_plugin_builds_checks_and_loads() {
     let scratch = tempfile::tempdir().expect("temp dir");
     let binary = env!("CARGO_BIN_EXE_devtools-mcp");
-    // The SDK of this checkout: the default, a version requirement, needs the crate released.
-    let sdk = concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins/sdk");
+    // As a new author does it: the binary alone, an empty folder, no checkout. The SDK comes
+    // from the binary, written beside the crate.
     let created = crate::support::command(binary)
-        .args(["plugin", "new", "hello_page", "--sdk-path", sdk, "--dir"])
+        .args(["plugin", "new", "hello_page", "--dir"])
         .arg(scratch.path())
+        .current_dir(scratch.path())
         .output()
         .expect("plugin new");
     assert!(
@@ -22,6 +23,17 @@ async fn a_new_plugin_builds_checks_and_loads() {
     );
     let crate_dir = scratch.path().join("hello_page");
     assert!(crate_dir.join("src/lib.rs").is_file());
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).expect("manifest");
+    assert!(
+        manifest.contains("devtools-tool = { path = \"devtools-tool\" }"),
+        "{manifest}"
+    );
+    let checkout = env!("CARGO_MANIFEST_DIR").trim_end_matches("/host");
+    for file in ["devtools-tool/Cargo.toml", "devtools-tool/src/devtools_tool.rs"] {
+        let text = std::fs::read_to_string(crate_dir.join(file)).expect(file);
+        assert!(!text.contains(checkout), "{file} refers to the checkout");
+    }
+    assert!(crate_dir.join("devtools-tool/wit/tool.wit").is_file());
 
     // A target dir that outlives the test, so reruns compile only the new crate.
     let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugin-cli-target");

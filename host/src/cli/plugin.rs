@@ -17,8 +17,14 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
             name,
             dir,
             sdk_path,
+            sdk_version,
         } => {
-            let created = scaffold::create(name, dir, sdk_path.as_deref())?;
+            let sdk = match (sdk_path, sdk_version) {
+                (Some(path), _) => scaffold::Sdk::Path(path),
+                (None, Some(version)) => scaffold::Sdk::Version(version),
+                (None, None) => scaffold::Sdk::Vendored,
+            };
+            let created = scaffold::create(name, dir, sdk)?;
             println!("Created {}.", created.display());
             println!(
                 "Next: `devtools-mcp plugin build {}`, then start the server with --plugin-dir {}.",

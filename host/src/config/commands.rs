@@ -46,9 +46,13 @@ pub enum PluginCommand {
         #[arg(long, default_value = ".")]
         dir: PathBuf,
         /// Depend on the devtools-tool SDK in this folder (plugins/sdk of the devtools-mcp
-        /// sources) instead of the released crate.
-        #[arg(long, alias = "sdk")]
+        /// sources) instead of writing the SDK this server carries beside the crate.
+        #[arg(long, alias = "sdk", conflicts_with = "sdk_version")]
         sdk_path: Option<PathBuf>,
+        /// Depend on the published devtools-tool crate at this version instead of writing the
+        /// SDK this server carries beside the crate.
+        #[arg(long)]
+        sdk_version: Option<String>,
     },
     /// Build a tool crate for wasm32-unknown-unknown and turn it into a component.
     Build {

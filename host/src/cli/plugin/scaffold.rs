@@ -1,5 +1,8 @@
 //! `plugin new`: a tool crate that builds as is, works under the default policy (it only
-//! reads the page's URL), and shows where parameters, the definition and the handler go.
+//! reads the page's URL), and shows where parameters, the definition and the handler go. The
+//! SDK comes with it: the binary carries the SDK's sources and contract and writes them beside
+//! the crate, so an installed server needs no checkout and no registry (`--sdk-version` uses
+//! the published crate instead, `--sdk-path` a checkout's).
 
 use std::path::{Path, PathBuf};
 
@@ -7,11 +10,32 @@ use std::path::{Path, PathBuf};
 /// (`version.workspace = true` in both manifests).
 const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// A tool crate named `name` in `parent`, depending on the released SDK by version, or on an
-/// SDK checkout when `sdk_path` is given.
-pub fn create(name: &str, parent: &Path, sdk_path: Option<&Path>) -> Result<PathBuf, String> {
+include!(concat!(env!("OUT_DIR"), "/sdk_files.rs"));
+
+/// The folder of the crate the SDK is written to, beside the tool's sources.
+const VENDORED_SDK: &str = "devtools-tool";
+
+/// Where the new crate's SDK comes from.
+pub enum Sdk<'a> {
+    /// Written beside the crate from this binary (the default).
+    Vendored,
+    /// The published crate, by version.
+    Version(&'a str),
+    /// An SDK folder (`plugins/sdk` of the devtools-mcp sources).
+    Path(&'a Path),
+}
+
+/// A tool crate named `name` in `parent`, with its SDK from `sdk`.
+pub fn create(name: &str, parent: &Path, sdk: Sdk<'_>) -> Result<PathBuf, String> {
     check_name(name)?;
-    let dependency = sdk_dependency(sdk_path)?;
+    let dependency = match sdk {
+        Sdk::Vendored => format!("devtools-tool = {{ path = \"{VENDORED_SDK}\" }}"),
+        Sdk::Version(version) => {
+            semver_requirement(version)?;
+            format!("devtools-tool = \"{version}\"")
+        }
+        Sdk::Path(path) => sdk_dependency(path)?,
+    };
     let root = parent.join(name);
     if root.exists() {
         return Err(format!(
@@ -31,7 +55,61 @@ pub fn create(name: &str, parent: &Path, sdk_path: Option<&Path>) -> Result<Path
         std::fs::write(&path, text)
             .map_err(|error| format!("Cannot write {}: {error}", path.display()))?;
     }
+    if matches!(sdk, Sdk::Vendored) {
+        write_sdk(&root.join(VENDORED_SDK))?;
+    }
     Ok(root)
+}
+
+/// Writes the SDK crate this binary carries: its sources, its contract and a manifest with the
+/// same dependencies as the workspace's (a vendored crate cannot inherit them).
+fn write_sdk(folder: &Path) -> Result<(), String> {
+    let mut files: Vec<(PathBuf, &str)> = SDK_FILES
+        .iter()
+        .map(|(relative, text)| (folder.join(relative), *text))
+        .collect();
+    let manifest = sdk_manifest();
+    files.push((folder.join("Cargo.toml"), manifest.as_str()));
+    for (path, text) in files {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|error| format!("Cannot create {}: {error}", parent.display()))?;
+        }
+        std::fs::write(&path, text)
+            .map_err(|error| format!("Cannot write {}: {error}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The SDK's manifest, standalone: the versions its workspace gives it (a test holds them
+/// equal).
+fn sdk_manifest() -> String {
+    format!(
+        r#"# The devtools-tool SDK {SDK_VERSION}, written by `devtools-mcp plugin new` (the server carries it).
+[package]
+name = "devtools-tool"
+version = "{SDK_VERSION}"
+edition = "2024"
+license = "Apache-2.0"
+publish = false
+
+[lib]
+path = "src/devtools_tool.rs"
+
+[dependencies]
+serde = {{ version = "1", features = ["derive"] }}
+serde_json = {{ version = "1", features = ["preserve_order"] }}
+schemars = "1.2"
+wit-bindgen = "0.61"
+"#
+    )
+}
+
+/// A version requirement cargo accepts (`0.3.0`, `^0.3`, `=0.3.1`).
+fn semver_requirement(version: &str) -> Result<(), String> {
+    semver::VersionReq::parse(version)
+        .map(drop)
+        .map_err(|error| format!("--sdk-version {version} is not a version requirement: {error}"))
 }
 
 /// Tool names are what models type: lowercase snake_case, as the reference's tools.
@@ -50,15 +128,12 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// The `devtools-tool = ...` line: a version requirement on the released crate, or a path to
-/// an SDK folder (`plugins/sdk` of the devtools-mcp sources).
-fn sdk_dependency(sdk_path: Option<&Path>) -> Result<String, String> {
-    let Some(sdk) = sdk_path else {
-        return Ok(format!("devtools-tool = \"{SDK_VERSION}\""));
-    };
+/// The `devtools-tool = { path = ... }` line for an SDK folder (`plugins/sdk` of the
+/// devtools-mcp sources).
+fn sdk_dependency(sdk: &Path) -> Result<String, String> {
     let sdk = sdk.canonicalize().map_err(|_| {
         format!(
-            "The devtools-tool SDK was not found at {}. Pass --sdk-path with the path of plugins/sdk from the devtools-mcp sources, or leave it out to depend on the released crate.",
+            "The devtools-tool SDK was not found at {}. Pass --sdk-path with the path of plugins/sdk from the devtools-mcp sources, or leave it out to get the SDK this server carries.",
             sdk.display()
         )
     })?;
@@ -172,20 +247,43 @@ mod tests {
     }
 
     #[test]
-    fn the_sdk_is_a_version_dependency_unless_a_path_is_given() {
-        let released = sdk_dependency(None).expect("version");
-        assert_eq!(released, format!("devtools-tool = \"{SDK_VERSION}\""));
-        assert!(manifest("page_title", &released).contains(&released));
-
+    fn an_sdk_path_must_hold_the_sdk() {
         let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/sdk");
-        let local = sdk_dependency(Some(&sdk)).expect("path");
+        let local = sdk_dependency(&sdk).expect("path");
         let canonical = sdk.canonicalize().expect("sdk");
         assert_eq!(
             local,
             format!("devtools-tool = {{ path = \"{}\" }}", canonical.display())
         );
-        let missing = sdk_dependency(Some(Path::new("/no/such/sdk"))).expect_err("refused");
+        let missing = sdk_dependency(Path::new("/no/such/sdk")).expect_err("refused");
         assert!(missing.contains("--sdk-path"), "{missing}");
+    }
+
+    /// The vendored manifest depends on what the workspace gives the SDK, at the same versions.
+    #[test]
+    fn the_vendored_sdk_manifest_matches_the_workspace() {
+        let workspace: toml::Table =
+            toml::from_str(include_str!("../../../../Cargo.toml")).expect("workspace manifest");
+        let sdk: toml::Table =
+            toml::from_str(include_str!("../../../../plugins/sdk/Cargo.toml")).expect("sdk");
+        let vendored: toml::Table = toml::from_str(&sdk_manifest()).expect("vendored");
+        let shared = &workspace["workspace"]["dependencies"];
+        let wanted = sdk["dependencies"].as_table().expect("sdk dependencies");
+        let written = vendored["dependencies"].as_table().expect("vendored dependencies");
+        assert_eq!(
+            wanted.keys().collect::<Vec<_>>(),
+            written.keys().collect::<Vec<_>>()
+        );
+        for name in wanted.keys() {
+            let version = |spec: &toml::Value| match spec {
+                toml::Value::String(version) => version.clone(),
+                other => other["version"].as_str().unwrap_or_default().to_string(),
+            };
+            assert_eq!(version(&shared[name]), version(&written[name]), "{name}");
+        }
+        assert_eq!(vendored["package"]["version"].as_str(), Some(SDK_VERSION));
+        assert!(SDK_FILES.iter().any(|(file, _)| *file == "src/devtools_tool.rs"));
+        assert!(SDK_FILES.iter().any(|(file, _)| *file == "wit/tool.wit"));
     }
 
     #[test]
