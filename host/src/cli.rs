@@ -213,7 +213,7 @@ async fn serve_http(args: &Args) -> Result<(), String> {
 /// Loads every tool component and decides what each call will go through; the tool folders can
 /// load them again (`--watch`). `writable`: the folders plugins or tenants may write to,
 /// which must not overlap the plugin folders or the compiled-code cache.
-async fn build_pipeline(
+pub(crate) async fn build_pipeline(
     args: &Args,
     writable: Vec<Named>,
 ) -> Result<(Pipeline, ToolFolders), String> {
@@ -305,7 +305,7 @@ fn helper_code(args: &Args) -> Vec<Named> {
     code
 }
 
-fn browser_options(args: &Args) -> BrowserOptions {
+pub(crate) fn browser_options(args: &Args) -> BrowserOptions {
     BrowserOptions {
         browser_url: args.browser_url.clone(),
         ws_endpoint: args.ws_endpoint.clone(),

@@ -29,7 +29,10 @@ async fn a_new_plugin_builds_checks_and_loads() {
         "{manifest}"
     );
     let checkout = env!("CARGO_MANIFEST_DIR").trim_end_matches("/host");
-    for file in ["devtools-tool/Cargo.toml", "devtools-tool/src/devtools_tool.rs"] {
+    for file in [
+        "devtools-tool/Cargo.toml",
+        "devtools-tool/src/devtools_tool.rs",
+    ] {
         let text = std::fs::read_to_string(crate_dir.join(file)).expect(file);
         assert!(!text.contains(checkout), "{file} refers to the checkout");
     }
@@ -62,6 +65,47 @@ async fn a_new_plugin_builds_checks_and_loads() {
     );
     let bytes = std::fs::read(&component).expect("component");
     assert!(wasmparser::Parser::is_component(&bytes));
+
+    // `plugin test`: the tool on a page of the author's, served on loopback, no MCP client.
+    let page = scratch.path().join("page.html");
+    std::fs::write(&page, "<!doctype html><title>Fixture</title><p>hello</p>").expect("page");
+    let tested = crate::support::command(binary)
+        .args(["plugin", "test"])
+        .arg(&crate_dir)
+        .arg("--page")
+        .arg(&page)
+        .args(["--params", r#"{"prefix": "At"}"#])
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("plugin test");
+    let printed = String::from_utf8_lossy(&tested.stdout).into_owned();
+    assert!(
+        tested.status.success(),
+        "{printed}\n{}",
+        String::from_utf8_lossy(&tested.stderr)
+    );
+    assert!(
+        printed.contains("Granted for this test: pages.read"),
+        "{printed}"
+    );
+    assert!(
+        printed
+            .lines()
+            .any(|line| line.starts_with("At http://127.0.0.1:") && line.ends_with("/page.html")),
+        "{printed}"
+    );
+    let refused = crate::support::command(binary)
+        .args(["plugin", "test"])
+        .arg(crate_dir.join("dist/hello_page.wasm"))
+        .args(["--params", r#"{"prefix": 3}"#])
+        .output()
+        .expect("plugin test");
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stdout).contains("prefix: Invalid input: expected string"),
+        "{}",
+        String::from_utf8_lossy(&refused.stdout)
+    );
 
     let dist = crate_dir.join("dist").to_string_lossy().into_owned();
     let server = McpServer::start(&["--plugin-dir", &dist]).await;

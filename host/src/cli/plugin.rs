@@ -4,6 +4,7 @@
 mod build;
 mod check;
 mod scaffold;
+mod test;
 
 use crate::config::commands::PluginCommand;
 use crate::policy::signature;
@@ -44,6 +45,29 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
             flags,
         } => check::print(file, policy.as_deref(), flags).await,
         PluginCommand::Keygen { key_file } => keygen(key_file),
+        PluginCommand::Test {
+            plugin,
+            params,
+            page,
+            url,
+            policy,
+            headful,
+        } => {
+            let component = match plugin.is_dir() {
+                true => build::build(plugin, None)?,
+                false => plugin.clone(),
+            };
+            let opened = match (page, url) {
+                (Some(page), _) => test::Opened::File(page.clone()),
+                (None, Some(url)) => test::Opened::Url(url.clone()),
+                (None, None) => test::Opened::Blank,
+            };
+            let passed = test::run(&component, params, opened, policy.as_deref(), *headful).await?;
+            match passed {
+                true => Ok(()),
+                false => Err("the tool answered with an error".into()),
+            }
+        }
         PluginCommand::Sign { file, key } => sign(file, key),
     }
 }

@@ -88,4 +88,25 @@ pub enum PluginCommand {
         #[arg(long)]
         key: PathBuf,
     },
+    /// Run a plugin's tool once in a real (headless) browser, on a page of yours served on
+    /// loopback, and print its answer: iterate without an MCP client.
+    Test {
+        /// The component (.wasm), or a crate folder made by `plugin new` (built first).
+        plugin: PathBuf,
+        /// The tool's parameters, a JSON object.
+        #[arg(long, default_value = "{}")]
+        params: String,
+        /// An HTML file to open first, served on 127.0.0.1 with the files of its folder.
+        #[arg(long, conflicts_with = "url")]
+        page: Option<PathBuf>,
+        /// A URL to open first instead.
+        #[arg(long)]
+        url: Option<String>,
+        /// The policy to test under (default: grant what the component's imports ask for).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// Show the browser window.
+        #[arg(long)]
+        headful: bool,
+    },
 }

@@ -23,6 +23,12 @@ pub async fn call(
             format!("Tool {name} not found. Run `devtools-mcp tools` to list the tools.")
         }
     })?;
+    print(&result);
+    Ok(result.is_error != Some(true))
+}
+
+/// Prints a call's answer: its text, and each image by type and size.
+pub fn print(result: &rmcp::model::CallToolResult) {
     for block in &result.content {
         match block {
             ContentBlock::Text(text) => println!("{}", text.text),
@@ -36,7 +42,6 @@ pub async fn call(
             _ => {}
         }
     }
-    Ok(result.is_error != Some(true))
 }
 
 /// One line per tool: name, category, and `enabled` or why it is disabled.
@@ -57,7 +62,7 @@ pub fn tools(pipeline: &Pipeline) {
     }
 }
 
-fn parse_params(params: Option<&str>) -> Result<Map<String, Value>, String> {
+pub fn parse_params(params: Option<&str>) -> Result<Map<String, Value>, String> {
     let Some(text) = params else {
         return Ok(Map::new());
     };

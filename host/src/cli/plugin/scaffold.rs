@@ -269,7 +269,9 @@ mod tests {
         let vendored: toml::Table = toml::from_str(&sdk_manifest()).expect("vendored");
         let shared = &workspace["workspace"]["dependencies"];
         let wanted = sdk["dependencies"].as_table().expect("sdk dependencies");
-        let written = vendored["dependencies"].as_table().expect("vendored dependencies");
+        let written = vendored["dependencies"]
+            .as_table()
+            .expect("vendored dependencies");
         assert_eq!(
             wanted.keys().collect::<Vec<_>>(),
             written.keys().collect::<Vec<_>>()
@@ -282,7 +284,11 @@ mod tests {
             assert_eq!(version(&shared[name]), version(&written[name]), "{name}");
         }
         assert_eq!(vendored["package"]["version"].as_str(), Some(SDK_VERSION));
-        assert!(SDK_FILES.iter().any(|(file, _)| *file == "src/devtools_tool.rs"));
+        assert!(
+            SDK_FILES
+                .iter()
+                .any(|(file, _)| *file == "src/devtools_tool.rs")
+        );
         assert!(SDK_FILES.iter().any(|(file, _)| *file == "wit/tool.wit"));
     }
 
