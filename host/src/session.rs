@@ -17,7 +17,7 @@ use crate::net::TenantNetwork;
 use crate::policy::limits::Limits;
 use crate::sandbox::Sandbox;
 use scope::{BrowserHandle, ContextScope, create_browser_context};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
@@ -264,6 +264,9 @@ pub struct SessionState {
     watch: Arc<SessionWatch>,
     /// Extension service workers seen so far, with their ids.
     workers: workers::Workers,
+    /// Targets this session closed that the browser may still list for a moment: never
+    /// adopted again (adopting a tab in its teardown waits out a command it never answers).
+    closing: HashSet<String>,
 }
 
 impl SessionState {
@@ -289,6 +292,7 @@ impl SessionState {
             network,
             watch: Arc::new(SessionWatch::default()),
             workers: Default::default(),
+            closing: HashSet::new(),
         }
     }
 

@@ -187,6 +187,8 @@ const NOT_NAVIGATING: &[&str] = &[
     "pages/tab-id",
     "pages-manage/select",
     "pages-manage/close",
+    "files/save-file",
+    "files/save-temp-file",
     "performance/stop-trace",
     "performance/analyze-insight",
     "styles/get-css-styles",

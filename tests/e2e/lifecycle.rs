@@ -401,3 +401,53 @@ async fn one_shot_calls_can_share_a_running_browser() {
         "{listed}"
     );
 }
+
+/// A tab in its teardown must not be adopted again: adopting it waited out a command it never
+/// answers (`close_page` answered after exactly 10 s, one close in three) and could list a
+/// ghost page. Each close answers at once, listing only the pages left.
+#[tokio::test]
+async fn pages_open_and_close_in_a_row_without_waiting_out_a_timeout() {
+    // A page that keeps its renderer busy while it is torn down widens the window in which
+    // the browser still lists the closing tab.
+    let pages = support::FixtureServer::start(vec![support::Route::html(
+        "/busy",
+        "<!doctype html><title>Busy</title><p>busy</p><script>addEventListener('pagehide', () => { const t = Date.now(); while (Date.now() - t < 300) {} });</script>",
+    )]);
+    let server = McpServer::start(&[]).await;
+    for round in 0..8 {
+        let opened = server
+            .call("new_page", json!({ "url": pages.url("/busy") }))
+            .await;
+        assert!(!opened.is_error, "{}", opened.text);
+        let lines = crate::fixtures::page_lines(&opened.text);
+        assert_eq!(lines.len(), 2, "round {round}: {}", opened.text);
+        let id: u32 = lines[1]
+            .split(':')
+            .next()
+            .and_then(|id| id.trim().parse().ok())
+            .expect("the new page's id");
+        let evaluated = server
+            .call(
+                "evaluate_script",
+                json!({ "function": "() => document.title" }),
+            )
+            .await;
+        assert!(!evaluated.is_error, "{}", evaluated.text);
+        let started = std::time::Instant::now();
+        let closed = server.call("close_page", json!({ "pageId": id })).await;
+        let took = started.elapsed();
+        assert!(!closed.is_error, "{}", closed.text);
+        assert_eq!(
+            crate::fixtures::page_lines(&closed.text),
+            vec!["1: about:blank [selected]".to_string()],
+            "round {round}: {}",
+            closed.text
+        );
+        // Far below the 10 s command timeout a missed answer waits out; not a benchmark.
+        assert!(
+            took < std::time::Duration::from_secs(5),
+            "round {round}: close_page took {took:?}"
+        );
+    }
+    server.shutdown().await;
+}

@@ -31,6 +31,7 @@ mod plugin_cli;
 mod pwa;
 mod python_client;
 mod python_plugin;
+mod registry;
 mod renderer_memory;
 mod sandbox;
 mod sandbox_load;

@@ -139,3 +139,81 @@ fn plugin_new_refuses_bad_names_and_existing_folders() {
         .expect("plugin new");
     assert!(String::from_utf8_lossy(&taken.stderr).contains("already exists"));
 }
+
+/// One scaffold of another language, as a new author runs it: `plugin new --lang`, `plugin
+/// build` (the language's own toolchain), `plugin check` in the build's report, then `plugin
+/// test` loads it in a real browser and calls it on a page of theirs.
+fn author_path(lang: &str, name: &str) {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let binary = env!("CARGO_BIN_EXE_devtools-mcp");
+    let created = crate::support::command(binary)
+        .args(["plugin", "new", name, "--lang", lang, "--dir"])
+        .arg(scratch.path())
+        .output()
+        .expect("plugin new");
+    assert!(
+        created.status.success(),
+        "{}",
+        String::from_utf8_lossy(&created.stderr)
+    );
+    let project = scratch.path().join(name);
+    let world = std::fs::read_to_string(project.join("wit/world.wit")).expect("world");
+    assert!(world.contains("import devtools:tool/pages@"), "{world}");
+    assert!(project.join("wit/deps/devtools-tool/tool.wit").is_file());
+
+    let built = crate::support::command(binary)
+        .args(["plugin", "build"])
+        .arg(&project)
+        .output()
+        .expect("plugin build");
+    let report = String::from_utf8_lossy(&built.stdout).into_owned();
+    assert!(
+        built.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    assert!(report.contains(&format!("Tool {name}")), "{report}");
+    assert!(report.contains("pages.read: granted"), "{report}");
+    // Its world imports only what it uses: no capability beyond `pages.read` is asked for.
+    assert!(!report.contains("NOT granted"), "{report}");
+
+    let page = scratch.path().join("page.html");
+    std::fs::write(&page, "<!doctype html><title>Fixture</title><p>hello</p>").expect("page");
+    let tested = crate::support::command(binary)
+        .args(["plugin", "test"])
+        .arg(project.join(format!("dist/{name}.wasm")))
+        .arg("--page")
+        .arg(&page)
+        .args(["--params", r#"{"prefix": "At"}"#])
+        .output()
+        .expect("plugin test");
+    let printed = String::from_utf8_lossy(&tested.stdout).into_owned();
+    assert!(
+        tested.status.success(),
+        "{printed}\n{}",
+        String::from_utf8_lossy(&tested.stderr)
+    );
+    assert!(
+        printed
+            .lines()
+            .any(|line| line.starts_with("At http://127.0.0.1:") && line.ends_with("/page.html")),
+        "{printed}"
+    );
+}
+
+#[test]
+fn a_typescript_plugin_from_the_scaffold_builds_checks_loads_and_answers() {
+    if crate::support::command("npm")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        panic!("npm is missing: scripts/test installs Node.js and npm");
+    }
+    author_path("ts", "ts_page_url");
+}
+
+#[test]
+fn a_python_plugin_from_the_scaffold_builds_checks_loads_and_answers() {
+    author_path("python", "py_page_url");
+}

@@ -1,8 +1,12 @@
 //! `devtools-mcp plugin ...`: what a plugin author needs, from an empty folder to a signed
-//! component the server loads: `new`, `build`, `check`, `keygen` and `sign`.
+//! component the server loads: `new`, `build`, `check`, `test`, `keygen` and `sign`; and for
+//! distribution, `publish` to and `install` from an OCI registry.
 
 mod build;
 mod check;
+mod install;
+mod lock;
+mod oci;
 mod scaffold;
 mod test;
 
@@ -17,6 +21,7 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
         PluginCommand::New {
             name,
             dir,
+            lang,
             sdk_path,
             sdk_version,
         } => {
@@ -25,7 +30,7 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
                 (None, Some(version)) => scaffold::Sdk::Version(version),
                 (None, None) => scaffold::Sdk::Vendored,
             };
-            let created = scaffold::create(name, dir, sdk)?;
+            let created = scaffold::create(name, dir, *lang, sdk)?;
             println!("Created {}.", created.display());
             println!(
                 "Next: `devtools-mcp plugin build {}`, then start the server with --plugin-dir {}.",
@@ -69,6 +74,29 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
             }
         }
         PluginCommand::Sign { file, key } => sign(file, key),
+        PluginCommand::Publish {
+            file,
+            reference,
+            key,
+        } => install::publish(file, reference, key.as_deref()).await,
+        PluginCommand::Install {
+            reference,
+            plugin_dir,
+            policy,
+            lock,
+            locked,
+            allow_untrusted,
+        } => {
+            install::install(install::Install {
+                reference: reference.as_deref(),
+                plugin_dir,
+                policy: policy.as_deref(),
+                lock: lock.as_deref(),
+                locked: *locked || reference.is_none(),
+                allow_untrusted: *allow_untrusted,
+            })
+            .await
+        }
     }
 }
 

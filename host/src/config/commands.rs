@@ -38,13 +38,18 @@ pub enum TenantAction {
 /// The plugin subcommands.
 #[derive(clap::Subcommand, Debug, Clone)]
 pub enum PluginCommand {
-    /// Create a ready-to-build tool crate using the devtools-tool SDK.
+    /// Create a ready-to-build tool: a Rust crate using the devtools-tool SDK, or a
+    /// TypeScript or Python project against the contract.
     New {
         /// The tool name (snake_case), e.g. page_title. Also the crate's folder.
         name: String,
         /// Create the crate inside this folder (default: the current folder).
         #[arg(long, default_value = ".")]
         dir: PathBuf,
+        /// The tool's language: rust (the default), ts (TypeScript, built with jco and
+        /// componentize-js from npm) or python (built with componentize-py from PyPI).
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: Language,
         /// Depend on the devtools-tool SDK in this folder (plugins/sdk of the devtools-mcp
         /// sources) instead of writing the SDK this server carries beside the crate.
         #[arg(long, alias = "sdk", conflicts_with = "sdk_version")]
@@ -88,6 +93,42 @@ pub enum PluginCommand {
         #[arg(long)]
         key: PathBuf,
     },
+    /// Push a component (and its signature) to an OCI registry as a WebAssembly artifact.
+    Publish {
+        /// The component (.wasm); its `.sig` beside it goes along unless --key signs anew.
+        file: PathBuf,
+        /// Where: oci://HOST[:PORT]/NAME:TAG. Credentials, if the registry needs them, come
+        /// from DEVTOOLS_MCP_REGISTRY_USERNAME and DEVTOOLS_MCP_REGISTRY_PASSWORD.
+        reference: String,
+        /// Sign with this private key (from `plugin keygen`) while publishing.
+        #[arg(long)]
+        key: Option<PathBuf>,
+    },
+    /// Install a plugin from an OCI registry into a plugin folder, after checking its digest,
+    /// its signature against the policy's trusted keys, and that it loads; records the digest
+    /// in a lock file. Without a reference, installs everything the lock file pins.
+    Install {
+        /// oci://HOST[:PORT]/NAME:TAG (or NAME@sha256:DIGEST).
+        reference: Option<String>,
+        /// The plugin folder (the server's --plugin-dir).
+        #[arg(long)]
+        plugin_dir: PathBuf,
+        /// The operator's policy: its trusted keys decide the signature, its rules the grants.
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// The lock file (default: next to the policy, `<policy>.lock`; without a policy,
+        /// `plugins.lock` in the plugin folder).
+        #[arg(long)]
+        lock: Option<PathBuf>,
+        /// Install the digest the lock file pins for the reference, not what its tag points at
+        /// now (implied without a reference).
+        #[arg(long)]
+        locked: bool,
+        /// Install an unsigned artifact, or one signed by a key the policy does not trust
+        /// (never when the policy requires signatures).
+        #[arg(long)]
+        allow_untrusted: bool,
+    },
     /// Run a plugin's tool once in a real (headless) browser, on a page of yours served on
     /// loopback, and print its answer: iterate without an MCP client.
     Test {
@@ -109,4 +150,14 @@ pub enum PluginCommand {
         #[arg(long)]
         headful: bool,
     },
+}
+
+/// The language of a new tool (`plugin new --lang`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Language {
+    Rust,
+    #[value(alias = "typescript", alias = "js", alias = "javascript")]
+    Ts,
+    #[value(alias = "py")]
+    Python,
 }

@@ -53,23 +53,26 @@ pub fn parse_public_key(text: &str) -> Result<VerifyingKey, String> {
 /// Checks the signature beside `component` (whose bytes are `bytes`) against trusted keys.
 pub fn verify(component: &Path, bytes: &[u8], trusted_keys: &[String]) -> Verdict {
     let path = signature_path(component);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Verdict::Unsigned,
-        Err(error) => {
-            return Verdict::Invalid {
-                reason: format!("cannot read {}: {error}", path.display()),
-            };
-        }
-    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => verify_text(&text, &path.display().to_string(), bytes, trusted_keys),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Verdict::Unsigned,
+        Err(error) => Verdict::Invalid {
+            reason: format!("cannot read {}: {error}", path.display()),
+        },
+    }
+}
+
+/// Checks a signature file's text (named `origin` in messages) against `bytes` and the trusted
+/// keys: what `plugin install` does in memory, before anything is written.
+pub fn verify_text(text: &str, origin: &str, bytes: &[u8], trusted_keys: &[String]) -> Verdict {
     let invalid = |reason: String| Verdict::Invalid { reason };
-    let file: SignatureFile = match toml::from_str(&text) {
+    let file: SignatureFile = match toml::from_str(text) {
         Ok(file) => file,
-        Err(error) => return invalid(format!("{} is malformed: {error}", path.display())),
+        Err(error) => return invalid(format!("{origin} is malformed: {error}")),
     };
     let key = match parse_public_key(&file.key) {
         Ok(key) => key,
-        Err(error) => return invalid(format!("{}: {error}", path.display())),
+        Err(error) => return invalid(format!("{origin}: {error}")),
     };
     let signature = match STANDARD
         .decode(file.signature.trim())
@@ -77,12 +80,11 @@ pub fn verify(component: &Path, bytes: &[u8], trusted_keys: &[String]) -> Verdic
         .and_then(|bytes| Signature::from_slice(&bytes).ok())
     {
         Some(signature) => signature,
-        None => return invalid(format!("{}: the signature is not valid", path.display())),
+        None => return invalid(format!("{origin}: the signature is not valid")),
     };
     if key.verify(bytes, &signature).is_err() {
         return invalid(format!(
-            "the signature in {} does not match the component: the file was altered after signing",
-            path.display()
+            "the signature in {origin} does not match the component: the file was altered after signing"
         ));
     }
     let key_text = STANDARD.encode(key.as_bytes());

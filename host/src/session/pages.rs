@@ -10,7 +10,7 @@ use super::{
 };
 use crate::browser::{McpPage, cdp};
 use crate::sandbox::Sandbox;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -94,7 +94,14 @@ impl SessionState {
         };
         let targets = self.targets().await;
         let own_contexts = self.own_contexts();
-        let live = adoptable_pages(live, &targets, own_contexts.as_deref());
+        // A closed target leaves the list once the browser has torn it down.
+        let listed: HashSet<String> = live.iter().map(target_key).collect();
+        self.closing.retain(|id| listed.contains(id));
+        let live: Vec<chromiumoxide::Page> =
+            adoptable_pages(live, &targets, own_contexts.as_deref())
+                .into_iter()
+                .filter(|page| !self.closing.contains(&target_key(page)))
+                .collect();
         let live_ids: Vec<String> = live.iter().map(target_key).collect();
         self.pages
             .retain(|_, page| live_ids.contains(&target_key(page.cdp())));
@@ -155,6 +162,7 @@ impl SessionState {
             let Some(id) = adopted.pop() else { break };
             if let Some(page) = self.pages.remove(&id) {
                 let url = page.url().await;
+                self.closing.insert(target_key(page.cdp()));
                 let _closed = page.cdp().clone().close().await;
                 self.watch.note(format!(
                     "A page opened by a page ({url}) was closed: this tenant may have at most {limit} open pages."
@@ -382,6 +390,7 @@ impl SessionState {
             return Ok(false);
         }
         if let Some(page) = self.pages.remove(&id) {
+            self.closing.insert(target_key(page.cdp()));
             page.cdp()
                 .clone()
                 .close()

@@ -45,14 +45,15 @@ impl Response {
         );
     }
 
-    /// Writes `data` to a (host-checked) path with `extension` forced; returns the final path.
+    /// Writes `data` to a (host-checked) path with `extension` forced; returns the final path
+    /// (capability `files.write`).
     pub fn save_file(&mut self, path: &str, data: &[u8], extension: &str) -> crate::Result<String> {
-        wit_response::save_file(path, data, extension)
+        crate::__bindings::devtools::tool::files::save_file(path, data, extension)
     }
 
-    /// Writes `data` to a new temp file named `file_name`; returns its path.
+    /// Writes `data` to a new temp file named `file_name`; returns its path (`files.write`).
     pub fn save_temp_file(&mut self, file_name: &str, data: &[u8]) -> crate::Result<String> {
-        wit_response::save_temp_file(file_name, data)
+        crate::__bindings::devtools::tool::files::save_temp_file(file_name, data)
     }
 
     /// Adds `## Console messages`.

@@ -1,12 +1,134 @@
-//! `plugin build`: compiles a tool crate for wasm32-unknown-unknown with cargo and encodes the
-//! core module into a component (the component type wit-bindgen embedded says how).
+//! `plugin build`: makes a tool's component, by its language: a Rust crate is compiled for
+//! wasm32-unknown-unknown with cargo and its core module encoded into a component (the
+//! component type wit-bindgen embedded says how); a TypeScript tool is built by its npm
+//! scripts (jco guest-types, tsc, componentize-js); a Python tool by componentize-py.
 
+use super::scaffold::python::COMPONENTIZE_PY_VERSION;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const TARGET: &str = "wasm32-unknown-unknown";
 
 pub fn build(dir: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
+    if dir.join("Cargo.toml").is_file() {
+        return build_rust(dir, out);
+    }
+    if dir.join("package.json").is_file() {
+        return build_typescript(dir, out);
+    }
+    if dir.join("app.py").is_file() {
+        return build_python(dir, out);
+    }
+    Err(format!(
+        "{} holds no tool made by `devtools-mcp plugin new` (no Cargo.toml, package.json or app.py).",
+        dir.display()
+    ))
+}
+
+/// The component a non-Rust build wrote to `dist/`, copied to `out` when given.
+fn deliver(dir: &Path, name: &str, out: Option<&Path>) -> Result<PathBuf, String> {
+    let built = dir.join("dist").join(format!("{name}.wasm"));
+    if !built.is_file() {
+        return Err(format!("The build wrote no {}.", built.display()));
+    }
+    let Some(out) = out else {
+        return Ok(built);
+    };
+    std::fs::create_dir_all(out)
+        .map_err(|error| format!("Cannot create {}: {error}", out.display()))?;
+    let path = out.join(format!("{name}.wasm"));
+    std::fs::copy(&built, &path)
+        .map_err(|error| format!("Cannot write {}: {error}", path.display()))?;
+    Ok(path)
+}
+
+fn run(command: &mut Command, what: &str, missing: &str) -> Result<(), String> {
+    let status = command
+        .status()
+        .map_err(|error| format!("Cannot run {what}: {error}. {missing}"))?;
+    match status.success() {
+        true => Ok(()),
+        false => Err(format!("{what} failed (see its output above).")),
+    }
+}
+
+/// `npm install` once, then the tool's `npm run build`.
+fn build_typescript(dir: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
+    let manifest = dir.join("package.json");
+    let text = std::fs::read_to_string(&manifest)
+        .map_err(|error| format!("Cannot read {}: {error}", manifest.display()))?;
+    let package: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|error| format!("{} is not valid JSON: {error}", manifest.display()))?;
+    let name = package["name"]
+        .as_str()
+        .ok_or_else(|| format!("{} has no name.", manifest.display()))?
+        .to_string();
+    let no_npm = "Install Node.js (20 or later) with npm.";
+    if !dir.join("node_modules").is_dir() {
+        run(
+            Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
+                .current_dir(dir),
+            "npm install",
+            no_npm,
+        )?;
+    }
+    std::fs::create_dir_all(dir.join("dist"))
+        .map_err(|error| format!("Cannot create {}: {error}", dir.join("dist").display()))?;
+    run(
+        Command::new("npm")
+            .args(["run", "--silent", "build"])
+            .current_dir(dir),
+        "npm run build",
+        no_npm,
+    )?;
+    deliver(dir, &name, out)
+}
+
+/// componentize-py against the tool's world (`wit/world.wit`).
+fn build_python(dir: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
+    let dir = dir
+        .canonicalize()
+        .map_err(|error| format!("Cannot open {}: {error}", dir.display()))?;
+    let name = dir
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let world_file = dir.join("wit/world.wit");
+    let world = std::fs::read_to_string(&world_file)
+        .ok()
+        .and_then(|text| {
+            text.lines().find_map(|line| {
+                line.trim()
+                    .strip_prefix("world ")?
+                    .split_whitespace()
+                    .next()
+                    .map(String::from)
+            })
+        })
+        .ok_or_else(|| format!("{} declares no world.", world_file.display()))?;
+    std::fs::create_dir_all(dir.join("dist"))
+        .map_err(|error| format!("Cannot create {}: {error}", dir.join("dist").display()))?;
+    let output = dir.join("dist").join(format!("{name}.wasm"));
+    run(
+        Command::new("componentize-py")
+            .arg("-d")
+            .arg(dir.join("wit"))
+            .args(["-w", &world, "componentize", "-p"])
+            .arg(&dir)
+            .arg("app")
+            .arg("-o")
+            .arg(&output)
+            .current_dir(&dir),
+        "componentize-py",
+        &format!("Install it with `pip install componentize-py=={COMPONENTIZE_PY_VERSION}`."),
+    )?;
+    // The embedded CPython writes __pycache__ beside app.py while pre-initialising.
+    let _removed = std::fs::remove_dir_all(dir.join("__pycache__"));
+    deliver(&dir, &name, out)
+}
+
+fn build_rust(dir: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
     let manifest = dir.join("Cargo.toml");
     let name = package_name(&manifest)?;
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")

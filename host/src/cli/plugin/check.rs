@@ -18,9 +18,11 @@ pub async fn print(
     policy_file: Option<&Path>,
     flags_json: &str,
 ) -> Result<(), String> {
-    let (report, verdict) = report(file, policy_file, flags_json).await?;
-    print!("{report}");
-    verdict.map_err(|_| "the check found problems (see above)".to_string())
+    let report = report(file, policy_file, flags_json).await?;
+    print!("{}", report.text);
+    report
+        .verdict
+        .map_err(|_| "the check found problems (see above)".to_string())
 }
 
 /// The report's text, and whether the server would load the component under this policy.
@@ -30,7 +32,53 @@ pub async fn report(
     file: &Path,
     policy_file: Option<&Path>,
     flags_json: &str,
-) -> Result<(String, Result<(), String>), String> {
+) -> Result<Report, String> {
+    let bytes =
+        std::fs::read(file).map_err(|error| format!("Cannot read {}: {error}", file.display()))?;
+    report_on(file, &bytes, Signed::Beside, policy_file, flags_json).await
+}
+
+/// What `plugin check` found.
+pub struct Report {
+    /// The whole report, for a terminal.
+    pub text: String,
+    /// Whether the server would load it and grant what its code can call for.
+    pub verdict: Result<(), Refusal>,
+    /// The tool's name, from its definition.
+    pub tool: String,
+    /// The component's imports (interfaces, with versions).
+    pub imports: Vec<String>,
+}
+
+/// Why the server would not run a component as it is.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The policy refuses to load it (a pinned sha256, a category it may not claim...).
+    #[error("The policy refuses it: {0}.")]
+    Policy(String),
+    /// It loads, but some of its calls need capabilities the policy does not grant.
+    #[error(
+        "It loads, but calls that use {capabilities} will be refused. Grant them under [plugins.{tool}] capabilities in the policy."
+    )]
+    Ungranted { capabilities: String, tool: String },
+}
+
+/// Where a component's signature is.
+pub enum Signed<'a> {
+    /// In `<file>.sig`, as the server reads it.
+    Beside,
+    /// Held in memory (`plugin install`, before anything is written); `None`: unsigned.
+    Text(Option<&'a str>),
+}
+
+/// [`report`] on bytes in memory: `file` only names them.
+pub async fn report_on(
+    file: &Path,
+    bytes: &[u8],
+    signed: Signed<'_>,
+    policy_file: Option<&Path>,
+    flags_json: &str,
+) -> Result<Report, String> {
     if serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(flags_json).is_err() {
         return Err(format!("--flags must be a JSON object, got {flags_json}"));
     }
@@ -38,14 +86,12 @@ pub async fn report(
         Some(path) => Policy::load(path, Default::default()).map_err(|error| error.to_string())?,
         None => Policy::default(),
     };
-    let bytes =
-        std::fs::read(file).map_err(|error| format!("Cannot read {}: {error}", file.display()))?;
     let runtime = Runtime::new().map_err(|error| format!("cannot start wasmtime: {error}"))?;
     // Compiled in memory: checking a plugin writes nothing.
     let cache = CompiledCache::in_memory(runtime.engine());
     let loader = Loader::new(runtime, cache, Arc::new(policy));
     let inspection = loader
-        .inspect(file, &bytes, flags_json)
+        .inspect(file, bytes, flags_json)
         .await
         .map_err(|error| escape_keeping_lines(&error.to_string()))?;
     let definition = &inspection.definition;
@@ -55,7 +101,16 @@ pub async fn report(
     let _ = writeln!(line, "Plugin {}", file.display());
     let _ = writeln!(line, "  sha256: {}", inspection.sha256);
     let _ = writeln!(line, "  size: {} bytes", bytes.len());
-    let signed = match signature::verify(file, &bytes, &loader.policy().trusted_keys) {
+    let trusted_keys = &loader.policy().trusted_keys;
+    let verdict = match signed {
+        Signed::Beside => signature::verify(file, bytes, trusted_keys),
+        Signed::Text(None) => Verdict::Unsigned,
+        Signed::Text(Some(text)) => {
+            let origin = signature::signature_path(file).display().to_string();
+            signature::verify_text(text, &origin, bytes, trusted_keys)
+        }
+    };
+    let signed = match verdict {
         Verdict::Unsigned => "not signed".to_string(),
         Verdict::Trusted { key } => format!("signed by trusted key {key}"),
         Verdict::UnknownKey { key } => format!("signed by {key}, a key the policy does not trust"),
@@ -130,7 +185,7 @@ pub async fn report(
         .map(|path| path.display().to_string())
         .unwrap_or_else(|| "the default policy".to_string());
     let _ = writeln!(line, "\nCapabilities (policy: {policy_name})");
-    let needs = needed_by(&bytes);
+    let needs = needed_by(bytes);
     let granted = |capability: &Capability| {
         resolved
             .as_ref()
@@ -173,17 +228,16 @@ pub async fn report(
         );
     }
     let verdict = match resolved {
-        Err(reason) => Err(format!("The policy refuses it: {reason}.")),
+        Err(reason) => Err(Refusal::Policy(reason)),
         Ok(_) if !missing.is_empty() => {
             let names: Vec<&str> = missing
                 .iter()
                 .map(|capability: &Capability| capability.name())
                 .collect();
-            Err(format!(
-                "It loads, but calls that use {} will be refused. Grant them under [plugins.{}] capabilities in the policy.",
-                names.join(", "),
-                escape(&definition.name)
-            ))
+            Err(Refusal::Ungranted {
+                capabilities: names.join(", "),
+                tool: escape(&definition.name),
+            })
         }
         Ok(_) => Ok(()),
     };
@@ -191,8 +245,13 @@ pub async fn report(
         Ok(()) => {
             "OK: the server loads it and grants everything its code can call for.".to_string()
         }
-        Err(reason) => reason.clone(),
+        Err(refusal) => refusal.to_string(),
     };
     let _ = writeln!(line, "\n{summary}");
-    Ok((out, verdict))
+    Ok(Report {
+        text: out,
+        verdict,
+        tool: definition.name.clone(),
+        imports: inspection.imports.clone(),
+    })
 }

@@ -1,8 +1,14 @@
-//! `plugin new`: a tool crate that builds as is, works under the default policy (it only
-//! reads the page's URL), and shows where parameters, the definition and the handler go. The
-//! SDK comes with it: the binary carries the SDK's sources and contract and writes them beside
-//! the crate, so an installed server needs no checkout and no registry (`--sdk-version` uses
-//! the published crate instead, `--sdk-path` a checkout's).
+//! `plugin new`: a tool that builds as is, works under the default policy (it only reads the
+//! page's URL), and shows where parameters, the definition and the handler go, in Rust (the
+//! `devtools-tool` SDK), TypeScript (componentize-js through jco) or Python (componentize-py).
+//! Everything it needs from us comes from this binary: the Rust SDK, and for every language
+//! the contract (`wit/`), so an installed server needs no checkout and no registry of ours.
+
+pub mod python;
+mod rust;
+pub mod typescript;
+
+pub use rust::Sdk;
 
 use std::path::{Path, PathBuf};
 
@@ -10,32 +16,21 @@ use std::path::{Path, PathBuf};
 /// (`version.workspace = true` in both manifests).
 const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The newest contract, the one the SDK and the scaffolds bind.
+const CONTRACT_VERSION: &str = env!("DEVTOOLS_TOOL_WIT_VERSION");
+
 include!(concat!(env!("OUT_DIR"), "/sdk_files.rs"));
 
-/// The folder of the crate the SDK is written to, beside the tool's sources.
-const VENDORED_SDK: &str = "devtools-tool";
+pub use crate::config::commands::Language;
 
-/// Where the new crate's SDK comes from.
-pub enum Sdk<'a> {
-    /// Written beside the crate from this binary (the default).
-    Vendored,
-    /// The published crate, by version.
-    Version(&'a str),
-    /// An SDK folder (`plugins/sdk` of the devtools-mcp sources).
-    Path(&'a Path),
-}
-
-/// A tool crate named `name` in `parent`, with its SDK from `sdk`.
-pub fn create(name: &str, parent: &Path, sdk: Sdk<'_>) -> Result<PathBuf, String> {
+/// A tool named `name` in a new folder of `parent`.
+pub fn create(
+    name: &str,
+    parent: &Path,
+    language: Language,
+    sdk: Sdk<'_>,
+) -> Result<PathBuf, String> {
     check_name(name)?;
-    let dependency = match sdk {
-        Sdk::Vendored => format!("devtools-tool = {{ path = \"{VENDORED_SDK}\" }}"),
-        Sdk::Version(version) => {
-            semver_requirement(version)?;
-            format!("devtools-tool = \"{version}\"")
-        }
-        Sdk::Path(path) => sdk_dependency(path)?,
-    };
     let root = parent.join(name);
     if root.exists() {
         return Err(format!(
@@ -43,34 +38,59 @@ pub fn create(name: &str, parent: &Path, sdk: Sdk<'_>) -> Result<PathBuf, String
             root.display()
         ));
     }
-    let src = root.join("src");
-    std::fs::create_dir_all(&src)
-        .map_err(|error| format!("Cannot create {}: {error}", src.display()))?;
-    let files = [
-        (root.join("Cargo.toml"), manifest(name, &dependency)),
-        (src.join("lib.rs"), source(name)),
-        (root.join(".gitignore"), "/target\n/dist\n".to_string()),
-    ];
-    for (path, text) in files {
-        std::fs::write(&path, text)
-            .map_err(|error| format!("Cannot write {}: {error}", path.display()))?;
-    }
-    if matches!(sdk, Sdk::Vendored) {
-        write_sdk(&root.join(VENDORED_SDK))?;
+    match language {
+        Language::Rust => rust::create(name, &root, sdk)?,
+        Language::Ts => {
+            write_world(name, &root)?;
+            typescript::create(name, &root)?;
+        }
+        Language::Python => {
+            write_world(name, &root)?;
+            python::create(name, &root)?;
+        }
     }
     Ok(root)
 }
 
-/// Writes the SDK crate this binary carries: its sources, its contract and a manifest with the
-/// same dependencies as the workspace's (a vendored crate cannot inherit them).
-fn write_sdk(folder: &Path) -> Result<(), String> {
-    let mut files: Vec<(PathBuf, &str)> = SDK_FILES
+/// The world a tool of another language builds against, named after the tool (kebab-case).
+pub fn world_name(name: &str) -> String {
+    name.replace('_', "-")
+}
+
+/// `wit/`: the tool's own world (its imports are the capabilities it asks for) and the
+/// contract it uses, as `wit/deps/devtools-tool`.
+fn write_world(name: &str, root: &Path) -> Result<(), String> {
+    let world = world_name(name);
+    let text = format!(
+        r#"// The tool's world. The capabilities it asks the operator for are the interfaces it
+// imports: to call a function of another one, import it here (`import
+// devtools:tool/script@{CONTRACT_VERSION};` to evaluate JavaScript, `.../input@...` to click
+// and type) and rebuild. docs/plugins.md lists each interface's capability.
+package local:{world};
+
+world {world} {{
+    import devtools:tool/response@{CONTRACT_VERSION};
+    import devtools:tool/pages@{CONTRACT_VERSION};
+    export devtools:tool/tool@{CONTRACT_VERSION};
+}}
+"#
+    );
+    let mut files = vec![("wit/world.wit".to_string(), text)];
+    files.extend(SDK_FILES.iter().filter_map(|(file, content)| {
+        let wit = file.strip_prefix("wit/")?;
+        Some((format!("wit/deps/devtools-tool/{wit}"), content.to_string()))
+    }));
+    let files: Vec<(&str, String)> = files
         .iter()
-        .map(|(relative, text)| (folder.join(relative), *text))
+        .map(|(path, text)| (path.as_str(), text.clone()))
         .collect();
-    let manifest = sdk_manifest();
-    files.push((folder.join("Cargo.toml"), manifest.as_str()));
-    for (path, text) in files {
+    write_files(root, &files)
+}
+
+/// Writes each `(relative path, text)` under `root`, creating folders.
+fn write_files(root: &Path, files: &[(&str, String)]) -> Result<(), String> {
+    for (relative, text) in files {
+        let path = root.join(relative);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|error| format!("Cannot create {}: {error}", parent.display()))?;
@@ -79,37 +99,6 @@ fn write_sdk(folder: &Path) -> Result<(), String> {
             .map_err(|error| format!("Cannot write {}: {error}", path.display()))?;
     }
     Ok(())
-}
-
-/// The SDK's manifest, standalone: the versions its workspace gives it (a test holds them
-/// equal).
-fn sdk_manifest() -> String {
-    format!(
-        r#"# The devtools-tool SDK {SDK_VERSION}, written by `devtools-mcp plugin new` (the server carries it).
-[package]
-name = "devtools-tool"
-version = "{SDK_VERSION}"
-edition = "2024"
-license = "Apache-2.0"
-publish = false
-
-[lib]
-path = "src/devtools_tool.rs"
-
-[dependencies]
-serde = {{ version = "1", features = ["derive"] }}
-serde_json = {{ version = "1", features = ["preserve_order"] }}
-schemars = "1.2"
-wit-bindgen = "0.61"
-"#
-    )
-}
-
-/// A version requirement cargo accepts (`0.3.0`, `^0.3`, `=0.3.1`).
-fn semver_requirement(version: &str) -> Result<(), String> {
-    semver::VersionReq::parse(version)
-        .map(drop)
-        .map_err(|error| format!("--sdk-version {version} is not a version requirement: {error}"))
 }
 
 /// Tool names are what models type: lowercase snake_case, as the reference's tools.
@@ -128,107 +117,6 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// The `devtools-tool = { path = ... }` line for an SDK folder (`plugins/sdk` of the
-/// devtools-mcp sources).
-fn sdk_dependency(sdk: &Path) -> Result<String, String> {
-    let sdk = sdk.canonicalize().map_err(|_| {
-        format!(
-            "The devtools-tool SDK was not found at {}. Pass --sdk-path with the path of plugins/sdk from the devtools-mcp sources, or leave it out to get the SDK this server carries.",
-            sdk.display()
-        )
-    })?;
-    if !sdk.join("Cargo.toml").is_file() {
-        return Err(format!(
-            "{} is not the devtools-tool SDK (no Cargo.toml).",
-            sdk.display()
-        ));
-    }
-    // A TOML string, escaped as TOML wants (quotes, backslashes).
-    let path = toml::Value::String(sdk.to_string_lossy().into_owned());
-    Ok(format!("devtools-tool = {{ path = {path} }}"))
-}
-
-fn manifest(name: &str, dependency: &str) -> String {
-    format!(
-        r#"[package]
-name = "{name}"
-version = "0.1.0"
-edition = "2024"
-publish = false
-
-[lib]
-crate-type = ["cdylib"]
-
-[dependencies]
-{dependency}
-serde = {{ version = "1", features = ["derive"] }}
-schemars = "1.2"
-
-# Small, self-contained components.
-[profile.release]
-opt-level = "s"
-lto = true
-codegen-units = 1
-panic = "abort"
-strip = true
-
-# A crate of its own, even inside another workspace.
-[workspace]
-"#
-    )
-}
-
-fn source(name: &str) -> String {
-    let type_name: String = name
-        .split('_')
-        .map(|word| {
-            let mut characters = word.chars();
-            match characters.next() {
-                Some(first) => first.to_ascii_uppercase().to_string() + characters.as_str(),
-                None => String::new(),
-            }
-        })
-        .collect();
-    format!(
-        r#"//! `{name}`: a devtools-mcp tool. Build it with `devtools-mcp plugin build`.
-
-use devtools_tool::{{Category, Definition, Flags, Page, PageTool, Response}};
-use serde::Deserialize;
-
-/// The tool's parameters: field docs become the JSON Schema models read.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-struct Params {{
-    /// Text to put before the URL.
-    prefix: Option<String>,
-}}
-
-struct {type_name};
-
-impl PageTool for {type_name} {{
-    type Params = Params;
-
-    fn definition(_flags: &Flags) -> Definition {{
-        Definition::new(
-            "{name}",
-            Category::Debugging,
-            "Tells the URL of the selected page.",
-        )
-        .read_only()
-    }}
-
-    fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {{
-        let prefix = params.prefix.unwrap_or_else(|| "The page is at".to_string());
-        response.line(format!("{{prefix}} {{}}", page.url()));
-        Ok(())
-    }}
-}}
-
-devtools_tool::register_page_tool!({type_name});
-"#
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,62 +129,26 @@ mod tests {
         assert!(check_name("").is_err());
     }
 
+    /// A TypeScript or Python tool gets its world and the whole contract, which parse as one
+    /// WIT package set.
     #[test]
-    fn the_scaffold_names_the_type_after_the_tool() {
-        assert!(source("page_title").contains("struct PageTitle;"));
-    }
-
-    #[test]
-    fn an_sdk_path_must_hold_the_sdk() {
-        let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/sdk");
-        let local = sdk_dependency(&sdk).expect("path");
-        let canonical = sdk.canonicalize().expect("sdk");
-        assert_eq!(
-            local,
-            format!("devtools-tool = {{ path = \"{}\" }}", canonical.display())
-        );
-        let missing = sdk_dependency(Path::new("/no/such/sdk")).expect_err("refused");
-        assert!(missing.contains("--sdk-path"), "{missing}");
-    }
-
-    /// The vendored manifest depends on what the workspace gives the SDK, at the same versions.
-    #[test]
-    fn the_vendored_sdk_manifest_matches_the_workspace() {
-        let workspace: toml::Table =
-            toml::from_str(include_str!("../../../../Cargo.toml")).expect("workspace manifest");
-        let sdk: toml::Table =
-            toml::from_str(include_str!("../../../../plugins/sdk/Cargo.toml")).expect("sdk");
-        let vendored: toml::Table = toml::from_str(&sdk_manifest()).expect("vendored");
-        let shared = &workspace["workspace"]["dependencies"];
-        let wanted = sdk["dependencies"].as_table().expect("sdk dependencies");
-        let written = vendored["dependencies"]
-            .as_table()
-            .expect("vendored dependencies");
-        assert_eq!(
-            wanted.keys().collect::<Vec<_>>(),
-            written.keys().collect::<Vec<_>>()
-        );
-        for name in wanted.keys() {
-            let version = |spec: &toml::Value| match spec {
-                toml::Value::String(version) => version.clone(),
-                other => other["version"].as_str().unwrap_or_default().to_string(),
-            };
-            assert_eq!(version(&shared[name]), version(&written[name]), "{name}");
-        }
-        assert_eq!(vendored["package"]["version"].as_str(), Some(SDK_VERSION));
-        assert!(
-            SDK_FILES
-                .iter()
-                .any(|(file, _)| *file == "src/devtools_tool.rs")
-        );
-        assert!(SDK_FILES.iter().any(|(file, _)| *file == "wit/tool.wit"));
-    }
-
-    #[test]
-    fn the_version_written_is_the_sdk_crate_version() {
-        // Both manifests take the workspace version, so this binary's is the SDK's.
-        let sdk_manifest = include_str!("../../../../plugins/sdk/Cargo.toml");
-        assert!(sdk_manifest.contains("version.workspace = true"));
-        assert!(include_str!("../../../Cargo.toml").contains("version.workspace = true"));
+    fn the_world_of_another_language_parses_with_the_contract() {
+        let root = tempfile::tempdir().expect("temp dir");
+        write_world("page_title", root.path()).expect("world");
+        let mut resolve = wit_parser::Resolve::default();
+        let (package, _) = resolve
+            .push_dir(root.path().join("wit"))
+            .expect("the world parses");
+        let world = resolve.packages[package].worlds["page-title"];
+        let imports: Vec<String> = resolve.worlds[world]
+            .imports
+            .values()
+            .filter_map(|item| match item {
+                wit_parser::WorldItem::Interface { id, .. } => resolve.interfaces[*id].name.clone(),
+                _ => None,
+            })
+            .collect();
+        assert!(imports.contains(&"pages".to_string()), "{imports:?}");
+        assert!(!imports.contains(&"script".to_string()), "{imports:?}");
     }
 }

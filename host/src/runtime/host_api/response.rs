@@ -1,11 +1,11 @@
-//! `devtools:tool/response`: intents recorded for assembly, and the file writes a tool may ask
-//! for (always through the file gateway).
+//! `devtools:tool/response`: intents recorded for assembly; and `files` (`files.write`): the
+//! file writes a tool may ask for, always through the file gateway.
 
 use super::function::{HostFunction as F, Marks as M};
 use super::{Call, CallState};
 use crate::policy::capability::Capability::FilesWrite;
 use crate::response::{ListRequest, NetworkRequestDetail, SnapshotRequest};
-use crate::runtime::bindings::v0_3::devtools::tool::response;
+use crate::runtime::bindings::v0_3::devtools::tool::{files, response};
 use crate::sandbox::{FileKind, save_temporary_file};
 
 pub use crate::sandbox::PLUGIN_FILE_EXTENSIONS;
@@ -19,8 +19,8 @@ const ATTACH_IMAGE: F = F::new("response", "attach-image", M::NONE);
 /// Written to `file-path`, or to a temp file when too large to inline: both need `files.write`.
 const ATTACH_SCREENSHOT: F =
     F::new("response", "attach-screenshot", M::WRITES).depending(&[FilesWrite]);
-const SAVE_FILE: F = F::new("response", "save-file", M::WRITES).also(&[FilesWrite]);
-const SAVE_TEMP_FILE: F = F::new("response", "save-temp-file", M::WRITES).also(&[FilesWrite]);
+const SAVE_FILE: F = F::new("files", "save-file", M::WRITES);
+const SAVE_TEMP_FILE: F = F::new("files", "save-temp-file", M::WRITES);
 const INCLUDE_CONSOLE_MESSAGES: F = F::new("response", "include-console-messages", M::NONE);
 const INCLUDE_CONSOLE_MESSAGE: F = F::new("response", "include-console-message", M::NONE);
 const INCLUDE_NETWORK_REQUESTS: F = F::new("response", "include-network-requests", M::NONE);
@@ -173,34 +173,6 @@ impl response::Host for CallState {
         .await
     }
 
-    async fn save_file(
-        &mut self,
-        path: String,
-        data: Vec<u8>,
-        extension: String,
-    ) -> wasmtime::Result<Result<String, String>> {
-        self.dispatch(&SAVE_FILE, async |call| {
-            call.charge(data.len(), 0)?;
-            match plugin_kind(&extension) {
-                Ok(kind) => call.write_file(&path, kind, &data),
-                Err(error) => Ok(Err(error)),
-            }
-        })
-        .await
-    }
-
-    async fn save_temp_file(
-        &mut self,
-        file_name: String,
-        data: Vec<u8>,
-    ) -> wasmtime::Result<Result<String, String>> {
-        self.dispatch(&SAVE_TEMP_FILE, async |call| {
-            call.charge(data.len(), 0)?;
-            Ok(write_temp(&file_name, &data))
-        })
-        .await
-    }
-
     async fn include_console_messages(
         &mut self,
         options: response::ListOptions,
@@ -254,6 +226,36 @@ impl response::Host for CallState {
                 response_file,
             });
             Ok(())
+        })
+        .await
+    }
+}
+
+impl files::Host for CallState {
+    async fn save_file(
+        &mut self,
+        path: String,
+        data: Vec<u8>,
+        extension: String,
+    ) -> wasmtime::Result<Result<String, String>> {
+        self.dispatch(&SAVE_FILE, async |call| {
+            call.charge(data.len(), 0)?;
+            match plugin_kind(&extension) {
+                Ok(kind) => call.write_file(&path, kind, &data),
+                Err(error) => Ok(Err(error)),
+            }
+        })
+        .await
+    }
+
+    async fn save_temp_file(
+        &mut self,
+        file_name: String,
+        data: Vec<u8>,
+    ) -> wasmtime::Result<Result<String, String>> {
+        self.dispatch(&SAVE_TEMP_FILE, async |call| {
+            call.charge(data.len(), 0)?;
+            Ok(write_temp(&file_name, &data))
         })
         .await
     }

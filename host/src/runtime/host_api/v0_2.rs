@@ -378,11 +378,11 @@ impl old::response::Host for CallState {
         data: Vec<u8>,
         extension: String,
     ) -> Outcome<String> {
-        new::response::Host::save_file(self, path, data, extension).await
+        new::files::Host::save_file(self, path, data, extension).await
     }
 
     async fn save_temp_file(&mut self, file_name: String, data: Vec<u8>) -> Outcome<String> {
-        new::response::Host::save_temp_file(self, file_name, data).await
+        new::files::Host::save_temp_file(self, file_name, data).await
     }
 
     async fn include_console_messages(
@@ -882,8 +882,8 @@ pub const V0_2_FUNCTIONS: &[(&str, &str, &str, &str)] = &[
         "response",
         "attach-screenshot",
     ),
-    ("response", "save-file", "response", "save-file"),
-    ("response", "save-temp-file", "response", "save-temp-file"),
+    ("response", "save-file", "files", "save-file"),
+    ("response", "save-temp-file", "files", "save-temp-file"),
     (
         "response",
         "include-console-messages",

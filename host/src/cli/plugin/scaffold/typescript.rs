@@ -1,0 +1,101 @@
+//! A TypeScript tool: `src/tool.ts` against typed bindings that `jco guest-types` makes from
+//! the tool's world, compiled with `tsc` and made a component by componentize-js (through
+//! jco), with no WASI at all (`--disable all`). The tools come from npm at pinned versions.
+
+use super::{CONTRACT_VERSION, world_name, write_files};
+use std::path::Path;
+
+/// jco (with componentize-js 0.17 inside) and TypeScript, the versions the tests build with.
+pub const JCO_VERSION: &str = "1.10.2";
+pub const TYPESCRIPT_VERSION: &str = "5.9.3";
+
+pub fn create(name: &str, root: &Path) -> Result<(), String> {
+    let world = world_name(name);
+    let package = format!(
+        r#"{{
+  "name": "{name}",
+  "private": true,
+  "type": "module",
+  "description": "A devtools-mcp tool written in TypeScript.",
+  "scripts": {{
+    "types": "jco guest-types wit --world-name {world} -o types",
+    "build": "npm run types && tsc -p . && jco componentize build/tool.js --wit wit --world-name {world} --disable all -o dist/{name}.wasm"
+  }},
+  "devDependencies": {{
+    "@bytecodealliance/jco": "{JCO_VERSION}",
+    "typescript": "{TYPESCRIPT_VERSION}"
+  }}
+}}
+"#
+    );
+    let tsconfig = r#"{
+  "compilerOptions": {
+    "target": "ES2022",
+    "module": "ES2022",
+    "moduleResolution": "bundler",
+    "strict": true,
+    "skipLibCheck": true,
+    "rootDir": "src",
+    "outDir": "build"
+  },
+  "include": ["src", "types"]
+}
+"#;
+    let source = format!(
+        r#"// `{name}`: a devtools-mcp tool. Build it with `devtools-mcp plugin build`.
+//
+// It imports the host's interfaces as modules; each is a capability (see wit/world.wit). The
+// types come from `npm run types` (jco guest-types), so the compiler checks every call.
+import {{ appendLine }} from 'devtools:tool/response@{CONTRACT_VERSION}';
+import {{ url }} from 'devtools:tool/pages@{CONTRACT_VERSION}';
+import type {{ ToolDefinition }} from 'devtools:tool/tool@{CONTRACT_VERSION}';
+import type {{ Page }} from 'devtools:tool/types@{CONTRACT_VERSION}';
+
+/// The tool's parameters, as its JSON Schema below describes them.
+interface Params {{
+  prefix?: string;
+}}
+
+const inputSchema = {{
+  type: 'object',
+  properties: {{
+    prefix: {{ type: 'string', description: 'Text to put before the URL.' }},
+  }},
+}};
+
+export const tool = {{
+  definition(_serverFlags: string): ToolDefinition {{
+    return {{
+      name: '{name}',
+      description: 'Tells the URL of the selected page.',
+      annotations: {{ title: undefined, category: 'debugging', readOnlyHint: true, conditions: [] }},
+      inputSchema: JSON.stringify(inputSchema),
+      pageScoped: true,
+      blockedByDialog: false,
+      fileParams: [],
+    }};
+  }},
+
+  handle(params: string, page: Page | undefined): void {{
+    if (page === undefined) {{
+      throw 'This page-scoped tool was called without a page.';
+    }}
+    const {{ prefix }}: Params = JSON.parse(params);
+    appendLine(`${{prefix ?? 'The page is at'}} ${{url(page)}}`);
+  }},
+}};
+"#
+    );
+    write_files(
+        root,
+        &[
+            ("package.json", package),
+            ("tsconfig.json", tsconfig.to_string()),
+            ("src/tool.ts", source),
+            (
+                ".gitignore",
+                "/node_modules\n/build\n/types\n/dist\n".to_string(),
+            ),
+        ],
+    )
+}
