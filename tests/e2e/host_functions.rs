@@ -182,6 +182,8 @@ const NOT_NAVIGATING: &[&str] = &[
     "pages/get",
     "pages/all",
     "pages/url",
+    "pages/network-requests",
+    "pages/console-messages",
     "pages/open-dialog",
     "pages/wait-for",
     "pages/tab-id",
@@ -191,6 +193,7 @@ const NOT_NAVIGATING: &[&str] = &[
     "files/save-temp-file",
     "performance/stop-trace",
     "performance/analyze-insight",
+    "performance/insight-sets",
     "styles/get-css-styles",
     "screencast/start",
     "screencast/stop",
@@ -326,5 +329,94 @@ async fn no_function_that_takes_a_path_blocks_on_a_fifo() {
         );
     }
     assert!(checked >= 15, "only {checked} functions take paths");
+    server.shutdown().await;
+}
+
+/// Contract 0.3.0 gives data, not only 1.11.0's text: the probe reads a page's requests and
+/// console messages as records, and a heap snapshot's numbers, and prints what it computed.
+#[tokio::test]
+async fn requests_messages_insights_and_heap_numbers_reach_a_plugin_as_records() {
+    let pages = crate::fixtures::server();
+    let workspace = tempfile::tempdir().expect("workspace");
+    let grants = "[plugins.contract_probe]\ncapabilities = [\"pages.read\", \"memory\", \"files.write\", \"performance\", \"navigate\", \"long-lived\"]\n";
+    let (server, _scratch) = start(grants, Some(workspace.path())).await;
+    let opened = server
+        .call("navigate_page", json!({ "url": pages.url("/console") }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let probe = |function: &str, arg: &str| {
+        server.call(
+            "contract_probe",
+            json!({ "function": function, "arg": arg }),
+        )
+    };
+    // The fetch logs last: wait for it as the listing would.
+    let mut messages = String::new();
+    for _ in 0..50 {
+        messages = probe("pages/console-messages", "").await.text;
+        if messages.contains("fetched") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        messages.contains("Log hello from the page 42 args=2 uncaught=false"),
+        "{messages}"
+    );
+    assert!(messages.contains("Warning careful args=1"), "{messages}");
+    assert!(messages.contains("Error broken args=1"), "{messages}");
+    let requests = probe("pages/network-requests", "").await.text;
+    assert!(
+        requests.contains(&format!(
+            "GET document {} 200 text/html",
+            pages.url("/console")
+        )),
+        "{requests}"
+    );
+    assert!(
+        requests.contains(&format!("GET fetch {} 200", pages.url("/data.json"))),
+        "{requests}"
+    );
+
+    // A trace of a page's reload (one that paints text): its paints as numbers.
+    let opened = server
+        .call("navigate_page", json!({ "url": pages.url("/") }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    assert_eq!(
+        probe("performance/insight-sets", "").await.text,
+        "performance/insight-sets: ",
+        "no trace yet, no sets"
+    );
+    let started = probe("performance/start-trace", "").await;
+    assert!(!started.is_error, "{}", started.text);
+    // Let the reloaded page paint before the trace stops.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let stopped = probe("performance/stop-trace", "").await;
+    assert!(!stopped.is_error, "{}", stopped.text);
+    let sets = probe("performance/insight-sets", "").await.text;
+    assert!(
+        sets.contains("NAVIGATION_0 fcp=Some("),
+        "{sets}\n{}\n{}",
+        started.text,
+        stopped.text
+    );
+    assert!(sets.contains("insights=LCPBreakdown"), "{sets}");
+
+    let snapshot = workspace.path().join("page.heapsnapshot");
+    let snapshot = snapshot.to_string_lossy();
+    let taken = probe("memory/take-snapshot", &snapshot).await;
+    assert!(!taken.is_error, "{}", taken.text);
+    let numbers = probe("memory/statistics", &snapshot).await.text;
+    let field = |name: &str| -> f64 {
+        numbers
+            .split_whitespace()
+            .find_map(|part| part.strip_prefix(&format!("{name}=")))
+            .and_then(|value| value.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {numbers}"))
+    };
+    assert!(field("nodes") > 1000.0, "{numbers}");
+    assert!(field("total") > 100_000.0, "{numbers}");
+    assert!(field("classes") > 10.0, "{numbers}");
     server.shutdown().await;
 }

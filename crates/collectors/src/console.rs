@@ -30,6 +30,8 @@ pub(crate) struct Message {
     pub cause: Option<Symbolized>,
     /// Arguments as `get_console_message` prints them; `None` while still being read.
     pub args: Vec<Option<Arg>>,
+    /// An uncaught exception (`Runtime.exceptionThrown`).
+    pub uncaught: bool,
 }
 
 /// What still needs the browser after a message was recorded.
@@ -120,6 +122,7 @@ impl Console {
             stack: params.get("stackTrace").cloned(),
             cause: None,
             args,
+            uncaught: false,
         });
         let args = (!objects.is_empty()).then_some(Pending::Args { id, objects });
         args.into_iter()
@@ -140,6 +143,7 @@ impl Console {
             stack: entry.get("stackTrace").cloned(),
             cause: None,
             args: Vec::new(),
+            uncaught: false,
         });
         stack_job(id, entry.get("stackTrace")).into_iter().collect()
     }
@@ -154,6 +158,7 @@ impl Console {
             stack: details.get("stackTrace").cloned(),
             cause: None,
             args: Vec::new(),
+            uncaught: true,
         });
         let mut jobs: Vec<Pending> = stack_job(id, details.get("stackTrace"))
             .into_iter()

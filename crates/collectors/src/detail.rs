@@ -234,7 +234,7 @@ fn limited(text: &str) -> String {
 }
 
 /// DevTools' `sanitizeHeaders` (used with `--redactNetworkHeaders`).
-fn redacted(headers: &Map<String, Value>) -> Map<String, Value> {
+pub(crate) fn redacted(headers: &Map<String, Value>) -> Map<String, Value> {
     headers
         .iter()
         .map(|(name, value)| {

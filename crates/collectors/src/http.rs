@@ -5,7 +5,7 @@ use super::values::js_number;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone)]
-pub(super) struct Response {
+pub(crate) struct Response {
     pub status: String,
     pub headers: Map<String, Value>,
     pub awaiting_extra: bool,

@@ -14,6 +14,7 @@ mod detail;
 mod http;
 mod network;
 mod pagination;
+mod records;
 mod stack;
 mod urls;
 mod values;
@@ -23,6 +24,7 @@ pub use detail::{NetworkDetail, Snapshot};
 pub use http::base64_decode;
 pub use network::NOTHING_SELECTED;
 pub use pagination::Page;
+pub use records::{MessageRecord, RequestRecord, RequestState};
 pub use stack::Symbolized;
 pub use values::{description_message, exception_message, format_value, primitive_arg};
 
@@ -122,6 +124,17 @@ impl Collected {
     /// from the browser afterwards, off the lock.
     pub fn network_snapshot(&self, reqid: u64) -> Result<Snapshot, String> {
         self.network.snapshot(reqid)
+    }
+
+    /// The requests as data (`preserved`: also those of the 3 navigations before); header
+    /// values are redacted as `get_network_request` redacts them when `redact`.
+    pub fn network_records(&self, preserved: bool, redact: bool) -> Vec<RequestRecord> {
+        self.network.records(preserved, redact)
+    }
+
+    /// The console messages as data.
+    pub fn console_records(&self, preserved: bool) -> Vec<MessageRecord> {
+        self.console.records(preserved)
     }
 
     /// An object argument of message `id`, read back from the browser.

@@ -15,22 +15,22 @@ pub const NOTHING_SELECTED: &str = "Nothing is currently selected in the DevTool
 
 #[derive(Debug, Clone)]
 pub(crate) struct Request {
-    id: u64,
+    pub(crate) id: u64,
     cdp_id: String,
     frame_id: String,
-    navigation: bool,
-    url: String,
-    method: String,
-    resource_type: String,
-    headers: Map<String, Value>,
+    pub(crate) navigation: bool,
+    pub(crate) url: String,
+    pub(crate) method: String,
+    pub(crate) resource_type: String,
+    pub(crate) headers: Map<String, Value>,
     extra_applied: bool,
-    memory_cache: bool,
+    pub(crate) memory_cache: bool,
     post_data: Option<String>,
-    has_post_data: bool,
-    response: Option<Response>,
-    failure: Option<String>,
+    pub(crate) has_post_data: bool,
+    pub(crate) response: Option<Response>,
+    pub(crate) failure: Option<String>,
     /// The first hop of its redirects: hops share one redirect chain, as in puppeteer.
-    first_hop: u64,
+    pub(crate) first_hop: u64,
 }
 
 impl Request {
@@ -261,6 +261,11 @@ impl Network {
                 .find(|request| request.first_hop == *first)
                 .is_some()
         });
+    }
+
+    /// The requests a listing considers, oldest first.
+    pub(crate) fn requests(&self, preserved: bool) -> Vec<&Request> {
+        self.buckets.data(preserved)
     }
 
     /// The `## Network requests` section and its structured keys.

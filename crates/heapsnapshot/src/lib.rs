@@ -6,6 +6,7 @@
 mod aggregates;
 mod budget;
 mod contexts;
+mod data;
 mod dominators;
 mod filters;
 pub mod format;
@@ -18,9 +19,11 @@ mod snapshot;
 pub mod tools;
 
 pub use budget::LoadBudget;
+pub use data::{ClassTotals, HeapNumbers};
 pub use filters::NodeFilter;
 pub use queries::{EdgeSort, ObjectQuery, QuerySort};
 pub use snapshot::HeapSnapshot;
+pub use snapshot::Statistics;
 
 use aggregates::Aggregate;
 use indexmap::IndexMap;

@@ -429,3 +429,22 @@ fn a_long_retaining_chain_never_recurses() {
         &within[within.len() - 200..]
     );
 }
+
+#[test]
+fn numbers_are_the_summary_as_data() {
+    let loaded = diamond().load();
+    let numbers = loaded.snapshot.numbers();
+    assert_eq!(numbers.node_count as usize, loaded.snapshot.node_count);
+    assert_eq!(numbers.total_size, loaded.snapshot.total_size());
+    assert!(!numbers.classes.is_empty());
+    let sizes: Vec<u64> = numbers.classes.iter().map(|c| c.retained_size).collect();
+    let mut sorted = sizes.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(sizes, sorted, "largest retained size first");
+    let shared = numbers
+        .classes
+        .iter()
+        .find(|class| class.name == "Shared")
+        .expect("the Shared class");
+    assert_eq!((shared.count, shared.retained_size), (1, 1005));
+}

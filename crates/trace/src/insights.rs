@@ -151,6 +151,10 @@ pub struct TraceSummary {
 }
 
 impl TraceSummary {
+    pub(super) fn sets(&self) -> &[InsightSet] {
+        &self.sets
+    }
+
     /// Details of one computed insight, in the reference's `## Insight Title: ...` shape. The
     /// error is a message for the user (the reference prints such messages as normal text).
     pub fn analyze(&self, insight_set_id: &str, insight_name: &str) -> Result<String, String> {

@@ -10,6 +10,7 @@
 //! An engine: data in, text out. No I/O, no async runtime, no browser types, so it builds and
 //! tests on its own and is optimised in the dev profile.
 
+mod data;
 mod details;
 mod events;
 #[cfg(test)]
@@ -20,6 +21,7 @@ mod metrics;
 mod network;
 mod report;
 
+pub use data::InsightNumbers;
 pub use insights::{TraceSummary, summarize};
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! reach the session: the bodies hold no checks of their own beyond their arguments. Released
 //! older contracts are linked through `v0_2`, on top of these.
 
+mod collected;
 mod dispatch;
 mod emulation;
 mod extensions;
@@ -36,6 +37,7 @@ pub const HOST_FUNCTIONS: &[&[&HostFunction]] = &[
     types::FUNCTIONS,
     response::FUNCTIONS,
     pages::FUNCTIONS,
+    collected::FUNCTIONS,
     navigate::FUNCTIONS,
     input::FUNCTIONS,
     script::FUNCTIONS,

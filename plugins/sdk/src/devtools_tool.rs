@@ -58,9 +58,10 @@ pub use __bindings::devtools::tool::emulation::{
 };
 pub use __bindings::devtools::tool::navigate::{NavigateOptions, Navigated, Navigation};
 pub use __bindings::devtools::tool::pages::{
-    Dialog, DialogKind, ImageFormat, PageInfo, Screenshot, ScreenshotOptions,
+    ConsoleMessage, Dialog, DialogKind, Header, ImageFormat, MessageKind, NetworkRequest, PageInfo,
+    RequestState, Screenshot, ScreenshotOptions,
 };
-pub use __bindings::devtools::tool::performance::TraceOptions;
+pub use __bindings::devtools::tool::performance::{InsightSet, LongTask, TraceOptions};
 pub use __bindings::devtools::tool::response::ListOptions;
 pub use __bindings::devtools::tool::types::{DialogAction, EvaluateOptions, Page, ScriptFormat};
 pub use __bindings::exports::devtools::tool::tool::Category;

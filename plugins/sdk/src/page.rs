@@ -7,8 +7,9 @@ use crate::__bindings::devtools::tool::{
     emulation, input, memory, navigate, pages, performance, script,
 };
 use crate::{
-    Dialog, DialogAction, Emulation, EvaluateOptions, NavigateOptions, Navigated, Navigation, Page,
-    Result, Screenshot, ScreenshotOptions, ScriptFormat, TraceOptions,
+    ConsoleMessage, Dialog, DialogAction, Emulation, EvaluateOptions, InsightSet, NavigateOptions,
+    Navigated, Navigation, NetworkRequest, Page, Result, Screenshot, ScreenshotOptions,
+    ScriptFormat, TraceOptions,
 };
 
 impl Page {
@@ -30,6 +31,17 @@ impl Page {
     /// Captures the page, one element or the full page (`pages.read`).
     pub fn screenshot(&self, options: &ScreenshotOptions) -> Result<Screenshot> {
         pages::take_screenshot(self, options)
+    }
+
+    /// The page's network requests since its last navigation, as data (`pages.read`);
+    /// `include_preserved` adds those of the 3 navigations before.
+    pub fn network_requests(&self, include_preserved: bool) -> Vec<NetworkRequest> {
+        pages::network_requests(self, include_preserved)
+    }
+
+    /// The page's console messages since its last navigation, as data (`pages.read`).
+    pub fn console_messages(&self, include_preserved: bool) -> Vec<ConsoleMessage> {
+        pages::console_messages(self, include_preserved)
     }
 
     /// The id of the tab holding the page (`pages.read`).
@@ -126,6 +138,12 @@ impl Page {
     /// One insight of the last trace, as response lines (`performance`).
     pub fn analyze_insight(&self, insight_set_id: &str, insight_name: &str) -> Result<Vec<String>> {
         performance::analyze_insight(self, insight_set_id, insight_name)
+    }
+
+    /// The insight sets of the page's last trace as numbers: paints, layout shift, blocking
+    /// time, long tasks (`performance`).
+    pub fn insight_sets(&self) -> Vec<InsightSet> {
+        performance::insight_sets(self)
     }
 
     /// Writes a heap snapshot of the page; the response lines (`memory`, `files.write`).

@@ -12,7 +12,7 @@ mod session;
 pub use devtools_collectors::{NetworkDetail, Page};
 
 use crate::browser::cdp::timeouts;
-use devtools_collectors::{Collected, NOTHING_SELECTED, Pending};
+use devtools_collectors::{Collected, MessageRecord, NOTHING_SELECTED, Pending, RequestRecord};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use session::Session;
@@ -135,6 +135,19 @@ impl Collectors {
         self.shared
             .state()
             .console_list(page, types, include_preserved, include_stack_traces)
+    }
+
+    /// The requests as data, header values redacted as `get_network_request` redacts them.
+    pub fn network_records(&self, include_preserved: bool) -> Vec<RequestRecord> {
+        let redact = self.shared.redact.load(Ordering::Relaxed);
+        self.shared
+            .state()
+            .network_records(include_preserved, redact)
+    }
+
+    /// The console messages as data.
+    pub fn console_records(&self, include_preserved: bool) -> Vec<MessageRecord> {
+        self.shared.state().console_records(include_preserved)
     }
 
     /// One message (`ID: n`, `Message: …`, `### Arguments`, `### Stack trace`) and its

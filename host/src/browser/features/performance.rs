@@ -136,6 +136,15 @@ impl Performance {
     }
 
     /// One insight of the last trace; the reference answers misses as text, not errors.
+    /// The insight sets of the page's last trace as numbers; none before a trace.
+    pub fn insight_numbers(page: &McpPage) -> Vec<devtools_trace::InsightNumbers> {
+        page.features()
+            .get::<Performance>()
+            .and_then(|state| state.last.as_ref())
+            .map(TraceSummary::numbers)
+            .unwrap_or_default()
+    }
+
     pub fn analyze_insight(
         page: &McpPage,
         insight_set_id: &str,

@@ -48,6 +48,33 @@ fn filter(
     devtools_heapsnapshot::NodeFilter::from_params(&snapshot.snapshot, Some(name), object_id)
 }
 
+/// The engine's numbers as the WIT record.
+fn statistics(loaded: &LoadedSnapshot) -> memory::HeapStatistics {
+    let numbers = loaded.snapshot.numbers();
+    let stats = &numbers.statistics;
+    memory::HeapStatistics {
+        node_count: numbers.node_count,
+        total_size: numbers.total_size,
+        v8_heap: stats.v8heap.total,
+        code: stats.v8heap.code,
+        js_arrays: stats.v8heap.js_arrays,
+        strings: stats.v8heap.strings,
+        system: stats.v8heap.system,
+        native: stats.native.total,
+        typed_arrays: stats.native.typed_arrays,
+        classes: numbers
+            .classes
+            .into_iter()
+            .map(|class| memory::ClassAggregate {
+                name: class.name,
+                count: class.count,
+                self_size: class.self_size,
+                retained_size: class.retained_size,
+            })
+            .collect(),
+    }
+}
+
 /// Every heap function reads the snapshot files it names, through the file gateway.
 const fn heap_fn(name: &'static str) -> F {
     F::new("memory", name, M::READS)
@@ -56,6 +83,7 @@ const fn heap_fn(name: &'static str) -> F {
 /// The snapshot is written to a file: always `files.write` too.
 const TAKE_SNAPSHOT: F = F::new("memory", "take-snapshot", M::WRITES).also(&[FilesWrite]);
 pub(super) const HEAP_SUMMARY: F = heap_fn("summary");
+const HEAP_STATISTICS: F = heap_fn("statistics");
 pub(super) const HEAP_DETAILS: F = heap_fn("details");
 pub(super) const HEAP_CLASS_NODES: F = heap_fn("class-nodes");
 pub(super) const HEAP_RETAINERS: F = heap_fn("retainers");
@@ -72,6 +100,7 @@ pub(super) const HEAP_CLOSE: F = F::new("memory", "close", M::NONE);
 pub(super) const FUNCTIONS: &[&F] = &[
     &TAKE_SNAPSHOT,
     &HEAP_SUMMARY,
+    &HEAP_STATISTICS,
     &HEAP_DETAILS,
     &HEAP_CLASS_NODES,
     &HEAP_RETAINERS,
@@ -130,25 +159,40 @@ async fn heap_snapshot(
 }
 
 /// Loads `path` if needed and runs `query` on a blocking thread.
+/// Loads `path` (once per session) and runs `query` as an engine job; `notes_into` adds the
+/// load's notes to the answer.
+async fn heap_data<T: Send + 'static>(
+    call: &mut Call<'_>,
+    path: &str,
+    query: impl FnOnce(&LoadedSnapshot) -> Result<T, HeapError> + Send + 'static,
+    notes_into: impl FnOnce(&mut T, Vec<String>),
+) -> wasmtime::Result<Result<T, String>> {
+    let (snapshot, notes) = or_return!(heap_snapshot(call, path).await);
+    let deadline = call.wall_clock();
+    let answer = crate::engine::run("the heap snapshot query", deadline, move |_| {
+        query(&snapshot)
+    })
+    .await;
+    Ok(match answer {
+        Ok(Ok(mut answer)) => {
+            notes_into(&mut answer, notes);
+            Ok(answer)
+        }
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(error) => Err(error.to_string()),
+    })
+}
+
+/// [`heap_data`] for the text answers: the load's notes are appended lines.
 async fn heap_query(
     call: &mut Call<'_>,
     path: &str,
     query: impl FnOnce(&LoadedSnapshot) -> Result<Vec<String>, HeapError> + Send + 'static,
 ) -> Lines {
-    let (snapshot, mut notes) = or_return!(heap_snapshot(call, path).await);
-    let deadline = call.wall_clock();
-    let lines = crate::engine::run("the heap snapshot query", deadline, move |_| {
-        query(&snapshot)
+    heap_data(call, path, query, |lines, mut notes| {
+        lines.append(&mut notes)
     })
-    .await;
-    Ok(match lines {
-        Ok(Ok(mut lines)) => {
-            lines.append(&mut notes);
-            Ok(lines)
-        }
-        Ok(Err(error)) => Err(error.to_string()),
-        Err(error) => Err(error.to_string()),
-    })
+    .await
 }
 
 impl CallState {
@@ -169,6 +213,17 @@ impl memory::Host for CallState {
         self.dispatch(&TAKE_SNAPSHOT, async |call| {
             let (page, sandbox) = or_return!(call.page_and_sandbox(&handle)?);
             Ok(heap::save(page, &file_path, sandbox).await)
+        })
+        .await
+    }
+
+    async fn statistics(
+        &mut self,
+        file_path: String,
+    ) -> wasmtime::Result<Result<memory::HeapStatistics, String>> {
+        self.dispatch(&HEAP_STATISTICS, async |call| {
+            // Notes (a snapshot loaded again, say) belong to text answers; data has none.
+            heap_data(call, &file_path, |s| Ok(statistics(s)), |_, _| ()).await
         })
         .await
     }

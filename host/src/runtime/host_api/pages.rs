@@ -53,6 +53,22 @@ pub(super) async fn capture(
 }
 
 impl pages::Host for CallState {
+    async fn network_requests(
+        &mut self,
+        handle: Resource<PageHandle>,
+        include_preserved: bool,
+    ) -> wasmtime::Result<Vec<pages::NetworkRequest>> {
+        self.request_records(handle, include_preserved).await
+    }
+
+    async fn console_messages(
+        &mut self,
+        handle: Resource<PageHandle>,
+        include_preserved: bool,
+    ) -> wasmtime::Result<Vec<pages::ConsoleMessage>> {
+        self.message_records(handle, include_preserved).await
+    }
+
     async fn selected(&mut self) -> Outcome<Resource<PageHandle>> {
         self.dispatch(&SELECTED, async |call| {
             let id = or_return!(call.session().and_then(|session| session.selected_id()));

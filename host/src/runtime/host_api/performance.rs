@@ -18,10 +18,49 @@ const START_TRACE: F = F::new(
 .depending(&[FilesWrite]);
 const STOP_TRACE: F = F::new("performance", "stop-trace", M::WRITES).depending(&[FilesWrite]);
 const ANALYZE_INSIGHT: F = F::new("performance", "analyze-insight", M::NONE);
+const INSIGHT_SETS: F = F::new("performance", "insight-sets", M::NONE);
 
-pub(super) const FUNCTIONS: &[&F] = &[&START_TRACE, &STOP_TRACE, &ANALYZE_INSIGHT];
+pub(super) const FUNCTIONS: &[&F] = &[&START_TRACE, &STOP_TRACE, &ANALYZE_INSIGHT, &INSIGHT_SETS];
+
+fn insight_set(numbers: devtools_trace::InsightNumbers) -> performance::InsightSet {
+    performance::InsightSet {
+        id: numbers.id,
+        url: numbers.url,
+        first_contentful_paint_ms: numbers.fcp_ms,
+        largest_contentful_paint_ms: numbers.lcp_ms,
+        cumulative_layout_shift: numbers.cls,
+        total_blocking_time_ms: numbers.total_blocking_time_ms,
+        long_tasks: numbers
+            .long_tasks
+            .into_iter()
+            .map(|(start_ms, duration_ms)| performance::LongTask {
+                start_ms,
+                duration_ms,
+            })
+            .collect(),
+        server_response_ms: numbers.server_response_ms,
+        redirect_ms: numbers.redirect_ms,
+        insights: numbers.insights,
+    }
+}
 
 impl performance::Host for CallState {
+    async fn insight_sets(
+        &mut self,
+        handle: Resource<PageHandle>,
+    ) -> wasmtime::Result<Vec<performance::InsightSet>> {
+        self.dispatch(&INSIGHT_SETS, async |call| {
+            Ok(match call.page(&handle)? {
+                Ok(page) => Performance::insight_numbers(page)
+                    .into_iter()
+                    .map(insight_set)
+                    .collect(),
+                Err(_) => Vec::new(),
+            })
+        })
+        .await
+    }
+
     async fn start_trace(
         &mut self,
         handle: Resource<PageHandle>,
