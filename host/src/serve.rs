@@ -6,3 +6,13 @@ pub mod http;
 pub mod oneshot;
 pub mod stdio;
 pub mod tenants;
+
+/// What `initialize` declares, as 1.11.0 declares it whatever the flags: tools whose list may
+/// change (`notifications/tools/list_changed`) and logging (`logging/setLevel` is accepted).
+pub fn capabilities() -> rmcp::model::ServerCapabilities {
+    rmcp::model::ServerCapabilities::builder()
+        .enable_logging()
+        .enable_tools()
+        .enable_tool_list_changed()
+        .build()
+}

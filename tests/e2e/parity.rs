@@ -148,3 +148,25 @@ async fn flags_change_the_list_as_in_1_11_0() {
     assert_eq!(tools, ["evaluate", "navigate", "screenshot"]);
     slim.shutdown().await;
 }
+
+/// `initialize` declares what 1.11.0 declares (tools whose list may change, logging), whatever
+/// the flags, and `logging/setLevel` is accepted as 1.11.0 accepts it.
+#[tokio::test]
+async fn initialize_declares_the_capabilities_of_1_11_0() {
+    if let Some(reason) = crate::support::reference::node_missing() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    crate::support::reference::ensure_installed().expect("chrome-devtools-mcp 1.11.0");
+    let reference = crate::support::reference::start_reference(&[]).await;
+    let ours = McpServer::start(&[]).await;
+    assert_eq!(ours.capabilities(), reference.capabilities());
+    assert_eq!(
+        ours.capabilities(),
+        serde_json::json!({"logging": {}, "tools": {"listChanged": true}})
+    );
+    assert_eq!(reference.set_log_level().await, Ok(()));
+    assert_eq!(ours.set_log_level().await, Ok(()));
+    reference.shutdown().await;
+    ours.shutdown().await;
+}

@@ -130,19 +130,20 @@ fn percent_decode(text: &str) -> String {
 }
 
 impl ServerHandler for McpServer {
+    /// Accepted and ignored, as 1.11.0 does: the server's log goes to stderr at its own level.
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<(), rmcp::ErrorData> {
+        Ok(())
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut implementation = Implementation::new("devtools_mcp", env!("CARGO_PKG_VERSION"));
         implementation.title =
             Some("devtools-mcp: Chrome DevTools tools as WebAssembly components".into());
-        let capabilities = if self.list_changes {
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build()
-        } else {
-            ServerCapabilities::builder().enable_tools().build()
-        };
-        ServerConfig::new(capabilities).with_server_info(implementation)
+        ServerConfig::new(super::capabilities()).with_server_info(implementation)
     }
 
     async fn list_tools(

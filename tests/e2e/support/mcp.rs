@@ -226,6 +226,24 @@ impl McpServer {
         ))
     }
 
+    /// The capabilities the server declared in `initialize`, as JSON.
+    pub fn capabilities(&self) -> serde_json::Value {
+        let declared = self
+            .client
+            .peer_info()
+            .map(|info| info.capabilities.clone());
+        serde_json::to_value(declared).unwrap_or_default()
+    }
+
+    /// `logging/setLevel`: whether the server accepted it.
+    pub async fn set_log_level(&self) -> Result<(), String> {
+        let params = rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Info);
+        match tokio::time::timeout(timeout(), self.client.set_level(params)).await {
+            Ok(result) => result.map_err(|error| error.to_string()),
+            Err(_) => Err("logging/setLevel timed out".into()),
+        }
+    }
+
     /// All tools, following pagination.
     pub async fn list_tools(&self) -> Vec<Tool> {
         match tokio::time::timeout(timeout(), self.client.list_all_tools()).await {

@@ -151,12 +151,20 @@ fn error_result(message: String) -> CallToolResult {
 }
 
 impl ServerHandler for TenantServer {
+    /// Accepted and ignored, as 1.11.0 does: the server's log goes to stderr at its own level.
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<(), rmcp::ErrorData> {
+        Ok(())
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut implementation = Implementation::new("devtools_mcp", env!("CARGO_PKG_VERSION"));
         implementation.title =
             Some("devtools-mcp: Chrome DevTools tools as WebAssembly components".into());
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(implementation)
+        ServerConfig::new(crate::serve::capabilities()).with_server_info(implementation)
     }
 
     async fn initialize(
