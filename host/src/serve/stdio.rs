@@ -131,6 +131,8 @@ fn percent_decode(text: &str) -> String {
 
 impl ServerHandler for McpServer {
     /// Accepted and ignored, as 1.11.0 does: the server's log goes to stderr at its own level.
+    /// (MCP deprecates logging in a later revision; clients of 1.11.0 still send it.)
+    #[allow(deprecated)]
     async fn set_level(
         &self,
         _request: rmcp::model::SetLevelRequestParams,

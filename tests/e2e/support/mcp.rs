@@ -236,6 +236,7 @@ impl McpServer {
     }
 
     /// `logging/setLevel`: whether the server accepted it.
+    #[allow(deprecated)]
     pub async fn set_log_level(&self) -> Result<(), String> {
         let params = rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Info);
         match tokio::time::timeout(timeout(), self.client.set_level(params)).await {

@@ -152,6 +152,8 @@ fn error_result(message: String) -> CallToolResult {
 
 impl ServerHandler for TenantServer {
     /// Accepted and ignored, as 1.11.0 does: the server's log goes to stderr at its own level.
+    /// (MCP deprecates logging in a later revision; clients of 1.11.0 still send it.)
+    #[allow(deprecated)]
     async fn set_level(
         &self,
         _request: rmcp::model::SetLevelRequestParams,
