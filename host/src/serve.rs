@@ -9,6 +9,7 @@ pub mod tenants;
 
 /// What `initialize` declares, as 1.11.0 declares it whatever the flags: tools whose list may
 /// change (`notifications/tools/list_changed`) and logging (`logging/setLevel` is accepted).
+#[allow(deprecated)] // logging: see `set_level` in stdio.rs
 pub fn capabilities() -> rmcp::model::ServerCapabilities {
     rmcp::model::ServerCapabilities::builder()
         .enable_logging()
