@@ -76,6 +76,10 @@ pub struct Args {
     /// Enable coordinate-based tools.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_vision: Option<bool>,
+    /// Beyond 1.11.0: `take_snapshot` and `wait_for` take `uid` (snapshot the subtree under an
+    /// element) and `depth`, and the `find_in_page` tool finds elements by text or pattern.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_scoped_snapshots: Option<bool>,
     /// Record screencasts with ffmpeg (the reference's legacy recorder) instead of Chrome's own.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_screencast: Option<bool>,

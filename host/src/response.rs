@@ -15,6 +15,7 @@ pub struct ResponseDraft {
     pub lines: Vec<String>,
     pub include_pages: bool,
     pub snapshot: Option<SnapshotRequest>,
+    pub find: Option<FindRequest>,
     pub images: Vec<(Vec<u8>, String)>,
     /// Set by the host when an action of this call navigated the page.
     pub navigated_to: Option<String>,
@@ -31,10 +32,23 @@ pub struct ResponseDraft {
     pub argument_error: Option<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct SnapshotRequest {
     pub verbose: bool,
     pub file_path: Option<String>,
+    /// Only the subtree under this uid.
+    pub root_uid: Option<String>,
+    /// At most this many levels below the root.
+    pub depth: Option<u32>,
+}
+
+/// `## Found in page`: nodes of a fresh snapshot matching a query.
+#[derive(Debug, Clone)]
+pub struct FindRequest {
+    pub query: String,
+    pub regex: bool,
+    pub page_size: Option<u32>,
+    pub page_idx: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -136,6 +150,9 @@ impl Assembly<'_> {
         };
         if let Some(request) = &draft.snapshot {
             failure(sections::snapshot(&mut out, state, target, request).await);
+        }
+        if let Some(request) = &draft.find {
+            failure(sections::find(&mut out, state, target, request).await);
         }
         if let Some(detail) = &draft.network_request {
             failure(sections::network_request(&mut out, state, target, detail).await);

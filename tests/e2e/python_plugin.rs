@@ -20,8 +20,17 @@ fn build_component() -> PathBuf {
     for file in ["app.py", "build.sh"] {
         hasher.update(std::fs::read(fixture.join(file)).expect("fixture source"));
     }
-    hasher
-        .update(std::fs::read(fixture.join("../../../../plugins/sdk/wit/tool.wit")).expect("wit"));
+    // Every file of the contract it binds (an unreleased version still changes).
+    let wit = fixture.join("../../../../plugins/sdk/wit");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&wit)
+        .expect("the SDK's wit folder")
+        .flatten()
+        .map(|entry| entry.path())
+        .collect();
+    files.sort();
+    for file in files {
+        hasher.update(std::fs::read(&file).expect("wit file"));
+    }
     let key = hex::encode(&hasher.finalize()[..8]);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("python-plugins")

@@ -25,12 +25,17 @@ fn sorted(node: &SnapshotNode) -> Vec<&(&'static str, AxValue)> {
 /// `SnapshotFormatter.toString()` of 1.11.0: one line per node, children indented by two
 /// spaces; a named node whose children only repeat its name as text hides them.
 pub(super) fn to_text(snapshot: &Snapshot) -> String {
+    subtree_text(&snapshot.root, snapshot.verbose, usize::MAX)
+}
+
+/// [`to_text`] of one node's subtree, `max_depth` levels below it at most, indented from 0.
+pub(super) fn subtree_text(root: &SnapshotNode, verbose: bool, max_depth: usize) -> String {
     let mut out = String::new();
     // An explicit stack, so that deep pages cannot overflow ours.
-    let mut stack = vec![(&snapshot.root, 0)];
+    let mut stack = vec![(root, 0)];
     while let Some((node, depth)) = stack.pop() {
         write_line(&mut out, node, depth);
-        if snapshot.verbose || !has_redundant_text_children(node) {
+        if depth < max_depth && (verbose || !has_redundant_text_children(node)) {
             stack.extend(node.children.iter().rev().map(|c| (c, depth + 1)));
         }
     }
@@ -76,7 +81,7 @@ fn js_whitespace(c: char) -> bool {
     )
 }
 
-fn write_line(out: &mut String, node: &SnapshotNode, depth: usize) {
+pub(super) fn write_line(out: &mut String, node: &SnapshotNode, depth: usize) {
     for _ in 0..depth {
         out.push_str("  ");
     }

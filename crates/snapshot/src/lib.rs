@@ -18,6 +18,7 @@ pub mod cdp;
 mod format;
 #[cfg(test)]
 mod samples;
+mod scope;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
@@ -27,6 +28,7 @@ pub use ax_node::{AxNode, AxValue};
 pub use ax_tree::AxTree;
 #[cfg(test)]
 pub use ax_tree::serialize_ax_tree;
+pub use scope::{Found, Query};
 
 static NEXT_SNAPSHOT_ID: AtomicU64 = AtomicU64::new(1);
 

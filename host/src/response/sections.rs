@@ -1,10 +1,10 @@
 //! The sections of a response, each rendered from the session's state.
 
-use super::{ListRequest, NetworkRequestDetail, Output, SnapshotRequest};
+use super::{FindRequest, ListRequest, NetworkRequestDetail, Output, SnapshotRequest};
 use crate::browser::features::collectors::{Collectors, Page as Pagination};
 use crate::sandbox::FileKind;
 use crate::session::SessionState;
-use crate::snapshot::next_snapshot_id;
+use crate::snapshot::{Query, next_snapshot_id};
 use serde_json::{Value, json};
 
 /// `Emulating ...` lines of the page's emulation state.
@@ -109,10 +109,15 @@ pub async fn snapshot(
         .page_mut(id)?
         .take_snapshot(next_snapshot_id(), request.verbose)
         .await?;
-    let text = snapshot.to_text();
+    let scoped = request.root_uid.is_some() || request.depth.is_some();
+    let text = match scoped {
+        true => snapshot.scoped_text(request.root_uid.as_deref(), request.depth)?,
+        false => snapshot.to_text(),
+    };
     match &request.file_path {
         None => {
-            if out.structured {
+            // The structured twin is the whole tree; a scoped answer keeps to its text.
+            if out.structured && !scoped {
                 out.data.insert("snapshot".into(), snapshot.to_json());
             }
             out.text.push("## Latest page snapshot".into());
@@ -238,6 +243,66 @@ fn truncate_title(title: &str) -> String {
         return title.to_string();
     }
     format!("{}...", String::from_utf16_lossy(&units[..MAX - 3]))
+}
+
+/// How many matches one page of `## Found in page` lists by default.
+const FIND_PAGE_SIZE: usize = 20;
+
+/// `## Found in page`: a fresh snapshot (uids as a full one would number them), searched.
+pub async fn find(
+    out: &mut Output,
+    state: &mut SessionState,
+    page: Option<u32>,
+    request: &FindRequest,
+) -> Result<(), String> {
+    let id = page.ok_or("No page selected")?;
+    let query = match request.regex {
+        true => Query::regex(&request.query)?,
+        false => Query::Text(request.query.clone()),
+    };
+    let snapshot = state
+        .page_mut(id)?
+        .take_snapshot(next_snapshot_id(), false)
+        .await?;
+    let found = snapshot.find_all(&query);
+    out.text.push("## Found in page".into());
+    if found.is_empty() {
+        out.text
+            .push(format!("No element matches {:?}.", request.query));
+        return Ok(());
+    }
+    let size = request
+        .page_size
+        .map_or(FIND_PAGE_SIZE, |size| (size as usize).max(1));
+    let index = request.page_idx.unwrap_or(0) as usize;
+    let start = (index * size).min(found.len());
+    let end = (start + size).min(found.len());
+    out.text.push(format!(
+        "{} elements match {:?}; showing {}-{}{}.",
+        found.len(),
+        request.query,
+        start + 1,
+        end,
+        match end < found.len() {
+            true => format!(" (next: pageIdx {})", index + 1),
+            false => String::new(),
+        }
+    ));
+    let mut items = Vec::new();
+    for found in &found[start..end] {
+        out.text.push(found.line.clone());
+        if !found.path.is_empty() {
+            out.text.push(format!("  in: {}", found.path.join(" > ")));
+        }
+        items.push(json!({"uid": found.uid, "line": found.line, "path": found.path}));
+    }
+    if out.structured {
+        out.data.insert(
+            "found".into(),
+            json!({"total": found.len(), "items": items}),
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -26,7 +26,41 @@ impl Response {
 
     /// Adds a fresh accessibility snapshot; with `file_path` it is saved there instead.
     pub fn include_snapshot(&mut self, verbose: bool, file_path: Option<String>) {
-        wit_response::include_snapshot(&wit_response::SnapshotOptions { verbose, file_path });
+        self.include_scoped_snapshot(verbose, file_path, None, None);
+    }
+
+    /// A snapshot of the subtree under `root_uid` (the whole page when `None`), at most `depth`
+    /// levels below it; uids are the full snapshot's.
+    pub fn include_scoped_snapshot(
+        &mut self,
+        verbose: bool,
+        file_path: Option<String>,
+        root_uid: Option<String>,
+        depth: Option<u32>,
+    ) {
+        wit_response::include_snapshot(&wit_response::SnapshotOptions {
+            verbose,
+            file_path,
+            root_uid,
+            depth,
+        });
+    }
+
+    /// Adds `## Found in page`: the elements whose name or role matches `query` (a regular
+    /// expression when `regex`), with uids and paths, a page of results at a time.
+    pub fn include_find(
+        &mut self,
+        query: &str,
+        regex: bool,
+        page_size: Option<u32>,
+        page_idx: Option<u32>,
+    ) {
+        wit_response::include_find(&wit_response::FindOptions {
+            query: query.to_string(),
+            regex,
+            page_size,
+            page_idx,
+        });
     }
 
     /// Attaches an image content item.

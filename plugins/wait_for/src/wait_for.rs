@@ -11,21 +11,34 @@ struct Params {
     text: Vec<String>,
     /// Maximum wait time in milliseconds. If set to 0, the default timeout will be used.
     timeout: Option<i64>,
+    /// Beyond 1.11.0 (--experimentalScopedSnapshots): snapshot only the subtree under the element with this uid; its uids stay valid.
+    uid: Option<String>,
+    /// Beyond 1.11.0 (--experimentalScopedSnapshots): at most this many levels below the root (or the uid).
+    depth: Option<u32>,
 }
 
 struct WaitFor;
 
+/// `uid` and `depth` exist only with --experimentalScopedSnapshots: the default schema is 1.11.0's.
+fn scoped(definition: Definition, flags: &Flags) -> Definition {
+    match flags.enabled("experimentalScopedSnapshots") {
+        true => definition,
+        false => definition.hide_param("uid").hide_param("depth"),
+    }
+}
+
 impl PageTool for WaitFor {
     type Params = Params;
 
-    fn definition(_flags: &Flags) -> Definition {
-        Definition::new(
+    fn definition(flags: &Flags) -> Definition {
+        let definition = Definition::new(
             "wait_for",
             Category::Navigation,
             "Wait for the specified text to appear on the selected page.",
         )
         .read_only()
-        .blocked_by_dialog()
+        .blocked_by_dialog();
+        scoped(definition, flags)
     }
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
@@ -41,7 +54,7 @@ impl PageTool for WaitFor {
             .collect::<Vec<_>>()
             .join(",");
         response.line(format!("Element matching one of [{texts}] found."));
-        response.include_snapshot(false, None);
+        response.include_scoped_snapshot(false, None, params.uid, params.depth);
         Ok(())
     }
 }

@@ -4,7 +4,7 @@
 use super::function::{HostFunction as F, Marks as M};
 use super::{Call, CallState};
 use crate::policy::capability::Capability::FilesWrite;
-use crate::response::{ListRequest, NetworkRequestDetail, SnapshotRequest};
+use crate::response::{FindRequest, ListRequest, NetworkRequestDetail, SnapshotRequest};
 use crate::runtime::bindings::v0_3::devtools::tool::{files, response};
 use crate::sandbox::{FileKind, save_temporary_file};
 
@@ -15,6 +15,8 @@ const INCLUDE_PAGES: F = F::new("response", "include-pages", M::NONE);
 /// With `file-path` the snapshot is written (by the assembly, through the gateway).
 const INCLUDE_SNAPSHOT: F =
     F::new("response", "include-snapshot", M::WRITES).depending(&[FilesWrite]);
+/// A fresh snapshot, searched: reads the page as `include-snapshot` does.
+const INCLUDE_FIND: F = F::new("response", "include-find", M::NONE);
 const ATTACH_IMAGE: F = F::new("response", "attach-image", M::NONE);
 /// Written to `file-path`, or to a temp file when too large to inline: both need `files.write`.
 const ATTACH_SCREENSHOT: F =
@@ -32,6 +34,7 @@ pub(super) const FUNCTIONS: &[&F] = &[
     &APPEND_LINE,
     &INCLUDE_PAGES,
     &INCLUDE_SNAPSHOT,
+    &INCLUDE_FIND,
     &ATTACH_IMAGE,
     &ATTACH_SCREENSHOT,
     &SAVE_FILE,
@@ -123,9 +126,26 @@ impl response::Host for CallState {
                 call.require(FilesWrite)?;
             }
             call.charge(options.file_path.as_ref().map_or(0, String::len), 0)?;
+            call.charge(options.root_uid.as_ref().map_or(0, String::len), 0)?;
             call.response().snapshot = Some(SnapshotRequest {
                 verbose: options.verbose,
                 file_path: options.file_path,
+                root_uid: options.root_uid,
+                depth: options.depth,
+            });
+            Ok(())
+        })
+        .await
+    }
+
+    async fn include_find(&mut self, options: response::FindOptions) -> wasmtime::Result<()> {
+        self.dispatch(&INCLUDE_FIND, async |call| {
+            call.charge(options.query.len(), 0)?;
+            call.response().find = Some(FindRequest {
+                query: options.query,
+                regex: options.regex,
+                page_size: options.page_size,
+                page_idx: options.page_idx,
             });
             Ok(())
         })

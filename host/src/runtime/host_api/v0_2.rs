@@ -354,6 +354,8 @@ impl old::response::Host for CallState {
         let options = new::response::SnapshotOptions {
             verbose: options.verbose,
             file_path: options.file_path,
+            root_uid: None,
+            depth: None,
         };
         new::response::Host::include_snapshot(self, options).await
     }

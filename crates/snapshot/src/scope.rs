@@ -1,0 +1,159 @@
+//! Less than the whole page: the subtree under one uid, a few levels deep, and the nodes whose
+//! role or name matches a query with the path to each. Uids are those of the full snapshot the
+//! pass assigned, so any of them can be the next action's target.
+
+use super::format::{subtree_text, write_line};
+use super::{Snapshot, SnapshotNode};
+
+/// What `find_in_page` looks for, in a node's role or name.
+pub enum Query {
+    /// A case-insensitive substring.
+    Text(String),
+    /// A regular expression (linear-time engine; the caller bounds its size).
+    Regex(regex::Regex),
+}
+
+/// A model's pattern compiles to at most this much: a bigger one is refused, not slow.
+const MAX_PATTERN_BYTES: usize = 1 << 20;
+
+impl Query {
+    /// A regular expression query, refused with a message when it does not compile (or would
+    /// compile too large).
+    pub fn regex(pattern: &str) -> Result<Query, String> {
+        regex::RegexBuilder::new(pattern)
+            .size_limit(MAX_PATTERN_BYTES)
+            .dfa_size_limit(MAX_PATTERN_BYTES)
+            .build()
+            .map(Query::Regex)
+            .map_err(|error| {
+                format!("The pattern {pattern:?} is not a valid regular expression: {error}")
+            })
+    }
+
+    fn matches(&self, node: &SnapshotNode) -> bool {
+        match self {
+            Query::Text(text) => {
+                let text = text.to_lowercase();
+                node.name.to_lowercase().contains(&text) || node.role.to_lowercase() == text
+            }
+            Query::Regex(regex) => regex.is_match(&node.name) || regex.is_match(&node.role),
+        }
+    }
+}
+
+/// One matching node: its own line (as the snapshot prints it) and its ancestors' lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub uid: String,
+    pub line: String,
+    /// From the root down to the node's parent: uid, role and name of each.
+    pub path: Vec<String>,
+}
+
+fn line_of(node: &SnapshotNode) -> String {
+    let mut line = String::new();
+    write_line(&mut line, node, 0);
+    line.trim_end().to_string()
+}
+
+/// An ancestor in a path: uid, role and (up to 40 characters of) name, no attributes.
+fn label_of(node: &SnapshotNode) -> String {
+    let mut label = format!("uid={}", node.uid);
+    if !node.role.is_empty() && node.role != "StaticText" {
+        label.push(' ');
+        label.push_str(&node.role);
+    }
+    if !node.name.is_empty() {
+        let name: String = node.name.chars().take(40).collect();
+        let cut = if name.len() < node.name.len() {
+            "…"
+        } else {
+            ""
+        };
+        label.push_str(&format!(" \"{name}{cut}\""));
+    }
+    label
+}
+
+impl Snapshot {
+    /// The text of the subtree under `uid` (the whole page when `None`), at most `depth` levels
+    /// below it (all when `None`).
+    pub fn scoped_text(&self, uid: Option<&str>, depth: Option<u32>) -> Result<String, String> {
+        let root = match uid {
+            None => &self.root,
+            Some(uid) => self.find(uid).ok_or_else(|| {
+                format!("No element with uid {uid} in the page's latest snapshot. Take a snapshot to get current uids.")
+            })?,
+        };
+        let depth = depth.map_or(usize::MAX, |depth| depth as usize);
+        Ok(subtree_text(root, self.verbose, depth))
+    }
+
+    /// Every node matching `query`, in document order, with its path from the root.
+    pub fn find_all(&self, query: &Query) -> Vec<Found> {
+        let mut found = Vec::new();
+        // An explicit stack of (node, depth) and the ancestors' lines, so deep pages cannot
+        // overflow ours.
+        let mut path: Vec<String> = Vec::new();
+        let mut stack = vec![(&self.root, 0usize)];
+        while let Some((node, depth)) = stack.pop() {
+            path.truncate(depth);
+            if query.matches(node) && !node.uid.is_empty() {
+                found.push(Found {
+                    uid: node.uid.clone(),
+                    line: line_of(node),
+                    path: path.clone(),
+                });
+            }
+            path.push(label_of(node));
+            stack.extend(node.children.iter().rev().map(|child| (child, depth + 1)));
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::samples::sample_nodes;
+    use crate::{UidMap, serialize_ax_tree};
+
+    fn sample() -> Snapshot {
+        let root = serialize_ax_tree(&sample_nodes(), true).expect("root");
+        Snapshot::build(root, "L", 1, false, &mut UidMap::default())
+    }
+
+    #[test]
+    fn a_scope_is_the_subtree_with_the_full_snapshots_uids() {
+        let snapshot = sample();
+        let full = snapshot.to_text();
+        assert_eq!(snapshot.scoped_text(None, None).expect("full"), full);
+        let combo = snapshot.scoped_text(Some("1_5"), None).expect("combobox");
+        assert_eq!(
+            combo,
+            "uid=1_5 combobox expandable haspopup=\"menu\" value=\"One\"\n  uid=1_6 option \"One\" selected\n  uid=1_7 option \"Two\"\n"
+        );
+        let shallow = snapshot.scoped_text(None, Some(0)).expect("root only");
+        assert_eq!(shallow.lines().count(), 1, "{shallow}");
+        let error = snapshot
+            .scoped_text(Some("9_9"), None)
+            .expect_err("unknown");
+        assert!(error.contains("No element with uid 9_9"), "{error}");
+    }
+
+    #[test]
+    fn find_gives_uids_and_paths() {
+        let snapshot = sample();
+        let found = snapshot.find_all(&Query::Text("two".into()));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].uid, "1_7");
+        assert_eq!(found[0].line, "uid=1_7 option \"Two\"");
+        assert_eq!(found[0].path.len(), 2);
+        assert!(found[0].path[1].starts_with("uid=1_5 combobox"));
+        let buttons = snapshot.find_all(&Query::Regex(
+            regex::Regex::new("^(button|link)$").expect("regex"),
+        ));
+        let uids: Vec<&str> = buttons.iter().map(|found| found.uid.as_str()).collect();
+        assert_eq!(uids, ["1_3", "1_8"]);
+    }
+}

@@ -1,0 +1,156 @@
+//! Beyond 1.11.0, each behind its flag: scoped snapshots and `find_in_page`
+//! (`--experimentalScopedSnapshots`). With the flag off the tools and schemas are 1.11.0's.
+
+use crate::fixtures::uid_of;
+use crate::support::{FixtureServer, McpServer, Route};
+use serde_json::json;
+
+/// A page with a main region among other content: the agent wants one part, not all of it.
+const PAGE: &str = r#"<!doctype html><html><head><title>Shop</title></head><body>
+<nav><a href="/a">Home</a> <a href="/b">Cart</a></nav>
+<main><h1>Products</h1>
+<ul><li>Red apple <button>Add apple</button></li><li>Green pear <button>Add pear</button></li></ul>
+<p id="out"></p></main>
+<footer><a href="/c">Contact</a></footer>
+<script>document.querySelectorAll('button').forEach(b => b.onclick = () => { document.getElementById('out').textContent = 'added ' + b.textContent; });</script>
+</body></html>"#;
+
+#[tokio::test]
+async fn without_the_flag_the_tools_and_schemas_are_1_11_0s() {
+    let server = McpServer::start(&[]).await;
+    let tools = server.list_tools().await;
+    assert!(!tools.iter().any(|tool| tool.name == "find_in_page"));
+    for name in ["take_snapshot", "wait_for"] {
+        let tool = tools.iter().find(|tool| tool.name == name).expect(name);
+        let properties = tool.input_schema["properties"]
+            .as_object()
+            .expect("properties");
+        assert!(
+            !properties.contains_key("uid") && !properties.contains_key("depth"),
+            "{name}: {properties:?}"
+        );
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn scoped_snapshots_and_find_give_uids_the_next_action_can_use() {
+    let pages = FixtureServer::start(vec![Route::html("/", PAGE)]);
+    let server = McpServer::start(&["--experimentalScopedSnapshots"]).await;
+    let tools = server.list_tools().await;
+    assert!(tools.iter().any(|tool| tool.name == "find_in_page"));
+    let opened = server
+        .call("navigate_page", json!({ "url": pages.url("/") }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let full = server.call("take_snapshot", json!({})).await.text;
+
+    // Find: the element's own line and the path to it, far smaller than the snapshot.
+    let found = server
+        .call("find_in_page", json!({ "query": "add pear" }))
+        .await;
+    assert!(!found.is_error, "{}", found.text);
+    let pear = uid_of(&full, "button \"Add pear\"");
+    assert!(
+        found
+            .text
+            .contains("## Found in page\n1 elements match \"add pear\"; showing 1-1."),
+        "{}",
+        found.text
+    );
+    assert!(
+        found
+            .text
+            .contains(&format!("uid={pear} button \"Add pear\"")),
+        "{}",
+        found.text
+    );
+    assert!(found.text.contains("  in: uid="), "{}", found.text);
+    assert!(found.text.contains("main"), "{}", found.text);
+    assert!(found.text.len() * 3 < full.len(), "{}", found.text);
+    // Its uid is the next action's target.
+    let clicked = server.call("click", json!({ "uid": pear })).await;
+    assert!(!clicked.is_error, "{}", clicked.text);
+
+    // A regular expression over roles; paging.
+    let links = server
+        .call(
+            "find_in_page",
+            json!({ "query": "^link$", "regex": true, "pageSize": 2 }),
+        )
+        .await
+        .text;
+    assert!(
+        links.contains("3 elements match \"^link$\"; showing 1-2 (next: pageIdx 1)."),
+        "{links}"
+    );
+    let bad = server
+        .call("find_in_page", json!({ "query": "(", "regex": true }))
+        .await;
+    assert!(
+        bad.is_error && bad.text.contains("not a valid regular expression"),
+        "{}",
+        bad.text
+    );
+    let none = server
+        .call("find_in_page", json!({ "query": "zebra" }))
+        .await
+        .text;
+    assert!(none.contains("No element matches \"zebra\"."), "{none}");
+
+    // Scoped: the main region's subtree only, same uids, as deep as asked.
+    let snapshot = server.call("take_snapshot", json!({})).await.text;
+    let main = uid_of(&snapshot, " main");
+    let scoped = server
+        .call("take_snapshot", json!({ "uid": main }))
+        .await
+        .text;
+    assert!(
+        scoped.starts_with(&format!("## Latest page snapshot\nuid={main} main")),
+        "{scoped}"
+    );
+    assert!(scoped.contains("added Add pear"), "{scoped}");
+    assert!(
+        !scoped.contains("Contact") && !scoped.contains("Home"),
+        "{scoped}"
+    );
+    let apple = uid_of(&scoped, "button \"Add apple\"");
+    assert_eq!(apple, uid_of(&snapshot, "button \"Add apple\""));
+    let shallow = server
+        .call("take_snapshot", json!({ "uid": main, "depth": 0 }))
+        .await
+        .text;
+    assert_eq!(
+        shallow,
+        format!("## Latest page snapshot\nuid={main} main\n")
+    );
+    let page_level = server
+        .call("take_snapshot", json!({ "depth": 1 }))
+        .await
+        .text;
+    assert!(
+        page_level.contains(&format!("\n  uid={main} main\n")),
+        "{page_level}"
+    );
+    assert!(!page_level.contains("Products"), "{page_level}");
+    let waited = server
+        .call(
+            "wait_for",
+            json!({ "text": ["Products"], "uid": main, "depth": 0 }),
+        )
+        .await
+        .text;
+    assert!(
+        waited.contains(&format!("uid={main} main")) && !waited.contains("Contact"),
+        "{waited}"
+    );
+    let unknown = server
+        .call("take_snapshot", json!({ "uid": "99_99" }))
+        .await;
+    assert!(
+        unknown.is_error && unknown.text.contains("No element with uid 99_99"),
+        "{}",
+        unknown.text
+    );
+    server.shutdown().await;
+}
