@@ -241,6 +241,7 @@ async fn plugins_publish_install_pin_and_refuse_tampering_untrusted_keys_and_a_d
     // Signed by a key the policy does not trust, or not signed: refused, nothing written.
     let fresh = dir.join("fresh");
     let fresh_arg = fresh.to_string_lossy().into_owned();
+    let fresh_lock = dir.join("fresh.lock").to_string_lossy().into_owned();
     let stranger = registry.reference("tools/stranger:1");
     let (ok, text) = devtools_mcp(&[
         "plugin",
@@ -251,7 +252,7 @@ async fn plugins_publish_install_pin_and_refuse_tampering_untrusted_keys_and_a_d
         &stranger_key,
     ]);
     assert!(ok, "{text}");
-    let (ok, text) = install(Some(&stranger), &fresh_arg, &["--lock", "fresh.lock"]);
+    let (ok, text) = install(Some(&stranger), &fresh_arg, &["--lock", &fresh_lock]);
     assert!(!ok, "{text}");
     assert!(
         text.contains(&format!(
@@ -264,7 +265,7 @@ async fn plugins_publish_install_pin_and_refuse_tampering_untrusted_keys_and_a_d
     let unsigned = registry.reference("tools/unsigned:1");
     let (ok, text) = devtools_mcp(&["plugin", "publish", &crashing, &unsigned]);
     assert!(ok && text.contains("It is not signed"), "{text}");
-    let (ok, text) = install(Some(&unsigned), &fresh_arg, &["--lock", "fresh.lock"]);
+    let (ok, text) = install(Some(&unsigned), &fresh_arg, &["--lock", &fresh_lock]);
     assert!(
         !ok && text.contains("it is not signed; pass --allow-untrusted"),
         "{text}"
@@ -273,7 +274,7 @@ async fn plugins_publish_install_pin_and_refuse_tampering_untrusted_keys_and_a_d
     let (ok, text) = install(
         Some(&unsigned),
         &fresh_arg,
-        &["--allow-untrusted", "--lock", "fresh.lock"],
+        &["--allow-untrusted", "--lock", &fresh_lock],
     );
     assert!(ok, "{text}");
     assert_eq!(wasm_files(&fresh), vec!["unsigned.wasm".to_string()]);
@@ -293,10 +294,11 @@ async fn plugins_publish_install_pin_and_refuse_tampering_untrusted_keys_and_a_d
     std::fs::write(&blob, &bytes).expect("tamper");
     let elsewhere = dir.join("elsewhere");
     let elsewhere_arg = elsewhere.to_string_lossy().into_owned();
+    let elsewhere_lock = dir.join("elsewhere.lock").to_string_lossy().into_owned();
     let (ok, text) = install(
         Some(&tampered),
         &elsewhere_arg,
-        &["--lock", "elsewhere.lock"],
+        &["--lock", &elsewhere_lock],
     );
     assert!(!ok, "{text}");
     assert!(text.contains("does not match its digest"), "{text}");
