@@ -101,6 +101,7 @@ fn benches(criterion: &mut Criterion) {
         via_cli: false,
         structured_content: false,
         slim: false,
+        new_pages: false,
         flags: Map::new(),
         telemetry: None,
     };

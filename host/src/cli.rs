@@ -274,6 +274,7 @@ pub(crate) async fn build_pipeline(
         via_cli: Args::enabled(args.via_cli),
         slim,
         structured_content: Args::enabled(args.experimental_structured_content),
+        new_pages: Args::enabled(args.experimental_new_pages),
         telemetry,
     };
     Ok((pipeline, tool_folders))

@@ -80,6 +80,10 @@ pub struct Args {
     /// element) and `depth`, and the `find_in_page` tool finds elements by text or pattern.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_scoped_snapshots: Option<bool>,
+    /// Beyond 1.11.0: when a call opens pages (a popup from a click, `window.open` in a script),
+    /// its answer lists them under `## New pages` (and `newPages` in structured content).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_new_pages: Option<bool>,
     /// Record screencasts with ffmpeg (the reference's legacy recorder) instead of Chrome's own.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_screencast: Option<bool>,

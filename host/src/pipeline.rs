@@ -34,6 +34,8 @@ pub struct Pipeline {
     pub structured_content: bool,
     /// `--slim`: responses are the tool's lines only.
     pub slim: bool,
+    /// `--experimentalNewPages`: answers list the pages a call opened.
+    pub new_pages: bool,
     /// The server's flags, which a session's overrides (a tenant's flags) are laid over.
     pub flags: Map<String, Value>,
     pub telemetry: Option<TelemetrySink>,
@@ -181,6 +183,8 @@ impl Pipeline {
             Some(cap) => tool.loaded.limits.min(cap),
             None => tool.loaded.limits,
         };
+        // The pages before the handler, to tell which the call opened.
+        let pages_before = self.new_pages.then(|| state.page_ids());
         let call_state = CallState::new(Some(state), tool.loaded.grants.clone(), limits);
         let code = match dialog_error {
             Some(error) => Err(error),
@@ -224,8 +228,10 @@ impl Pipeline {
         let Some(mut state) = call_state.take_session() else {
             return plain_error("The session was lost during the call.");
         };
+        let mut draft = std::mem::take(&mut call_state.response);
+        draft.pages_before = pages_before;
         let answer = Assembly {
-            draft: std::mem::take(&mut call_state.response),
+            draft,
             page,
             reconnected,
             error: handler_error,

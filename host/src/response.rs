@@ -27,6 +27,9 @@ pub struct ResponseDraft {
     pub errors: Vec<String>,
     /// `get_tab_id`: the tab id, for `structuredContent.tabId`.
     pub tab_id: Option<String>,
+    /// The session's pages before the handler ran (`--experimentalNewPages`): the answer lists
+    /// the ones the call opened.
+    pub pages_before: Option<Vec<u32>>,
     /// An argument the reference refuses while parsing it (a zod transform, e.g. `emulate`'s
     /// geolocation): the answer is this message alone, as 1.11.0 gives it.
     pub argument_error: Option<String>,
@@ -138,6 +141,9 @@ impl Assembly<'_> {
         }
         if draft.include_pages {
             sections::pages(&mut out, state).await;
+        }
+        if let Some(before) = &draft.pages_before {
+            sections::new_pages(&mut out, state, before).await;
         }
         let target = page.or_else(|| state.selected_id().ok());
         // A section that cannot be rendered fails the whole answer, which is then its message

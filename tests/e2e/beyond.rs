@@ -154,3 +154,51 @@ async fn scoped_snapshots_and_find_give_uids_the_next_action_can_use() {
     );
     server.shutdown().await;
 }
+
+/// `--experimentalNewPages`: a click that opens a popup, and a script that opens a tab, say so
+/// with the new pages' ids; calls that open nothing have no such section.
+#[tokio::test]
+async fn pages_a_call_opens_are_reported_with_their_ids() {
+    let pages = FixtureServer::start(vec![
+        Route::html(
+            "/",
+            "<!doctype html><title>Opener</title><button onclick=\"window.open('/popup', 'popup', 'width=300,height=200')\">Open popup</button>",
+        ),
+        Route::html("/popup", "<!doctype html><title>Popup</title><p>popped</p>"),
+    ]);
+    let server = McpServer::start(&["--experimentalNewPages"]).await;
+    let opened = server
+        .call("navigate_page", json!({ "url": pages.url("/") }))
+        .await;
+    assert!(!opened.text.contains("## New pages"), "{}", opened.text);
+    let snapshot = server.call("take_snapshot", json!({})).await.text;
+    let button = uid_of(&snapshot, "button \"Open popup\"");
+    let clicked = server.call("click", json!({ "uid": button })).await;
+    assert!(!clicked.is_error, "{}", clicked.text);
+    assert!(
+        clicked
+            .text
+            .starts_with("Successfully clicked on the element\n## New pages\n2: "),
+        "{}",
+        clicked.text
+    );
+    assert!(
+        clicked.text.contains(&pages.url("/popup")),
+        "{}",
+        clicked.text
+    );
+    let evaluated = server
+        .call(
+            "evaluate_script",
+            json!({ "function": format!("() => {{ window.open('{}'); return 1; }}", pages.url("/popup")) }),
+        )
+        .await;
+    assert!(
+        evaluated.text.contains("## New pages\n3: "),
+        "{}",
+        evaluated.text
+    );
+    let listed = server.call("list_pages", json!({})).await;
+    assert!(!listed.text.contains("## New pages"), "{}", listed.text);
+    server.shutdown().await;
+}

@@ -37,6 +37,37 @@ pub fn dialog(out: &mut Output, state: &SessionState, page: u32) {
 
 /// `## Pages`; with `--categoryExtensions`, extension pages apart (`## Extension Pages`) and
 /// `## Extension Service Workers`. Without it, extension pages are not listed, as in 1.11.0.
+/// How long `## New pages` waits for a new tab's first URL.
+const NEW_PAGE_URL_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// `## New pages`: the pages the call opened (adopted now if the browser has just made them),
+/// with the ids the next calls take.
+pub async fn new_pages(out: &mut Output, state: &mut SessionState, before: &[u32]) {
+    // A tab the call just opened may not have committed its first URL yet: give it a moment
+    // (bounded) so the section names where it went.
+    let deadline = std::time::Instant::now() + NEW_PAGE_URL_WAIT;
+    let entries = loop {
+        let entries = state.page_list().await;
+        let pending = entries
+            .iter()
+            .any(|entry| !before.contains(&entry.id) && entry.url.is_empty());
+        if !pending || std::time::Instant::now() >= deadline {
+            break entries;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let opened: Vec<_> = entries
+        .iter()
+        .filter(|entry| !before.contains(&entry.id))
+        .collect();
+    if opened.is_empty() {
+        return;
+    }
+    out.text.push("## New pages".into());
+    let rows = page_rows(out, &opened);
+    out.data.insert("newPages".into(), Value::Array(rows));
+}
+
 pub async fn pages(out: &mut Output, state: &mut SessionState) {
     let extensions = state.browser_options().extensions;
     let entries = state.page_list().await;
