@@ -84,6 +84,11 @@ pub struct Args {
     /// its answer lists them under `## New pages` (and `newPages` in structured content).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_new_pages: Option<bool>,
+    /// Beyond 1.11.0: what a page wrote (snapshot, console messages, network requests, dialog
+    /// messages) is fenced in answers by delimiters with a random marker the page cannot forge,
+    /// and the opening line says it is data, not instructions.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_fence_page_content: Option<bool>,
     /// Record screencasts with ffmpeg (the reference's legacy recorder) instead of Chrome's own.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_screencast: Option<bool>,

@@ -36,6 +36,8 @@ pub struct Pipeline {
     pub slim: bool,
     /// `--experimentalNewPages`: answers list the pages a call opened.
     pub new_pages: bool,
+    /// `--experimentalFencePageContent`: what pages wrote is fenced in answers.
+    pub fence: bool,
     /// The server's flags, which a session's overrides (a tenant's flags) are laid over.
     pub flags: Map<String, Value>,
     pub telemetry: Option<TelemetrySink>,
@@ -111,6 +113,7 @@ impl Pipeline {
             error: Some(message),
             structured: self.structured_content,
             slim: self.slim,
+            fence: self.fence,
             state,
         }
     }
@@ -237,6 +240,7 @@ impl Pipeline {
             error: handler_error,
             structured: self.structured_content,
             slim: self.slim,
+            fence: self.fence,
             state: &mut state,
         }
         .render()

@@ -2,12 +2,13 @@
 //! reconnect note, the tool's lines, `Page navigated to`, emulation, the open dialog, `## Pages`,
 //! the snapshot, request and message details, the lists, `Error:`. One text item, then images.
 
+mod fence;
 mod sections;
 
 use crate::session::SessionState;
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// The intents a handler declared through the `response` interface.
 #[derive(Default, Debug)]
@@ -92,6 +93,8 @@ pub struct Assembly<'a> {
     pub structured: bool,
     /// `--slim`: plain lines, no sections.
     pub slim: bool,
+    /// `--experimentalFencePageContent`: what the page wrote is fenced.
+    pub fence: bool,
     pub state: &'a mut SessionState,
 }
 
@@ -104,8 +107,33 @@ impl Assembly<'_> {
             error,
             structured,
             slim,
+            fence,
             state,
         } = self;
+        let fence = fence.then(fence::Fence::new);
+        // Wraps what a section added after its header (`out.text[from..]`, header first).
+        let fenced = |out: &mut Output, from: usize, name: &str| {
+            if let Some(fence) = &fence
+                && out.text.len() > from
+            {
+                // One line an item (a section may push several lines as one text); joined
+                // back with newlines the text is the same.
+                let tail: Vec<String> = out
+                    .text
+                    .drain(from..)
+                    .flat_map(|text| text.split('\n').map(String::from).collect::<Vec<_>>())
+                    .collect();
+                out.text.extend(tail);
+                fence.wrap(&mut out.text, from + 1);
+                let sections = out
+                    .data
+                    .entry("untrustedContent")
+                    .or_insert_with(|| json!({"marker": fence.marker(), "sections": []}));
+                if let Some(list) = sections["sections"].as_array_mut() {
+                    list.push(Value::from(name));
+                }
+            }
+        };
         if let Some(message) = draft.argument_error.take() {
             return CallToolResult::error(vec![ContentBlock::text(message)]);
         }
@@ -137,7 +165,9 @@ impl Assembly<'_> {
         }
         if let Some(id) = page {
             sections::emulation(&mut out, state, id);
+            let from = out.text.len();
             sections::dialog(&mut out, state, id);
+            fenced(&mut out, from, "dialog");
         }
         if draft.include_pages {
             sections::pages(&mut out, state).await;
@@ -155,22 +185,34 @@ impl Assembly<'_> {
             }
         };
         if let Some(request) = &draft.snapshot {
+            let from = out.text.len();
             failure(sections::snapshot(&mut out, state, target, request).await);
+            fenced(&mut out, from, "snapshot");
         }
         if let Some(request) = &draft.find {
+            let from = out.text.len();
             failure(sections::find(&mut out, state, target, request).await);
+            fenced(&mut out, from, "find");
         }
         if let Some(detail) = &draft.network_request {
+            let from = out.text.len();
             failure(sections::network_request(&mut out, state, target, detail).await);
+            fenced(&mut out, from, "networkRequest");
         }
         if let Some(msgid) = draft.console_message {
+            let from = out.text.len();
             failure(sections::console_message(&mut out, state, target, msgid));
+            fenced(&mut out, from, "consoleMessage");
         }
         if let Some(request) = &draft.network_requests {
+            let from = out.text.len();
             failure(sections::network_requests(&mut out, state, target, request));
+            fenced(&mut out, from, "networkRequests");
         }
         if let Some(request) = &draft.console_messages {
+            let from = out.text.len();
             failure(sections::console_messages(&mut out, state, target, request));
+            fenced(&mut out, from, "consoleMessages");
         }
         if let Some(message) = section_error {
             return CallToolResult::error(vec![ContentBlock::text(message)]);

@@ -35,8 +35,6 @@ pub fn dialog(out: &mut Output, state: &SessionState, page: u32) {
     );
 }
 
-/// `## Pages`; with `--categoryExtensions`, extension pages apart (`## Extension Pages`) and
-/// `## Extension Service Workers`. Without it, extension pages are not listed, as in 1.11.0.
 /// How long `## New pages` waits for a new tab's first URL.
 const NEW_PAGE_URL_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -68,6 +66,8 @@ pub async fn new_pages(out: &mut Output, state: &mut SessionState, before: &[u32
     out.data.insert("newPages".into(), Value::Array(rows));
 }
 
+/// `## Pages`; with `--categoryExtensions`, extension pages apart (`## Extension Pages`) and
+/// `## Extension Service Workers`. Without it, extension pages are not listed, as in 1.11.0.
 pub async fn pages(out: &mut Output, state: &mut SessionState) {
     let extensions = state.browser_options().extensions;
     let entries = state.page_list().await;
