@@ -6,6 +6,7 @@
 //! browser context of its own, creates its pages there, and adopts no target of any other
 //! context, so it can neither list nor reach another tenant's pages.
 
+mod devtools;
 mod pages;
 mod scope;
 mod tab_order;

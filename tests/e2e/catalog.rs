@@ -6,14 +6,7 @@
 use std::collections::BTreeSet;
 
 /// 1.11.0 tools this server does not provide yet, each with why (README says the same).
-const NOT_YET: &[&str] = &[
-    // DevTools comments (hidden --devtoolsComments): they need the comment bridge of the
-    // DevTools frontend, which this Chromium does not offer; absent rather than faked (README).
-    "get_devtools_comments",
-    "open_devtools",
-    "resolve_devtools_comment",
-    "reveal_in_devtools",
-];
+const NOT_YET: &[&str] = &[];
 
 #[test]
 fn every_flag_on_lists_the_reference_catalog() {

@@ -170,3 +170,50 @@ async fn initialize_declares_the_capabilities_of_1_11_0() {
     reference.shutdown().await;
     ours.shutdown().await;
 }
+
+/// The four DevTools-comment tools (hidden `--devtoolsComments`) answer exactly as 1.11.0 does
+/// on the same Chromium: before a DevTools window is open, on opening one, and after.
+#[tokio::test]
+async fn devtools_comment_tools_answer_as_1_11_0() {
+    use crate::support::reference::{ensure_installed, node_missing, start_reference};
+    if let Some(reason) = node_missing() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    ensure_installed().expect("chrome-devtools-mcp 1.11.0");
+    let theirs = start_reference(&["--devtoolsComments"]).await;
+    let ours = McpServer::start_routed(&["--devtoolsComments"]).await;
+    let steps = [
+        ("get_devtools_comments", serde_json::json!({"pageId": 1})),
+        (
+            "resolve_devtools_comment",
+            serde_json::json!({"pageId": 1, "threadId": "comment-1", "replyText": "done"}),
+        ),
+        (
+            "reveal_in_devtools",
+            serde_json::json!({"pageId": 1, "panelName": "elements"}),
+        ),
+        ("open_devtools", serde_json::json!({"pageId": 1})),
+        ("get_devtools_comments", serde_json::json!({"pageId": 1})),
+        (
+            "resolve_devtools_comment",
+            serde_json::json!({"pageId": 1, "threadId": "comment-1"}),
+        ),
+        (
+            "reveal_in_devtools",
+            serde_json::json!({"pageId": 1, "reqid": 1}),
+        ),
+        ("open_devtools", serde_json::json!({"pageId": 1})),
+    ];
+    for (tool, arguments) in steps {
+        let expected = theirs.call(tool, arguments.clone()).await;
+        let answer = ours.call(tool, arguments).await;
+        assert_eq!(
+            (answer.is_error, answer.text.as_str()),
+            (expected.is_error, expected.text.as_str()),
+            "{tool}"
+        );
+    }
+    theirs.shutdown().await;
+    ours.shutdown().await;
+}

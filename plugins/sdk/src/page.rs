@@ -44,6 +44,16 @@ impl Page {
         pages::console_messages(self, include_preserved)
     }
 
+    /// Whether a DevTools window is open for the page (`pages.read`).
+    pub fn devtools_open(&self) -> bool {
+        pages::devtools_open(self)
+    }
+
+    /// Opens a DevTools window for the page (`pages.manage`).
+    pub fn open_devtools(&self) -> Result<()> {
+        crate::__bindings::devtools::tool::pages_manage::open_devtools(self)
+    }
+
     /// The id of the tab holding the page (`pages.read`).
     pub fn tab_id(&self) -> Result<String> {
         pages::tab_id(self)

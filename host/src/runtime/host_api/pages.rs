@@ -21,6 +21,9 @@ const SELECT: F = F::new("pages-manage", "select", M::NONE);
 /// script); the page is new, so it is landing-checked.
 const NEW_PAGE: F = F::new("pages-manage", "new-page", M::NAVIGATES).depending(&[Navigate, Script]);
 const CLOSE: F = F::new("pages-manage", "close", M::NONE);
+/// A DevTools window: a browser window of its own, not one of the session's pages.
+const OPEN_DEVTOOLS: F = F::new("pages-manage", "open-devtools", M::NONE);
+const DEVTOOLS_OPEN: F = F::new("pages", "devtools-open", M::NONE);
 
 pub(super) const FUNCTIONS: &[&F] = &[
     &SELECTED,
@@ -34,6 +37,8 @@ pub(super) const FUNCTIONS: &[&F] = &[
     &SELECT,
     &NEW_PAGE,
     &CLOSE,
+    &OPEN_DEVTOOLS,
+    &DEVTOOLS_OPEN,
 ];
 
 /// A capture, in every contract's terms (the format as the flags spell it).
@@ -53,6 +58,17 @@ pub(super) async fn capture(
 }
 
 impl pages::Host for CallState {
+    async fn devtools_open(&mut self, handle: Resource<PageHandle>) -> wasmtime::Result<bool> {
+        self.dispatch(&DEVTOOLS_OPEN, async |call| {
+            let id = call.page_id(&handle)?;
+            Ok(match call.session() {
+                Ok(session) => session.devtools_open(id).await,
+                Err(_) => false,
+            })
+        })
+        .await
+    }
+
     async fn network_requests(
         &mut self,
         handle: Resource<PageHandle>,
@@ -253,6 +269,15 @@ impl pages_manage::Host for CallState {
         self.dispatch(&CLOSE, async |call| {
             let session = or_return!(call.session());
             Ok(session.close_page(id).await)
+        })
+        .await
+    }
+
+    async fn open_devtools(&mut self, handle: Resource<PageHandle>) -> Outcome<()> {
+        self.dispatch(&OPEN_DEVTOOLS, async |call| {
+            let id = call.page_id(&handle)?;
+            let session = or_return!(call.session());
+            Ok(session.open_devtools(id).await)
         })
         .await
     }
