@@ -37,6 +37,7 @@ mod renderer_memory;
 mod sandbox;
 mod sandbox_load;
 mod screencast;
+mod sessionless;
 mod snapshot_frames;
 mod styles;
 mod support;

@@ -174,7 +174,7 @@ async fn a_page_past_the_renderer_memory_cap_is_closed_with_a_note() {
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
 /// A `tools/call` without a session: the 2026-07-28 protocol, its metadata in the request.
-fn stateless_call(id: u32, tool: &str) -> String {
+pub(crate) fn stateless_call(id: u32, tool: &str) -> String {
     json!({
         "jsonrpc": "2.0",
         "id": id,
@@ -191,7 +191,7 @@ fn stateless_call(id: u32, tool: &str) -> String {
     .to_string()
 }
 
-async fn post(
+pub(crate) async fn post(
     server: &HttpServer,
     token: &str,
     version: &str,
