@@ -189,6 +189,8 @@ const NOT_NAVIGATING: &[&str] = &[
     "pages/tab-id",
     "pages-manage/select",
     "pages-manage/close",
+    "pages-manage/open-devtools",
+    "pages/devtools-open",
     "files/save-file",
     "files/save-temp-file",
     "performance/stop-trace",

@@ -10,6 +10,7 @@ mod debugging;
 mod deploy;
 mod differential;
 mod extensions;
+mod faults;
 mod fixtures;
 mod harness_selftest;
 mod heap;
