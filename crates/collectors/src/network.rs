@@ -31,6 +31,18 @@ pub(crate) struct Request {
     pub(crate) failure: Option<String>,
     /// The first hop of its redirects: hops share one redirect chain, as in puppeteer.
     pub(crate) first_hop: u64,
+    /// When it was sent, finished, and answered (the browser's monotonic seconds), and the
+    /// wall clock at sending (seconds since the Unix epoch).
+    pub(crate) timing: Timing,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Timing {
+    pub sent: Option<f64>,
+    pub wall: Option<f64>,
+    pub answered: Option<f64>,
+    pub finished: Option<f64>,
+    pub encoded_bytes: Option<f64>,
 }
 
 impl Request {
@@ -111,6 +123,7 @@ impl Network {
                 };
                 let disk_cache = params["response"]["fromDiskCache"] == true;
                 if let Some(request) = self.live_mut(&cdp_id) {
+                    request.timing.answered = params["timestamp"].as_f64();
                     let mut response =
                         response(&params["response"], extra && queued.is_none(), false);
                     if let Some(queued) = queued.filter(|_| !disk_cache) {
@@ -134,10 +147,12 @@ impl Network {
                 }
             }
             "Network.loadingFinished" | "Network.loadingFailed" => {
-                if method == "Network.loadingFailed"
-                    && let Some(request) = self.live_mut(&cdp_id)
-                {
-                    request.failure = params["errorText"].as_str().map(str::to_string);
+                if let Some(request) = self.live_mut(&cdp_id) {
+                    request.timing.finished = params["timestamp"].as_f64();
+                    request.timing.encoded_bytes = params["encodedDataLength"].as_f64();
+                    if method == "Network.loadingFailed" {
+                        request.failure = params["errorText"].as_str().map(str::to_string);
+                    }
                 }
                 self.live.remove(&cdp_id);
                 self.request_extra.remove(&cdp_id);
@@ -199,6 +214,9 @@ impl Network {
                     apply_extra(&mut response, &queued);
                 }
                 previous.response = Some(response);
+                // A redirect hop ends where the next one starts.
+                previous.timing.answered = params["timestamp"].as_f64();
+                previous.timing.finished = params["timestamp"].as_f64();
                 if let Some(headers) = headers {
                     merge_headers(&mut previous.headers, &headers);
                 }
@@ -246,6 +264,11 @@ impl Network {
             response: None,
             failure: None,
             first_hop,
+            timing: Timing {
+                sent: params["timestamp"].as_f64(),
+                wall: params["wallTime"].as_f64(),
+                ..Timing::default()
+            },
         });
     }
 

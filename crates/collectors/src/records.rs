@@ -20,6 +20,13 @@ pub struct RequestRecord {
     pub navigation: bool,
     pub from_memory_cache: bool,
     pub redirect_chain_start: u64,
+    /// Wall clock when it was sent, in ms since the Unix epoch.
+    pub started_at_ms: Option<f64>,
+    /// From sending to the response headers, and to the last byte (or the failure), in ms.
+    pub response_ms: Option<f64>,
+    pub duration_ms: Option<f64>,
+    /// Bytes received over the network (headers and encoded body).
+    pub encoded_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +62,11 @@ fn headers(map: &Map<String, Value>, redact: bool) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Milliseconds between two of the browser's monotonic timestamps (seconds).
+fn since(start: Option<f64>, end: Option<f64>) -> Option<f64> {
+    Some(((end? - start?) * 1000.0).max(0.0))
+}
+
 impl Network {
     pub fn records(&self, preserved: bool, redact: bool) -> Vec<RequestRecord> {
         self.requests(preserved)
@@ -83,6 +95,14 @@ impl Network {
                     navigation: request.navigation,
                     from_memory_cache: request.memory_cache,
                     redirect_chain_start: request.first_hop,
+                    started_at_ms: request.timing.wall.map(|seconds| seconds * 1000.0),
+                    response_ms: since(request.timing.sent, request.timing.answered),
+                    duration_ms: since(request.timing.sent, request.timing.finished),
+                    encoded_bytes: request
+                        .timing
+                        .encoded_bytes
+                        .filter(|bytes| *bytes >= 0.0)
+                        .map(|bytes| bytes as u64),
                 }
             })
             .collect()
@@ -129,13 +149,18 @@ mod tests {
         state.dispatch(
             "Network.requestWillBeSent",
             &json!({"requestId": "1", "loaderId": "1", "frameId": "F", "type": "Document",
+                    "timestamp": 100.0, "wallTime": 1_700_000_000.5,
                     "request": {"url": "http://h/", "method": "GET",
                                 "headers": {"Cookie": "secret", "Accept": "text/html"}}}),
         );
         state.dispatch(
             "Network.responseReceived",
-            &json!({"requestId": "1", "type": "Document",
+            &json!({"requestId": "1", "type": "Document", "timestamp": 100.25,
                     "response": {"status": 404, "headers": {"Content-Type": "text/html"}}}),
+        );
+        state.dispatch(
+            "Network.loadingFinished",
+            &json!({"requestId": "1", "timestamp": 100.5, "encodedDataLength": 321}),
         );
         state.dispatch(
             "Runtime.consoleAPICalled",
@@ -152,6 +177,10 @@ mod tests {
         assert_eq!((request.id, request.method.as_str()), (1, "GET"));
         assert_eq!(request.state, RequestState::Answered(404));
         assert_eq!(request.resource_type, "document");
+        assert_eq!(request.started_at_ms, Some(1_700_000_000_500.0));
+        assert_eq!(request.response_ms, Some(250.0));
+        assert_eq!(request.duration_ms, Some(500.0));
+        assert_eq!(request.encoded_bytes, Some(321));
         assert!(
             request
                 .request_headers

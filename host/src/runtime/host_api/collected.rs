@@ -39,6 +39,10 @@ fn request(record: RequestRecord) -> NetworkRequest {
         navigation: record.navigation,
         from_memory_cache: record.from_memory_cache,
         redirect_chain_start: record.redirect_chain_start,
+        started_at_ms: record.started_at_ms,
+        response_ms: record.response_ms,
+        duration_ms: record.duration_ms,
+        encoded_bytes: record.encoded_bytes,
     }
 }
 
