@@ -16,13 +16,8 @@ struct Haproxy {
 
 impl Haproxy {
     fn start(backends: [&HttpServer; 2]) -> Option<Haproxy> {
-        let program = ["/usr/sbin/haproxy", "/usr/bin/haproxy"]
-            .into_iter()
-            .find(|path| Path::new(path).is_file())?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .ok()?
-            .port();
+        let program = crate::support::which("haproxy")?;
+        let port = crate::support::free_port();
         let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/haproxy/haproxy.cfg");
         let child = crate::support::command(program)
             .arg("-db")
@@ -35,11 +30,7 @@ impl Haproxy {
             .stderr(Stdio::null())
             .spawn()
             .expect("start haproxy");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "haproxy did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        crate::support::wait_for_port(port, Duration::from_secs(10), "haproxy");
         Some(Haproxy {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),

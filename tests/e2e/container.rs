@@ -145,13 +145,6 @@ fn soft_limit(name: &str) -> Option<u64> {
     line[name.len()..].split_whitespace().next()?.parse().ok()
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
-}
-
 /// Removes the container however the test ends.
 struct Container<'a> {
     podman: &'a Podman,
@@ -244,7 +237,7 @@ async fn the_image_builds_and_serves_mcp_as_a_non_root_user() {
         ),
     )
     .expect("the tenants file");
-    let port = free_port();
+    let port = crate::support::free_port();
     let name = format!("devtools-mcp-e2e-{}", std::process::id());
     let mount = format!("{}:/etc/devtools-mcp/tenants.toml:ro", tenants.display());
     let listen = format!("--http=127.0.0.1:{port}");

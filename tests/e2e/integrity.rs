@@ -1,32 +1,9 @@
 //! Integrity: sha256 pins and ed25519 signatures, made with the real `plugin keygen` and
 //! `plugin sign` commands and checked by the real server at start-up.
 
-use crate::support::{McpServer, binary_dir, browser_args};
+use crate::support::{McpServer, binary_dir, browser_args, devtools_mcp, keygen};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-
-fn devtools_mcp(args: &[&str]) -> (bool, String) {
-    let output = crate::support::command(env!("CARGO_BIN_EXE_devtools-mcp"))
-        .args(args)
-        .output()
-        .expect("run devtools-mcp");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
-}
-
-/// A key pair made by `plugin keygen`: (private key file, public key).
-fn keygen(dir: &Path, name: &str) -> (String, String) {
-    let key = dir.join(name).to_string_lossy().into_owned();
-    let (ok, text) = devtools_mcp(&["plugin", "keygen", &key]);
-    assert!(ok, "{text}");
-    let public = text.lines().last().unwrap_or_default().trim().to_string();
-    assert_eq!(public.len(), 44, "a base64 32-byte key: {text}");
-    (key, public)
-}
 
 async fn start(plugins: &Path, extra: &[&str]) -> Result<McpServer, String> {
     let mut args = browser_args();

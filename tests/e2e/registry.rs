@@ -3,11 +3,11 @@
 //! what must be refused before anything is written: a tampered blob, a signature by a key the
 //! policy does not trust, an unsigned artifact, a registry that is down.
 
-use crate::support::{McpServer, binary_dir, browser_args};
+use crate::support::{McpServer, binary_dir, browser_args, devtools_mcp, keygen};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A `docker-registry` serving a folder of the test's on a free loopback port.
 struct Registry {
@@ -18,13 +18,10 @@ struct Registry {
 
 impl Registry {
     fn start(scratch: &Path) -> Registry {
-        let program = which("docker-registry").unwrap_or_else(|| {
+        let program = crate::support::which("docker-registry").unwrap_or_else(|| {
             panic!("Debian's docker-registry is not installed (scripts/test installs it: apt-get install docker-registry)")
         });
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
+        let port = crate::support::free_port();
         let storage = scratch.join("registry");
         let config = scratch.join("registry.yml");
         std::fs::write(
@@ -42,11 +39,7 @@ impl Registry {
             .stderr(Stdio::null())
             .spawn()
             .expect("start docker-registry");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "docker-registry did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        crate::support::wait_for_port(port, Duration::from_secs(20), "docker-registry");
         Registry {
             child,
             port,
@@ -78,37 +71,6 @@ impl Drop for Registry {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|folder| folder.join(program))
-            .find(|candidate| candidate.is_file())
-    })
-}
-
-fn devtools_mcp(args: &[&str]) -> (bool, String) {
-    let output = crate::support::command(env!("CARGO_BIN_EXE_devtools-mcp"))
-        .args(args)
-        .output()
-        .expect("run devtools-mcp");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
-}
-
-fn keygen(dir: &Path, name: &str) -> (String, String) {
-    let key = dir.join(name).to_string_lossy().into_owned();
-    let (ok, text) = devtools_mcp(&["plugin", "keygen", &key]);
-    assert!(ok, "{text}");
-    (
-        key,
-        text.lines().last().unwrap_or_default().trim().to_string(),
-    )
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

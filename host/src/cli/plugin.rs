@@ -2,6 +2,7 @@
 //! component the server loads: `new`, `build`, `check`, `test`, `keygen` and `sign`; and for
 //! distribution, `publish` to and `install` from an OCI registry.
 
+mod atomic;
 mod build;
 mod check;
 mod install;

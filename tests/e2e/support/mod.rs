@@ -31,7 +31,7 @@ pub use mcp::{
     server_temp_dir, timeout,
 };
 pub use private_tmp::PrivateTmp;
-pub use process::{command, tokio_command};
+pub use process::{command, devtools_mcp, free_port, keygen, tokio_command, wait_for_port, which};
 
 /// Live (non-zombie) processes descending from `pid`, found through the ppid field of
 /// `/proc/*/stat`. Take this list before shutting the server down: once it has exited its

@@ -3,13 +3,14 @@
 //! lock's, when pinned), the signature against the policy's trusted keys, and that the
 //! component loads as a tool. Grants still come from the policy alone: the artifact cannot ask.
 
+use super::atomic::write_atomically;
 use super::check::{self, Refusal, Signed};
 use super::lock::{self, LockFile, Locked};
 use super::oci::{self, PluginRef};
 use crate::policy::plugins::Policy;
 use crate::policy::signature::{self, Verdict};
 use sha2::{Digest as _, Sha256};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What `plugin install` was asked.
 pub struct Install<'a> {
@@ -139,7 +140,7 @@ async fn install_one(
 ) -> Result<Locked, String> {
     let source = match pin {
         Some(locked) => plugin.pinned(&locked.digest),
-        None => PluginRef::parse(&plugin.display()).map_err(|error| error.to_string())?,
+        None => plugin.clone(),
     };
     let artifact = oci::fetch(&source)
         .await
@@ -239,24 +240,4 @@ async fn install_one(
         sha256,
         signed_by,
     })
-}
-
-/// Writes `bytes` to a temporary file beside `path` and renames it over `path`: a reader (the
-/// server's plugin watcher) sees the old file or the new one, never half of one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    use std::io::Write as _;
-    let folder: PathBuf = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let failed = |error: std::io::Error| format!("Cannot write {}: {error}", path.display());
-    let mut file = tempfile::Builder::new()
-        .prefix(".devtools-mcp-")
-        .suffix(".partial")
-        .tempfile_in(&folder)
-        .map_err(failed)?;
-    file.write_all(bytes).map_err(failed)?;
-    file.as_file().sync_all().map_err(failed)?;
-    file.persist(path).map_err(|error| failed(error.error))?;
-    Ok(())
 }

@@ -67,7 +67,7 @@ impl LockFile {
     /// Writes the lock atomically (a temporary file renamed over it).
     pub fn write(&self, path: &Path) -> Result<(), String> {
         let body = toml::to_string(self).map_err(|error| error.to_string())?;
-        super::install::write_atomically(path, format!("{HEADER}{body}").as_bytes())
+        super::atomic::write_atomically(path, format!("{HEADER}{body}").as_bytes())
     }
 }
 

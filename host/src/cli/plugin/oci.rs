@@ -62,6 +62,7 @@ pub enum OciError {
 }
 
 /// A parsed `oci://` reference whose registry was written out (no implicit Docker Hub).
+#[derive(Clone)]
 pub struct PluginRef {
     pub reference: Reference,
 }
@@ -103,20 +104,17 @@ impl PluginRef {
         format!("oci://{}", self.reference.whole())
     }
 
+    /// Whether the registry's host, parsed as a URL's host, is this machine.
     fn is_loopback(&self) -> bool {
-        let host = self.reference.registry();
-        let host = host.rsplit_once(':').map_or(host, |(host, port)| {
-            if port.chars().all(|c| c.is_ascii_digit()) {
-                host
-            } else {
-                self.reference.registry()
-            }
-        });
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        host == "localhost"
-            || host
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|address| address.is_loopback())
+        match url::Url::parse(&format!("http://{}/", self.reference.registry()))
+            .ok()
+            .and_then(|url| url.host().map(|host| host.to_owned()))
+        {
+            Some(url::Host::Ipv4(address)) => address.is_loopback(),
+            Some(url::Host::Ipv6(address)) => address.is_loopback(),
+            Some(url::Host::Domain(name)) => name == "localhost",
+            None => false,
+        }
     }
 }
 
