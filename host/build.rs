@@ -344,12 +344,12 @@ fn sdk_files(sdk: &Path) -> String {
         "/// The SDK's files, relative to its folder, with their text.\n\
          pub const SDK_FILES: &[(&str, &str)] = &[\n",
     );
+    // The text itself, not an `include_str!` of an absolute path: a target dir shared by
+    // several checkouts (CI reusing a developer's build) must not point into another one.
     for file in files {
-        let path = sdk.join(&file);
-        source.push_str(&format!(
-            "    ({file:?}, include_str!({:?})),\n",
-            path.display().to_string()
-        ));
+        let text = String::from_utf8(read(&sdk.join(&file)))
+            .unwrap_or_else(|error| panic!("{file} in the SDK is not UTF-8: {error}"));
+        source.push_str(&format!("    ({file:?}, {text:?}),\n"));
     }
     source.push_str("];\n");
     source

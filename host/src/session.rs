@@ -45,6 +45,8 @@ const CLOSED_SELECTED_PAGE: &str =
 
 /// How long an attach waits for the CDP client to attach to the running browser's tabs.
 const ATTACH_WAIT: Duration = Duration::from_secs(10);
+/// How long shutdown waits for a call still holding the session.
+const SHUTDOWN_LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// A session: its state behind one FIFO lock (tokio's mutex queues waiters in order).
 #[derive(Clone)]
@@ -231,8 +233,17 @@ impl Session {
 
     /// Closes a browser we launched (used on shutdown); in a shared browser, disposes of the
     /// session's browser contexts (its pages, cookies, storage and cache) instead.
+    /// A call still under way gets [`SHUTDOWN_LOCK_WAIT`] to finish; past that the server
+    /// exits without it, and a browser it launched closes with its pipe.
     pub async fn shutdown(&self, budget: Duration) {
-        let mut state = self.state.lock().await;
+        let Ok(mut state) = tokio::time::timeout(SHUTDOWN_LOCK_WAIT, self.state.lock()).await
+        else {
+            tracing::warn!(
+                "a call still held the session {} s after shutdown began; exiting without it",
+                SHUTDOWN_LOCK_WAIT.as_secs()
+            );
+            return;
+        };
         state.close_browser(budget).await;
     }
 }

@@ -26,6 +26,32 @@ fn installed_id(text: &str) -> String {
         .to_string()
 }
 
+/// Chromium starts a freshly installed extension's worker on its own time, and an action
+/// triggered before `worker.js` added its listener is dropped by the browser (as it is under
+/// 1.11.0): wait, through the tools, until the worker listens.
+async fn wait_until_the_action_listens(server: &McpServer) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let listed = server.call("list_pages", json!({})).await.text;
+        if listed.contains("sw-1: chrome-extension://") {
+            let listens = server
+                .call(
+                    "evaluate_script",
+                    json!({ "serviceWorkerId": "sw-1", "function": "() => chrome.action.onClicked.hasListeners()" }),
+                )
+                .await;
+            if listens.text.contains("```json\ntrue\n```") {
+                return;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the extension's worker never listened for its action: {listed}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test]
 async fn extensions_install_list_trigger_reload_and_uninstall() {
     let pages = FixtureServer::start(vec![Route::html(
@@ -74,6 +100,7 @@ async fn extensions_install_list_trigger_reload_and_uninstall() {
             .await
             .text,
     );
+    wait_until_the_action_listens(&server).await;
     let triggered = server
         .call("trigger_extension_action", json!({ "id": id }))
         .await;

@@ -62,6 +62,7 @@ impl SideConnection {
             .send(Message::text(message.to_string()))
             .await
             .map_err(|error| error.to_string())?;
+        tracing::trace!(method, ?session, "side connection: sent");
         let mut events = Vec::new();
         while let Some(frame) = self.socket.next().await {
             let frame = frame.map_err(|error| error.to_string())?;
@@ -72,6 +73,7 @@ impl SideConnection {
                 continue;
             };
             if value["id"] == id {
+                tracing::trace!(method, events = events.len(), "side connection: answered");
                 if let Some(error) = value.get("error") {
                     let message = error["message"].as_str().unwrap_or("Protocol error");
                     return Err(message.to_string());
