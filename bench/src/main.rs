@@ -11,6 +11,7 @@ mod floor;
 mod report;
 mod scenario;
 mod server;
+mod soak;
 mod tenants;
 
 use std::path::{Path, PathBuf};
@@ -79,6 +80,19 @@ struct Args {
     /// Calls each tenant fires at once in the multi-tenant scenario.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
     calls_per_tenant: u32,
+    /// Run the soak instead: a long run of one server over stdio and over HTTP, reporting
+    /// its memory, descriptors, threads, browser processes and answer times per tenth.
+    #[arg(long)]
+    soak: bool,
+    /// Soak: mixed calls over stdio (0 skips that part).
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    soak_calls: u32,
+    /// Soak: tenants walking at once over HTTP (0 skips that part).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(0..=64))]
+    soak_tenants: u32,
+    /// Soak: mixed calls per tenant over HTTP.
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u32).range(10..=100_000))]
+    soak_tenant_calls: u32,
 }
 
 #[tokio::main]
@@ -102,6 +116,25 @@ async fn main() {
 }
 
 async fn bench(args: &Args) -> Result<String, String> {
+    if args.soak {
+        let server = our_server(args)?;
+        let fixtures = fixtures::FixtureServer::start()
+            .map_err(|e| format!("cannot start the fixture server: {e}"))?;
+        let options = soak::Options {
+            server: &server,
+            browser_flags: browser_flags(&args.chromium),
+            stdio_calls: args.soak_calls as usize,
+            tenants: args.soak_tenants as usize,
+            tenant_calls: args.soak_tenant_calls as usize,
+            timeout: Duration::from_secs(args.timeout_secs),
+        };
+        let report = soak::bench(&options, &fixtures).await?;
+        return Ok(format!(
+            "Machine: {}. Server: `{}`.\n\n{report}",
+            machine(),
+            server.display()
+        ));
+    }
     if let Some(tenants) = args.tenants {
         let server = our_server(args)?;
         let fixtures = fixtures::FixtureServer::start()

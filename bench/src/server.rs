@@ -90,7 +90,12 @@ impl Server {
         }
     }
 
-    fn client(&self) -> Result<&RunningService<RoleClient, ()>, String> {
+    /// The server's pid, for its resources in `/proc`.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    pub fn client(&self) -> Result<&RunningService<RoleClient, ()>, String> {
         self.client
             .as_ref()
             .ok_or_else(|| "no MCP session".to_owned())
@@ -210,7 +215,7 @@ fn flatten(result: CallToolResult) -> Output {
 
 /// Live processes descending from `pid`, through the ppid field of `/proc/*/stat`. Taken
 /// before shutdown: once the server exits, its orphans are re-parented out of reach.
-fn descendants(pid: u32) -> Vec<u32> {
+pub fn descendants(pid: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

@@ -51,7 +51,7 @@ pub async fn bench(options: &Options<'_>, fixtures: &FixtureServer) -> Result<St
     let tokens: Vec<String> = (0..options.tenants)
         .map(|index| format!("bench-token-{index}-{}", std::process::id()))
         .collect();
-    let tenants_file = write_tenants(options.server, &dir, &tokens).await?;
+    let tenants_file = write_tenants(options.server, &dir, &tokens, "").await?;
     let mut server = HttpServer::start(options, &tenants_file).await?;
     let mut out = format!(
         "Multi-tenant scenario: `devtools-mcp serve --http` on 127.0.0.1, one shared Chromium \
@@ -189,8 +189,15 @@ async fn call(
     }
 }
 
-/// The tenants file, its hashes made by the server's own `tenant hash-token`.
-async fn write_tenants(server: &Path, dir: &Path, tokens: &[String]) -> Result<PathBuf, String> {
+/// The tenants file, its hashes made by the server's own `tenant hash-token`. Each tenant may
+/// reach the fixture server on 127.0.0.1 through its egress proxy (loopback is refused by
+/// default).
+pub async fn write_tenants(
+    server: &Path,
+    dir: &Path,
+    tokens: &[String],
+    extra: &str,
+) -> Result<PathBuf, String> {
     let mut text = String::new();
     for (index, token) in tokens.iter().enumerate() {
         let mut child = Command::new(server)
@@ -212,7 +219,7 @@ async fn write_tenants(server: &Path, dir: &Path, tokens: &[String]) -> Result<P
         let hash = String::from_utf8_lossy(&output.stdout).trim().to_owned();
         let root = dir.join(format!("root-{index}"));
         text.push_str(&format!(
-            "[[tenant]]\nname = \"t{index}\"\ntoken_sha256 = {hash:?}\nsandbox_root = {:?}\nmax_sessions = 1000\n\n",
+            "[[tenant]]\nname = \"t{index}\"\ntoken_sha256 = {hash:?}\nsandbox_root = {:?}\nmax_sessions = 1000\negress_allow = [\"127.0.0.1/32\"]\n{extra}\n",
             root.display().to_string()
         ));
     }
@@ -221,13 +228,13 @@ async fn write_tenants(server: &Path, dir: &Path, tokens: &[String]) -> Result<P
     Ok(path)
 }
 
-struct HttpServer {
+pub struct HttpServer {
     child: Child,
-    url: String,
+    pub url: String,
 }
 
 impl HttpServer {
-    async fn start(options: &Options<'_>, tenants: &Path) -> Result<HttpServer, String> {
+    pub async fn start(options: &Options<'_>, tenants: &Path) -> Result<HttpServer, String> {
         let mut child = Command::new(options.server)
             .args(["serve", "--http", "127.0.0.1:0", "--tenants"])
             .arg(tenants)
@@ -260,7 +267,7 @@ impl HttpServer {
         Ok(HttpServer { child, url })
     }
 
-    async fn client(
+    pub async fn client(
         &self,
         token: &str,
         timeout: Duration,
@@ -276,8 +283,13 @@ impl HttpServer {
         }
     }
 
+    /// The server's pid, for its resources in `/proc`.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// SIGTERM (a graceful stop that closes the browser), then a kill if it lingers.
-    async fn stop(&mut self) {
+    pub async fn stop(&mut self) {
         if let Some(pid) = self.child.id() {
             let _signalled = std::process::Command::new("kill")
                 .args(["-TERM", &pid.to_string()])

@@ -179,12 +179,10 @@ async fn serve_http(args: &Args) -> Result<(), String> {
         .idle_timeout_secs
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_IDLE_TIMEOUT);
-    let registry = Arc::new(tenants::registry::Registry::new(
-        path,
-        table,
-        browser_options(args),
-        idle,
-    ));
+    let registry = Arc::new(
+        tenants::registry::Registry::new(path, table, browser_options(args), idle)
+            .with_max_tenants(args.max_tenants.map(|max| max as usize)),
+    );
     let options = http::HttpOptions {
         address,
         allowed_hosts: args.allowed_host.clone(),

@@ -273,6 +273,12 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
     #[serde(skip)]
     pub idle_timeout_secs: Option<u64>,
+    /// `serve`: tenants this instance holds at once (default: no limit). Past it, a new
+    /// tenant's requests are answered 503 with Retry-After (a load balancer retries them on
+    /// another instance) and `/readyz` answers 503.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[serde(skip)]
+    pub max_tenants: Option<u64>,
     /// `serve`: on SIGTERM, let in-flight calls finish for this many seconds before
     /// cancelling them (default 10, at most 3600).
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=3600))]

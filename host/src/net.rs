@@ -4,6 +4,7 @@
 
 pub mod address;
 pub mod egress;
+mod lookup;
 pub mod proxy;
 
 pub use egress::{EgressPolicy, Rule};

@@ -187,6 +187,10 @@ impl Sandbox {
         }
         // The only use of ambient authority: everything after goes through this handle.
         let dir = Dir::open_ambient_dir(&path, cap_std::ambient_authority()).map_err(named)?;
+        let swept = gateway::sweep_stale_partials(&dir);
+        if swept > 0 {
+            tracing::info!(swept, root = %path.display(), "removed writes a killed server left unfinished");
+        }
         register_writable(&path);
         self.roots.push(Root { path, dir });
         Ok(())

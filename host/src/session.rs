@@ -151,6 +151,11 @@ impl Session {
         self
     }
 
+    /// Tells the session's next answer something that happened outside its calls.
+    pub fn note(&self, note: String) {
+        self.watch.note(note);
+    }
+
     /// What happened to the session outside its calls (pages closed by quotas), once.
     pub fn take_notes(&self) -> Vec<String> {
         self.watch.take_notes()

@@ -273,14 +273,14 @@ fn cache_entries(dir: &Path) -> Vec<(String, SystemTime)> {
 }
 
 /// A Chromium started by the test, listening for DevTools on a free loopback port.
-struct ExternalBrowser {
+pub(crate) struct ExternalBrowser {
     child: std::process::Child,
-    ws_endpoint: String,
+    pub(crate) ws_endpoint: String,
     _profile: tempfile::TempDir,
 }
 
 impl ExternalBrowser {
-    fn start() -> ExternalBrowser {
+    pub(crate) fn start() -> ExternalBrowser {
         use std::io::{BufRead, BufReader};
         let profile = tempfile::tempdir().expect("profile");
         let mut child = crate::support::command(support::chromium_path())

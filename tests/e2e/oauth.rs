@@ -398,3 +398,54 @@ async fn refused_tokens_get_the_right_status_and_challenge() {
     assert_eq!(status, 401);
     invalid(&challenge, "expired");
 }
+
+/// The identity provider down: OAuth tenants are answered 503 with `Retry-After` (not a 401
+/// that would make a client drop a valid token), and a tenant of the tenants file, whose token
+/// needs no provider, is served as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_identity_provider_down_oauth_tenants_get_503_and_static_ones_are_served() {
+    let Some(idp) = Idp::start(json!([client("alice-agent", "alice", "devtools:all", 300)])).await
+    else {
+        return;
+    };
+    let token = idp.token("alice-agent", RESOURCE, "devtools:all").await;
+    let server = HttpServer::start_with_head(
+        &oauth_section(&idp.issuer),
+        &[
+            TenantSpec::oauth_only("alice").on_loopback(),
+            TenantSpec::new("bob", "token-bob").on_loopback(),
+        ],
+        &[],
+    )
+    .await;
+    // The provider goes away before the server has fetched its keys.
+    drop(idp);
+    let response = reqwest::Client::new()
+        .post(server.mcp_url())
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .bearer_auth(&token)
+        .timeout(Duration::from_secs(30))
+        .body(INITIALIZE)
+        .send()
+        .await
+        .expect("the server answered");
+    assert_eq!(response.status().as_u16(), 503);
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    assert!(
+        retry_after.is_some_and(|seconds| seconds > 0),
+        "no Retry-After in {:?}",
+        response.headers()
+    );
+    let body = response.text().await.unwrap_or_default();
+    assert!(body.contains("retry shortly"), "{body}");
+
+    let bob = server.connect("token-bob").await;
+    let listed = bob.call("list_pages", json!({})).await;
+    assert!(!listed.is_error, "{}", listed.text);
+    bob.close().await;
+}

@@ -78,6 +78,7 @@ impl EgressProxy {
         let state = Arc::new(ProxyState {
             policy,
             refusals: refusals.clone(),
+            lookups: super::lookup::Lookups::new(),
         });
         let task = tokio::spawn(accept_loop(listener, state));
         Ok(EgressProxy {
@@ -116,6 +117,8 @@ impl Drop for EgressProxy {
 struct ProxyState {
     policy: EgressPolicy,
     refusals: Arc<Refusals>,
+    /// Its share of the process's name lookups.
+    lookups: super::lookup::Lookups,
 }
 
 async fn accept_loop(listener: TcpListener, state: Arc<ProxyState>) {
@@ -196,20 +199,11 @@ impl ProxyState {
         self.policy.check_host(host).map_err(Failure::Refused)?;
         let addresses: Vec<SocketAddr> = match host.parse::<std::net::IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, destination.port)],
-            Err(_) => {
-                let lookup = tokio::net::lookup_host((host.as_str(), destination.port));
-                match tokio::time::timeout(RESOLVE_TIMEOUT, lookup).await {
-                    Ok(Ok(found)) => found.collect(),
-                    Ok(Err(error)) => {
-                        return Err(Failure::Unreachable(format!(
-                            "cannot resolve {host}: {error}"
-                        )));
-                    }
-                    Err(_) => {
-                        return Err(Failure::Unreachable(format!("resolving {host} timed out")));
-                    }
-                }
-            }
+            Err(_) => self
+                .lookups
+                .resolve(host, destination.port, RESOLVE_TIMEOUT)
+                .await
+                .map_err(Failure::Unreachable)?,
         };
         if addresses.is_empty() {
             return Err(Failure::Unreachable(format!("{host} has no address")));

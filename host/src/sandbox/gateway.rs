@@ -208,5 +208,81 @@ impl Sandbox {
 fn partial_name() -> String {
     let mut random = [0u8; 8];
     let _filled = getrandom::fill(&mut random);
-    format!(".devtools-mcp-{}.partial", hex::encode(random))
+    format!("{PARTIAL_PREFIX}{}{PARTIAL_SUFFIX}", hex::encode(random))
+}
+
+const PARTIAL_PREFIX: &str = ".devtools-mcp-";
+const PARTIAL_SUFFIX: &str = ".partial";
+/// A temporary file this old was left by a server that died while writing it (a write takes
+/// well under a second); a younger one may be another instance's write under way.
+const STALE_PARTIAL: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Removes, from the top of a root, the temporary files of writes cut short by a killed
+/// server, so that the next start is clean. Only regular files named as [`partial_name`]
+/// makes them and older than [`STALE_PARTIAL`] are touched.
+pub(super) fn sweep_stale_partials(dir: &cap_std::fs::Dir) -> usize {
+    let Ok(entries) = dir.entries() else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(hex) = name
+            .strip_prefix(PARTIAL_PREFIX)
+            .and_then(|rest| rest.strip_suffix(PARTIAL_SUFFIX))
+        else {
+            continue;
+        };
+        if hex.len() != 16 || !hex.bytes().all(|byte| byte.is_ascii_hexdigit()) {
+            continue;
+        }
+        let stale = dir.symlink_metadata(name).is_ok_and(|metadata| {
+            metadata.is_file()
+                && metadata
+                    .modified()
+                    .ok()
+                    .and_then(|modified| modified.into_std().elapsed().ok())
+                    .is_some_and(|age| age >= STALE_PARTIAL)
+        });
+        if stale && dir.remove_file(name).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    fn aged(path: &Path, age: std::time::Duration) {
+        let file = std::fs::File::options()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .expect("create");
+        let when = std::time::SystemTime::now() - age;
+        file.set_modified(when).expect("set mtime");
+    }
+
+    #[test]
+    fn only_stale_partials_of_ours_are_swept() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let old = std::time::Duration::from_secs(600);
+        let stale = root.path().join(".devtools-mcp-0123456789abcdef.partial");
+        let fresh = root.path().join(".devtools-mcp-fedcba9876543210.partial");
+        let not_ours = root.path().join(".devtools-mcp-notours.partial");
+        let user_file = root.path().join("report.partial");
+        aged(&stale, old);
+        aged(&fresh, std::time::Duration::ZERO);
+        aged(&not_ours, old);
+        aged(&user_file, old);
+        let dir = cap_std::fs::Dir::open_ambient_dir(root.path(), cap_std::ambient_authority())
+            .expect("open");
+        assert_eq!(sweep_stale_partials(&dir), 1);
+        assert!(!stale.exists());
+        assert!(fresh.exists() && not_ours.exists() && user_file.exists());
+    }
 }

@@ -2,6 +2,7 @@
 //! what each tenant gets (its tool policy, quotas, sandbox root and browser). Parsing is strict:
 //! an unknown key, a duplicate name or token, or a malformed hash is an error naming the fix.
 
+pub mod lease;
 mod limits;
 pub mod oauth;
 pub mod registry;

@@ -184,7 +184,11 @@ async fn over_cap(
         ));
     }
     let holding = renderer_memory::measure(client, &contexts, PAGE_COMMAND_TIMEOUT).await;
-    if holding.crashed {
+    // A renderer ended under a call shows as crashed, or (once the call answered the crash and
+    // the browser dropped the page's session) as a page that no longer answers.
+    let ended_silent =
+        ceiling.recently_ended().is_some() && holding.silent.iter().any(|kind| kind == "page");
+    if holding.crashed || ended_silent {
         return Some(match (ceiling.recently_ended(), ceiling.bytes()) {
             (Some(held), Some(limit)) => format!(
                 "its renderer process held {} MiB, over the {} MiB a renderer may hold under {quota}, and was ended",

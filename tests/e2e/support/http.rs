@@ -22,6 +22,9 @@ pub struct TenantSpec {
     pub token: String,
     /// More TOML lines for the entry, e.g. `max_pages = 2`.
     pub extra: String,
+    /// Its sandbox root, when not the server's own folder for it (storage several servers
+    /// share).
+    pub root: Option<PathBuf>,
 }
 
 impl TenantSpec {
@@ -30,7 +33,14 @@ impl TenantSpec {
             name: name.to_owned(),
             token: token.to_owned(),
             extra: String::new(),
+            root: None,
         }
+    }
+
+    /// The tenant's files live in `root`, e.g. storage shared by several instances.
+    pub fn with_root(mut self, root: &Path) -> TenantSpec {
+        self.root = Some(root.to_path_buf());
+        self
     }
 
     /// A tenant without a static token: it signs in with OAuth access tokens only.
@@ -235,6 +245,12 @@ impl HttpServer {
             .expect("rewrite the tenants file");
     }
 
+    /// Replaces the tenants file with `text` as it is (a broken file, for instance).
+    pub fn write_tenants_text(&self, text: &str) {
+        std::fs::write(self.dir.path().join("tenants.toml"), text)
+            .expect("rewrite the tenants file");
+    }
+
     /// Sends a signal (`HUP`, `TERM`...) to the server with procps' `kill`.
     pub fn signal(&self, name: &str) {
         let status = crate::support::command("kill")
@@ -304,7 +320,12 @@ fn tenants_toml(dir: &Path, tenants: &[TenantSpec]) -> String {
         text.push_str(&format!(
             "[[tenant]]\nname = {:?}\n{token}sandbox_root = {:?}\n{}\n",
             tenant.name,
-            root_of(dir, &tenant.name).display().to_string(),
+            tenant
+                .root
+                .clone()
+                .unwrap_or_else(|| root_of(dir, &tenant.name))
+                .display()
+                .to_string(),
             tenant.extra
         ));
     }

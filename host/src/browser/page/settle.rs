@@ -10,6 +10,7 @@
 
 use super::McpPage;
 use crate::browser::cdp::{cdp, send};
+use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
 use chromiumoxide::cdp::browser_protocol::page::{EventFrameStartedLoading, EventLoadEventFired};
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -17,6 +18,10 @@ use std::future::Future;
 use std::time::Duration;
 
 /// How long the DOM must stay unchanged (× the CPU slowdown), and the cap on that wait.
+/// The answer of an action whose page's renderer ended under it. Without it the action's
+/// command waits out its timeout: a dead renderer never answers.
+pub const PAGE_CRASHED: &str = "The page crashed during this action: its renderer process ended. Reload it with navigate_page (type \"reload\") or open another page with new_page.";
+
 const DOM_QUIET_MS: f64 = 100.0;
 const DOM_QUIET_CAP_MS: f64 = 3000.0;
 /// How long a navigation the action started may take to load (× the network slowdown).
@@ -171,6 +176,11 @@ pub async fn after_action<T>(
         .event_listener::<EventLoadEventFired>()
         .await
         .map_err(|error| error.to_string())?;
+    let mut crashes = page
+        .page
+        .event_listener::<EventTargetCrashed>()
+        .await
+        .map_err(|error| error.to_string())?;
     let mut dialogs = page.dialog_watch();
     let waits = Waits::of(page);
     let armed = arm(page, &waits).await;
@@ -178,6 +188,7 @@ pub async fn after_action<T>(
     let value = tokio::select! {
         result = action => Some(result?),
         _ = dialogs.wait_for(Option::is_some) => None,
+        Some(_) = crashes.next() => return Err(PAGE_CRASHED.to_string()),
     };
     if value.is_some() && page.dialog().is_none() {
         let navigation_started = async {

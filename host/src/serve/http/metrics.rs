@@ -35,6 +35,7 @@ pub struct Metrics {
     in_flight: Gauge,
     active_tenants: Gauge,
     unauthorized: Counter,
+    refused_full: Counter,
 }
 
 /// 5 ms to about 80 s, doubling.
@@ -51,6 +52,7 @@ impl Metrics {
         let pages = Family::<TenantLabels, Gauge>::default();
         let queue_depth = Family::<TenantLabels, Gauge>::default();
         let unauthorized = Counter::default();
+        let refused_full = Counter::default();
         let in_flight = Gauge::default();
         let active_tenants = Gauge::default();
         registry.register(
@@ -85,6 +87,11 @@ impl Metrics {
             "Requests refused for a missing, unknown or revoked token",
             unauthorized.clone(),
         );
+        registry.register(
+            "http_refused_full_requests",
+            "Requests of a new tenant refused (503) because this instance holds --max-tenants",
+            refused_full.clone(),
+        );
         Metrics {
             registry,
             calls,
@@ -95,6 +102,7 @@ impl Metrics {
             in_flight,
             active_tenants,
             unauthorized,
+            refused_full,
         }
     }
 
@@ -114,6 +122,10 @@ impl Metrics {
 
     pub fn record_unauthorized(&self) {
         self.unauthorized.inc();
+    }
+
+    pub fn record_refused_full(&self) {
+        self.refused_full.inc();
     }
 
     /// The text exposition format, with the per-tenant gauges sampled now. A tenant whose

@@ -23,6 +23,8 @@ const CLOSE_BUDGET: Duration = Duration::from_secs(2);
 /// One tenant in use.
 pub struct TenantRuntime {
     pub name: String,
+    /// Where its files and its lease (see [`super::lease`]) live.
+    sandbox_root: std::path::PathBuf,
     pub session: Session,
     /// Where every request of the tenant's browser contexts goes through.
     pub proxy: EgressProxy,
@@ -89,6 +91,19 @@ pub struct Registry {
     /// profile (several browsers cannot share one).
     dedicated: BrowserOptions,
     idle_timeout: Duration,
+    /// Tenants held at once (`--max-tenants`); `None`: no limit.
+    max_tenants: Option<usize>,
+}
+
+/// Why a tenant has no runtime here.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(
+        "This server instance is full: it holds {max} tenants (its --max-tenants). Retry in a few seconds; behind a load balancer another instance takes the tenant."
+    )]
+    Full { max: usize },
+    #[error("{0}")]
+    Unusable(String),
 }
 
 impl Registry {
@@ -134,7 +149,27 @@ impl Registry {
             rates: Mutex::new(HashMap::new()),
             dedicated,
             idle_timeout,
+            max_tenants: None,
         }
+    }
+
+    /// Caps the tenants this instance holds at once.
+    pub fn with_max_tenants(mut self, max: Option<usize>) -> Registry {
+        self.max_tenants = max;
+        self
+    }
+
+    /// Whether a tenant not yet here would be refused.
+    pub fn is_full(&self) -> bool {
+        let held = self.runtimes.lock().map_or(0, |runtimes| runtimes.len());
+        self.max_tenants.is_some_and(|max| held >= max)
+    }
+
+    /// Takes `tenant` in (its runtime made now if it has none), unless the instance is full:
+    /// a request of a new tenant is refused here, before it opens an MCP session a full
+    /// instance could not serve.
+    pub fn reserve(&self, tenant: &Tenant) -> Result<(), RuntimeError> {
+        self.runtime(tenant, false).map(drop)
     }
 
     fn table(&self) -> Arc<TenantTable> {
@@ -204,6 +239,7 @@ impl Registry {
             .take_runtimes(|runtime| table.get(&runtime.name).is_none_or(|tenant| tenant.revoked));
         for runtime in &removed {
             runtime.revoked.cancel();
+            super::lease::release(&runtime.sandbox_root);
         }
         close_all(removed).await;
         Ok(count)
@@ -213,7 +249,9 @@ impl Registry {
     pub fn enter(&self, tenant: &Tenant) -> Result<CallTicket, String> {
         // Counted under the registry's lock, so the idle reaper never closes a tenant that a
         // call has just entered.
-        let runtime = self.runtime(tenant, true)?;
+        let runtime = self
+            .runtime(tenant, true)
+            .map_err(|error| error.to_string())?;
         let ticket = CallTicket { runtime };
         let limit = tenant.quotas.max_concurrent_calls;
         if ticket.runtime.queued() > limit {
@@ -250,29 +288,38 @@ impl Registry {
         }
     }
 
-    fn runtime(&self, tenant: &Tenant, count_call: bool) -> Result<Arc<TenantRuntime>, String> {
+    fn runtime(
+        &self,
+        tenant: &Tenant,
+        count_call: bool,
+    ) -> Result<Arc<TenantRuntime>, RuntimeError> {
         let mut runtimes = self
             .runtimes
             .lock()
-            .map_err(|_| "The tenant registry is unavailable.".to_string())?;
+            .map_err(|_| RuntimeError::Unusable("The tenant registry is unavailable.".into()))?;
         if let Some(runtime) = runtimes.get(&tenant.name) {
             if count_call {
                 runtime.queued.fetch_add(1, Ordering::SeqCst);
             }
             return Ok(runtime.clone());
         }
+        if let Some(max) = self.max_tenants
+            && runtimes.len() >= max
+        {
+            return Err(RuntimeError::Full { max });
+        }
         let sandbox = Sandbox::new([tenant.sandbox_root.clone()]).map_err(|error| {
-            format!(
+            RuntimeError::Unusable(format!(
                 "The sandbox root {} of tenant {:?} is unusable: {error}",
                 tenant.sandbox_root.display(),
                 tenant.name
-            )
+            ))
         })?;
         let proxy = EgressProxy::start(tenant.egress.clone()).map_err(|error| {
-            format!(
+            RuntimeError::Unusable(format!(
                 "Cannot start the egress proxy of tenant {:?}: {error}",
                 tenant.name
-            )
+            ))
         })?;
         let network = TenantNetwork {
             proxy_server: proxy.proxy_server(),
@@ -297,8 +344,13 @@ impl Registry {
         .with_heap_budget(tenant.quotas.heap_snapshot_bytes)
         .with_limits(tenant.quotas.plugin_cap())
         .with_flag_overrides(tenant.flags.clone());
+        if super::lease::claim(&tenant.sandbox_root) {
+            tracing::warn!(tenant = %tenant.name, "the tenant's previous instance stopped; its browser state is lost");
+            session.note(super::lease::STATE_LOST.to_string());
+        }
         let runtime = Arc::new(TenantRuntime {
             name: tenant.name.clone(),
+            sandbox_root: tenant.sandbox_root.clone(),
             session,
             proxy,
             revoked: CancellationToken::new(),
@@ -330,6 +382,7 @@ impl Registry {
         });
         for runtime in &idle {
             tracing::info!(tenant = %runtime.name, "closing an idle tenant");
+            super::lease::release(&runtime.sandbox_root);
         }
         close_all(idle).await;
     }
@@ -343,7 +396,8 @@ impl Registry {
         self.idle_timeout
     }
 
-    /// Closes every tenant, then the shared browser.
+    /// Closes every tenant, then the shared browser. Leases are kept: the instance a tenant
+    /// moves to tells it that its browser state went with this one.
     pub async fn shutdown(&self) {
         let all = self.take_runtimes(|_| true);
         close_all(all).await;
