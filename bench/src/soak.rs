@@ -210,17 +210,19 @@ fn report(part: &Part) -> String {
             "\nGoals, last decile against the first (after warm-up):\n\
              - server RSS {:+.1}% (goal within ±10%): {}\n\
              - descriptors {:+.1}% (goal within ±10%): {}\n\
-             - browser processes {} -> {} with the extra pages closed (goal: back to their \
-             count): {}\n\
+             - renderers {} -> {} with the extra pages closed (goal: back to their count; \
+             all browser processes {} -> {}): {}\n\
              - p99 {:+.1}% (goal at most +20%): {}\n\
              - error answers: {} (goal: none): {}\n",
             rss * 100.0,
             verdict(rss.abs() <= FLAT_GOAL),
             fds * 100.0,
             verdict(fds.abs() <= FLAT_GOAL),
+            a.renderers,
+            b.renderers,
             a.browser_processes,
             b.browser_processes,
-            verdict(b.browser_processes <= a.browser_processes),
+            verdict(b.renderers <= a.renderers),
             p99 * 100.0,
             verdict(p99 <= P99_GOAL),
             part.errors,

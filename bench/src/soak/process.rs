@@ -21,6 +21,8 @@ pub struct Sample {
     /// The processes by Chromium's `--type=` (`renderer 3, utility 2, ...`; `browser` for the
     /// one without), to tell a leaked renderer from a service started late.
     pub kinds: String,
+    /// Of those, renderers: a page's process, the one a page left open would leak.
+    pub renderers: usize,
 }
 
 impl Sample {
@@ -35,25 +37,17 @@ impl Sample {
             browser_processes: children.len(),
             browser_pss: children.iter().filter_map(|&child| pss(child)).sum(),
             kinds: kinds(&children),
+            renderers: children
+                .iter()
+                .filter(|&&child| kind_of(child).as_deref() == Some("renderer"))
+                .count(),
         }
     }
 }
 
 fn kinds(pids: &[u32]) -> String {
     let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
-    for pid in pids {
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        // Chromium rewrites the title of the processes its zygote forks: their arguments are
-        // then one string joined by spaces rather than NULs.
-        let kind = cmdline
-            .split(|&byte| byte == 0 || byte == b' ')
-            .find_map(|arg| arg.strip_prefix(b"--type="))
-            .map_or_else(
-                || "browser".to_owned(),
-                |kind| String::from_utf8_lossy(kind).into_owned(),
-            );
+    for kind in pids.iter().filter_map(|&pid| kind_of(pid)) {
         *counts.entry(kind).or_default() += 1;
     }
     counts
@@ -61,6 +55,22 @@ fn kinds(pids: &[u32]) -> String {
         .map(|(kind, count)| format!("{kind} {count}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Chromium's `--type=` of a process (`browser` for the one without).
+fn kind_of(pid: u32) -> Option<String> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    // Chromium rewrites the title of the processes its zygote forks: their arguments are
+    // then one string joined by spaces rather than NULs.
+    Some(
+        cmdline
+            .split(|&byte| byte == 0 || byte == b' ')
+            .find_map(|arg| arg.strip_prefix(b"--type="))
+            .map_or_else(
+                || "browser".to_owned(),
+                |kind| String::from_utf8_lossy(kind).into_owned(),
+            ),
+    )
 }
 
 fn entries(folder: &str) -> usize {
