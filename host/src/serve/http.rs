@@ -8,6 +8,7 @@
 
 mod auth;
 mod body;
+mod capacity;
 mod connections;
 mod descriptors;
 mod disconnect;
@@ -17,7 +18,7 @@ pub mod oauth;
 mod sessions;
 
 use crate::pipeline::Pipeline;
-use crate::serve::tenants::registry::{Registry, RuntimeError};
+use crate::serve::tenants::registry::Registry;
 use auth::{AuthenticatedTenant, TokenVerifier};
 use bytes::Bytes;
 pub use connections::DEFAULT_MAX_CONNECTIONS_PER_IP;
@@ -308,17 +309,7 @@ impl App {
     ) -> Response<Body> {
         match request.uri().path() {
             "/healthz" => text(StatusCode::OK, "text/plain; charset=utf-8", "ok\n".into()),
-            // Ready for new tenants: not while full (a draining instance no longer listens).
-            "/readyz" if self.tenants.is_full() => text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "text/plain; charset=utf-8",
-                "full: this instance holds its --max-tenants\n".into(),
-            ),
-            "/readyz" => text(
-                StatusCode::OK,
-                "text/plain; charset=utf-8",
-                "ready\n".into(),
-            ),
+            "/readyz" => capacity::readiness(&self.tenants),
             "/metrics" => self.serve_metrics(&request, connection),
             "/mcp" => self.mcp(request, connection).await,
             path if path.starts_with(oauth::METADATA_PATH) => {
@@ -408,19 +399,11 @@ impl App {
             );
             return response;
         }
-        // A new tenant on a full instance: refused before anything is done, so a balancer
-        // may retry the request elsewhere (deploy/haproxy/haproxy.cfg does).
         if request.method() != http::Method::DELETE
-            && let Err(error @ RuntimeError::Full { .. }) = self.tenants.reserve(&tenant)
+            && let Some(refusal) = capacity::refusal(&self.tenants, &tenant)
         {
             self.metrics.record_refused_full();
-            let mut response =
-                json_error(StatusCode::SERVICE_UNAVAILABLE, -32003, &error.to_string());
-            response.headers_mut().insert(
-                http::header::RETRY_AFTER,
-                http::HeaderValue::from_static("2"),
-            );
-            return response;
+            return refusal;
         }
         let session = request
             .headers()
