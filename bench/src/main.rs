@@ -90,6 +90,10 @@ struct Args {
     /// Soak: tenants walking at once over HTTP (0 skips that part).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(0..=64))]
     soak_tenants: u32,
+    /// A Chromium flag for the soak's server (repeatable), e.g.
+    /// `--chrome-arg=--disable-features=AutofillServerCommunication`.
+    #[arg(long)]
+    chrome_arg: Vec<String>,
     /// Soak: mixed calls per tenant over HTTP.
     #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u32).range(10..=100_000))]
     soak_tenant_calls: u32,
@@ -120,9 +124,15 @@ async fn bench(args: &Args) -> Result<String, String> {
         let server = our_server(args)?;
         let fixtures = fixtures::FixtureServer::start()
             .map_err(|e| format!("cannot start the fixture server: {e}"))?;
+        let mut flags = browser_flags(&args.chromium);
+        flags.extend(
+            args.chrome_arg
+                .iter()
+                .map(|arg| format!("--chromeArg={arg}")),
+        );
         let options = soak::Options {
             server: &server,
-            browser_flags: browser_flags(&args.chromium),
+            browser_flags: flags,
             stdio_calls: args.soak_calls as usize,
             tenants: args.soak_tenants as usize,
             tenant_calls: args.soak_tenant_calls as usize,
