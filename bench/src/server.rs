@@ -196,7 +196,7 @@ impl Server {
     }
 }
 
-fn flatten(result: CallToolResult) -> Output {
+pub fn flatten(result: CallToolResult) -> Output {
     let mut texts = Vec::new();
     let mut images = 0;
     for item in result.content {

@@ -52,7 +52,13 @@ pub async fn bench(options: &Options<'_>, fixtures: &FixtureServer) -> Result<St
         .map(|index| format!("bench-token-{index}-{}", std::process::id()))
         .collect();
     let tenants_file = write_tenants(options.server, &dir, &tokens, "").await?;
-    let mut server = HttpServer::start(options, &tenants_file).await?;
+    let mut server = HttpServer::start(
+        options.server,
+        &options.browser_flags,
+        &tenants_file,
+        options.timeout,
+    )
+    .await?;
     let mut out = format!(
         "Multi-tenant scenario: `devtools-mcp serve --http` on 127.0.0.1, one shared Chromium \
          (a browser context per tenant), each tenant firing {} calls at once over streamable \
@@ -234,23 +240,30 @@ pub struct HttpServer {
 }
 
 impl HttpServer {
-    pub async fn start(options: &Options<'_>, tenants: &Path) -> Result<HttpServer, String> {
-        let mut child = Command::new(options.server)
+    /// `server serve --http 127.0.0.1:0 --tenants FILE FLAGS...`, once it listens (within
+    /// `timeout`).
+    pub async fn start(
+        server: &Path,
+        flags: &[String],
+        tenants: &Path,
+        timeout: Duration,
+    ) -> Result<HttpServer, String> {
+        let mut child = Command::new(server)
             .args(["serve", "--http", "127.0.0.1:0", "--tenants"])
             .arg(tenants)
-            .args(&options.browser_flags)
+            .args(flags)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", options.server.display()))?;
+            .map_err(|e| format!("cannot start {}: {e}", server.display()))?;
         let stderr = child
             .stderr
             .take()
             .ok_or("the server's stderr was not piped")?;
         let mut lines = BufReader::new(stderr).lines();
-        let url = tokio::time::timeout(options.timeout, async {
+        let url = tokio::time::timeout(timeout, async {
             while let Ok(Some(line)) = lines.next_line().await {
                 if let Some(url) = line.strip_prefix("devtools-mcp: serving MCP over HTTP at ") {
                     return Some(url.trim().to_owned());

@@ -1,10 +1,16 @@
 //! Faults in the middle of a call: each gets a clear answer, leaves nothing half-written, and
 //! the server serves the next call.
 
-use crate::support::{FixtureServer, McpServer, Route, browser_args, descendants, wait_until_gone};
+use crate::support::{
+    FixtureServer, McpServer, Route, browser_args, descendants, file_names, kill_all,
+    wait_until_gone,
+};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// How the reference's answers begin after the browser was relaunched or reconnected.
+const RECONNECTED: &str = "Note: the browser was restarted or reconnected since the last call.";
 
 /// A tmpfs of `size` mounted on a folder of the test's, unmounted when dropped. Needs root (and
 /// a kernel that lets it mount): `None` when this machine does not allow it.
@@ -44,19 +50,6 @@ impl Drop for SmallDisk {
     }
 }
 
-fn entries(folder: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(folder)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|entry| entry.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
-
 /// A disk that fills up while a screenshot is saved: the reference's "Could not write" error,
 /// no file (whole or partial) left behind, and the next call served.
 #[tokio::test]
@@ -94,7 +87,7 @@ async fn a_full_disk_while_saving_is_a_clear_error_and_leaves_no_partial_file() 
         "{}",
         saved.text
     );
-    assert_eq!(entries(disk.path()), vec!["filler.bin".to_string()]);
+    assert_eq!(file_names(disk.path()), vec!["filler.bin".to_string()]);
     let next = server.call("take_screenshot", json!({})).await;
     assert!(!next.is_error, "{}", next.text);
     server.shutdown().await;
@@ -120,12 +113,7 @@ async fn chromium_killed_during_a_snapshot_is_answered_and_the_next_call_relaunc
     let browser = descendants(server.pid());
     let kill = async {
         tokio::time::sleep(Duration::from_millis(150)).await;
-        let pids: Vec<String> = browser.iter().map(u32::to_string).collect();
-        crate::support::command("kill")
-            .arg("-KILL")
-            .args(&pids)
-            .status()
-            .expect("kill");
+        kill_all(&browser);
     };
     let (snapshot, ()) = tokio::join!(server.call("take_snapshot", json!({})), kill);
     assert!(
@@ -146,12 +134,7 @@ async fn chromium_killed_during_a_snapshot_is_answered_and_the_next_call_relaunc
         relaunch.elapsed().as_millis()
     );
     assert!(!next.is_error, "{}", next.text);
-    assert!(
-        next.text
-            .starts_with("Note: the browser was restarted or reconnected since the last call."),
-        "{}",
-        next.text
-    );
+    assert!(next.text.starts_with(RECONNECTED), "{}", next.text);
     server.shutdown().await;
 }
 
@@ -249,12 +232,7 @@ async fn a_renderer_crash_during_a_click_is_answered_and_the_next_call_served() 
     assert!(!renderers.is_empty(), "no renderer process to crash");
     let crash = async {
         tokio::time::sleep(Duration::from_millis(700)).await;
-        let pids: Vec<String> = renderers.iter().map(u32::to_string).collect();
-        crate::support::command("kill")
-            .arg("-KILL")
-            .args(&pids)
-            .status()
-            .expect("kill");
+        kill_all(&renderers);
     };
     let started = std::time::Instant::now();
     let (clicked, ()) = tokio::join!(server.call("click", json!({ "uid": uid })), crash);
@@ -389,11 +367,7 @@ async fn the_devtools_connection_closed_during_a_screenshot_is_answered_and_reco
     let started = std::time::Instant::now();
     let next = loop {
         let next = server.call("list_pages", json!({})).await;
-        if next
-            .text
-            .starts_with("Note: the browser was restarted or reconnected since the last call.")
-            || started.elapsed() > Duration::from_secs(5)
-        {
+        if next.text.starts_with(RECONNECTED) || started.elapsed() > Duration::from_secs(5) {
             break next;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -403,12 +377,7 @@ async fn the_devtools_connection_closed_during_a_screenshot_is_answered_and_reco
         started.elapsed().as_millis()
     );
     assert!(!next.is_error, "{}", next.text);
-    assert!(
-        next.text
-            .starts_with("Note: the browser was restarted or reconnected since the last call."),
-        "{}",
-        next.text
-    );
+    assert!(next.text.starts_with(RECONNECTED), "{}", next.text);
     let opened = server
         .call("new_page", json!({ "url": pages.url("/") }))
         .await;

@@ -123,12 +123,7 @@ async fn a_dead_browser_is_relaunched_with_the_reference_note() {
     let first = server.call("list_pages", json!({})).await;
     assert_eq!(first.text, "## Pages\n1: about:blank [selected]");
     let browser = descendants(server.pid());
-    let pids: Vec<String> = browser.iter().map(u32::to_string).collect();
-    crate::support::command("kill")
-        .arg("-KILL")
-        .args(&pids)
-        .status()
-        .expect("kill");
+    crate::support::kill_all(&browser);
     assert!(
         wait_until_gone(&browser, Duration::from_secs(5))
             .await

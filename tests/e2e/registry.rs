@@ -79,17 +79,10 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 fn wasm_files(folder: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(folder)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|entry| entry.file_name().to_string_lossy().into_owned())
-                .filter(|name| !name.ends_with(".lock"))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
+    crate::support::file_names(folder)
+        .into_iter()
+        .filter(|name| !name.ends_with(".lock"))
+        .collect()
 }
 
 #[tokio::test]

@@ -29,15 +29,13 @@ pub(super) async fn run(options: &Options<'_>, fixtures: &FixtureServer) -> Resu
     // The walk calls without `pageId`, on each tenant's selected page.
     let mut browser_flags = options.browser_flags.clone();
     browser_flags.push("--no-page-id-routing".to_owned());
-    let launch = tenants::Options {
-        server: options.server,
-        browser_flags,
-        tenants: options.tenants,
-        calls: 0,
-        runs: 0,
-        timeout: options.timeout,
-    };
-    let mut server = HttpServer::start(&launch, &tenants_file).await?;
+    let mut server = HttpServer::start(
+        options.server,
+        &browser_flags,
+        &tenants_file,
+        options.timeout,
+    )
+    .await?;
     let outcome = walk(&server, &tokens, options, fixtures).await;
     server.stop().await;
     let _removed = std::fs::remove_dir_all(&dir);

@@ -5,11 +5,12 @@
 use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
 use crate::fixtures::FixtureServer;
+use crate::server::flatten;
 
 /// Calls in one round.
 pub const CALLS_PER_ROUND: usize = 10;
@@ -159,8 +160,8 @@ async fn call(
     let took = started.elapsed();
     match answer {
         Ok(Ok(result)) => {
-            let is_error = result.is_error == Some(true);
-            Ok((text_of(result), is_error, took))
+            let output = flatten(result);
+            Ok((output.text, output.is_error, took))
         }
         Ok(Err(rmcp::service::ServiceError::McpError(error))) => {
             Ok((format!("<protocol error> {}", error.message), true, took))
@@ -168,18 +169,6 @@ async fn call(
         Ok(Err(error)) => Err(format!("{tool} failed: {error}")),
         Err(_) => Err(format!("{tool} got no answer in {} s", timeout.as_secs())),
     }
-}
-
-fn text_of(result: CallToolResult) -> String {
-    let texts: Vec<String> = result
-        .content
-        .into_iter()
-        .filter_map(|item| match item {
-            ContentBlock::Text(text) => Some(text.text),
-            _ => None,
-        })
-        .collect();
-    texts.join("\n")
 }
 
 /// The id on the `## Pages` line marked `[selected]` (lines read `2: http://... [selected]`).

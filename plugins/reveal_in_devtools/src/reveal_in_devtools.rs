@@ -1,5 +1,9 @@
 //! `reveal_in_devtools` (hidden `--devtoolsComments`, as in 1.11.0).
 
+#[path = "../../devtools_comments.rs"]
+mod devtools_comments;
+
+use devtools_comments::answer;
 use devtools_tool::{Category, Definition, Flags, Page, PageTool, Response};
 use serde::Deserialize;
 
@@ -13,19 +17,6 @@ struct Params {
     uid: Option<String>,
     /// Optional network request ID to reveal in the Network panel.
     reqid: Option<u32>,
-}
-
-/// 1.11.0's answers: without a DevTools window, and with one whose comment bridge is missing
-/// (the bridge is a DevTools frontend feature this server does not drive).
-const NOT_OPEN: &str =
-    "DevTools window is not open for this page. Call open_devtools first to open DevTools.";
-const UNAVAILABLE: &str = "DevTools comments are not working right now. Possible reasons: the connected Chrome version does not support DevTools comments, the feature is disabled, or the DevTools window has not finished loading. Try again later, or continue without DevTools comments.";
-
-fn answer(page: &Page, response: &mut Response) {
-    response.line(match page.devtools_open() {
-        true => UNAVAILABLE,
-        false => NOT_OPEN,
-    });
 }
 
 struct RevealInDevtools;

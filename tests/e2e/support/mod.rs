@@ -78,6 +78,25 @@ pub fn kill_tree(pid: u32) {
     sigkill(pids.iter().map(u32::to_string));
 }
 
+/// The names in `folder`, sorted; none when it cannot be read.
+pub fn file_names(folder: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(folder)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// SIGKILLs each of `pids` (a browser, its renderers) at once.
+pub fn kill_all(pids: &[u32]) {
+    sigkill(pids.iter().map(u32::to_string));
+}
+
 /// SIGKILLs every process in the process group `pgid`, which also reaches processes whose
 /// parent already died.
 pub fn kill_group(pgid: u32) {

@@ -42,10 +42,16 @@ pub fn claim(root: &Path) -> bool {
     let ours = instance_id();
     if previous.as_deref() != Some(ours) {
         // A temporary name renamed over the lease: a reader never sees half an id, and a
-        // symlink planted at the lease's name is replaced, never followed.
+        // symlink planted at the lease's name is replaced, never followed. The temporary file
+        // is created anew (`O_EXCL`), so a symlink planted at its name is not followed either.
         let temporary = root.join(format!("{LEASE_FILE}.{}", std::process::id()));
-        let written =
-            std::fs::write(&temporary, ours).and_then(|()| std::fs::rename(&temporary, &path));
+        let _stale = std::fs::remove_file(&temporary);
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+            .and_then(|mut file| std::io::Write::write_all(&mut file, ours.as_bytes()))
+            .and_then(|()| std::fs::rename(&temporary, &path));
         if let Err(error) = written {
             let _removed = std::fs::remove_file(&temporary);
             tracing::warn!(%error, root = %root.display(), "cannot record the tenant's lease");
@@ -95,6 +101,21 @@ mod tests {
         std::fs::write(root.path().join(LEASE_FILE), "another-instance").expect("write");
         release(root.path());
         assert!(root.path().join(LEASE_FILE).exists());
+    }
+
+    #[test]
+    fn a_symlink_at_the_temporary_name_is_not_written_through() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let outside = tempfile::tempdir().expect("temp dir");
+        let target = outside.path().join("precious");
+        std::fs::write(&target, "keep me").expect("write");
+        let temporary = root
+            .path()
+            .join(format!("{LEASE_FILE}.{}", std::process::id()));
+        std::os::unix::fs::symlink(&target, &temporary).expect("symlink");
+        assert!(!claim(root.path()));
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep me");
+        assert!(read_lease(&root.path().join(LEASE_FILE)).is_some());
     }
 
     #[test]
