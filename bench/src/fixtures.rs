@@ -6,6 +6,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -82,20 +83,29 @@ pub struct FixtureServer {
 
 impl FixtureServer {
     pub fn start() -> std::io::Result<FixtureServer> {
+        FixtureServer::start_with(Vec::new())
+    }
+
+    /// [`FixtureServer::start`], also serving each folder of `mounts` under its prefix
+    /// (`/docs/rust/` → a folder): the real pages and everything they load.
+    pub fn start_with(mounts: Vec<(String, PathBuf)>) -> std::io::Result<FixtureServer> {
         let listener = TcpListener::bind(("127.0.0.1", 0))?;
         let addr = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
-        let pages: Arc<[(&'static str, String)]> = Arc::from(vec![
-            ("/start.html", START_PAGE.to_owned()),
-            ("/small.html", SMALL_PAGE.to_owned()),
-            ("/big.html", big_page()),
-            ("/fetch.html", FETCH_PAGE.to_owned()),
-            ("/slow", "42".to_owned()),
-        ]);
+        let site = Arc::new(Site {
+            pages: vec![
+                ("/start.html", START_PAGE.to_owned()),
+                ("/small.html", SMALL_PAGE.to_owned()),
+                ("/big.html", big_page()),
+                ("/fetch.html", FETCH_PAGE.to_owned()),
+                ("/slow", "42".to_owned()),
+            ],
+            mounts,
+        });
         let accept_stop = Arc::clone(&stop);
         let accept_thread = std::thread::Builder::new()
             .name("fixture-accept".to_owned())
-            .spawn(move || accept_loop(&listener, &accept_stop, &pages))?;
+            .spawn(move || accept_loop(&listener, &accept_stop, &site))?;
         Ok(FixtureServer {
             addr,
             stop,
@@ -127,22 +137,82 @@ impl Drop for FixtureServer {
     }
 }
 
-fn accept_loop(listener: &TcpListener, stop: &AtomicBool, pages: &Arc<[(&'static str, String)]>) {
+/// What the server answers: generated pages by exact path, then files under mounted folders.
+struct Site {
+    pages: Vec<(&'static str, String)>,
+    mounts: Vec<(String, PathBuf)>,
+}
+
+impl Site {
+    /// Status, content type and body for `path`.
+    fn answer(&self, path: &str) -> (&'static str, &'static str, Vec<u8>) {
+        if let Some((_, body)) = self.pages.iter().find(|(p, _)| *p == path) {
+            return (
+                "200 OK",
+                "text/html; charset=utf-8",
+                body.clone().into_bytes(),
+            );
+        }
+        let file = self.mounts.iter().find_map(|(prefix, root)| {
+            let rest = path.strip_prefix(prefix.as_str())?;
+            mounted_file(root, rest)
+        });
+        match file.and_then(|file| Some((content_type(&file), std::fs::read(&file).ok()?))) {
+            Some((kind, body)) => ("200 OK", kind, body),
+            None => (
+                "404 Not Found",
+                "text/plain; charset=utf-8",
+                b"not found\n".to_vec(),
+            ),
+        }
+    }
+}
+
+/// `root/rest` when `rest` is a plain relative path: no `..`, no empty or dot segments, no
+/// escapes (pages link their files by plain names), so a request cannot leave `root`.
+fn mounted_file(root: &Path, rest: &str) -> Option<PathBuf> {
+    let plain = |segment: &str| {
+        !segment.is_empty() && !segment.starts_with('.') && !segment.contains(['%', '\\', '\0'])
+    };
+    if !rest.split('/').all(plain) {
+        return None;
+    }
+    Some(root.join(rest))
+}
+
+fn content_type(file: &Path) -> &'static str {
+    match file.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "html" | "htm" => "text/html; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "js" => "text/javascript; charset=utf-8",
+        "json" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "ico" => "image/x-icon",
+        "woff2" => "font/woff2",
+        "woff" => "font/woff",
+        "ttf" => "font/ttf",
+        "txt" => "text/plain; charset=utf-8",
+        _ => "application/octet-stream",
+    }
+}
+
+fn accept_loop(listener: &TcpListener, stop: &AtomicBool, site: &Arc<Site>) {
     for stream in listener.incoming() {
         if stop.load(Ordering::SeqCst) {
             return;
         }
         let Ok(stream) = stream else { continue };
-        let pages = Arc::clone(pages);
+        let site = Arc::clone(site);
         // One thread per connection: Chromium keeps several sockets open at once.
         let _ = std::thread::Builder::new()
             .name("fixture-conn".to_owned())
-            .spawn(move || serve(stream, &pages));
+            .spawn(move || serve(stream, &site));
     }
 }
 
 /// Answers one GET and closes the connection; every I/O error just ends it.
-fn serve(mut stream: TcpStream, pages: &[(&'static str, String)]) {
+fn serve(mut stream: TcpStream, site: &Site) {
     let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
     let _ = stream.set_write_timeout(Some(IDLE_TIMEOUT));
     let Some(head) = read_head(&mut stream) else {
@@ -153,16 +223,13 @@ fn serve(mut stream: TcpStream, pages: &[(&'static str, String)]) {
     if path == "/slow" {
         std::thread::sleep(SLOW_RESPONSE);
     }
-    let (status, content_type, body) = match pages.iter().find(|(p, _)| *p == path) {
-        Some((_, body)) => ("200 OK", "text/html; charset=utf-8", body.as_str()),
-        None => ("404 Not Found", "text/plain; charset=utf-8", "not found\n"),
-    };
-    let response = format!(
+    let (status, content_type, body) = site.answer(path);
+    let head = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
-         Cache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
+         Cache-Control: no-store\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    if stream.write_all(response.as_bytes()).is_err() {
+    if stream.write_all(head.as_bytes()).is_err() || stream.write_all(&body).is_err() {
         return;
     }
     // Half-close and drain, so the kernel does not answer late client bytes with a RST that

@@ -7,8 +7,10 @@
 //! first page): the first page is the target created and loaded after the think time with the
 //! browser started at "initialize"; navigate is `Page.navigate` until `load`; a snapshot is
 //! `Accessibility.getFullAXTree` read whole; the screenshot is the servers' exact
-//! `Page.captureScreenshot` right after the click and the text the scenario sets; the fetch
-//! step is from `Page.navigate` until the fetched text is in the document.
+//! `Page.captureScreenshot` right after the click and the text the scenario sets, and again
+//! after the scenario's idle pause; the fetch step is from `Page.navigate` until the fetched
+//! text is in the document; each real page is `Page.navigate` until `load` (untimed), then
+//! its `Accessibility.getFullAXTree`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::OwnedFd;
@@ -21,12 +23,15 @@ use command_fds::{CommandFdExt, FdMapping};
 use serde_json::{Value, json};
 
 use crate::scenario::{
-    FETCH_WAIT, NAVIGATE, NEW_PAGE, SCREENSHOT, SNAPSHOT_BIG, SNAPSHOT_SMALL, STEPS,
+    FETCH_WAIT, IDLE, NAVIGATE, NEW_PAGE, SCREENSHOT, SCREENSHOT_IDLE, SNAPSHOT_BIG,
+    SNAPSHOT_SMALL, STEPS,
 };
 
 /// One run: the browser's time for each step it has a counterpart of.
 pub struct Floor {
     pub times: [Option<Duration>; STEPS.len()],
+    /// `getFullAXTree` of each real page given to [`run`], after its `load`.
+    pub real: Vec<Duration>,
     /// The 4,000-element page's `getFullAXTree` reply, as a whole message: `--dump` saves
     /// it, for the snapshot engine's own probe (`devtools-snapshot`'s `engine` example).
     pub big_tree: Option<String>,
@@ -79,6 +84,7 @@ pub fn run(
     think: Duration,
     timeout: Duration,
     keep_big_tree: bool,
+    real_paths: &[String],
 ) -> Result<Floor, String> {
     let profile = tempfile::Builder::new()
         .prefix("devtools-mcp-bench-floor-")
@@ -86,12 +92,18 @@ pub fn run(
         .map_err(|e| format!("cannot create a profile folder: {e}"))?;
     let started = Instant::now();
     let mut browser = Browser::launch(chromium, &flags(profile.path()), timeout, keep_big_tree)?;
-    let outcome = steps(&mut browser, base, started, think);
+    let outcome = steps(&mut browser, base, started, think, real_paths);
     browser.close();
     outcome
 }
 
-fn steps(b: &mut Browser, base: &str, started: Instant, think: Duration) -> Result<Floor, String> {
+fn steps(
+    b: &mut Browser,
+    base: &str,
+    started: Instant,
+    think: Duration,
+    real_paths: &[String],
+) -> Result<Floor, String> {
     let url = |path: &str| format!("{base}{path}");
     let mut times = [None; STEPS.len()];
     b.call(None, "Browser.getVersion", json!({}))?;
@@ -125,7 +137,9 @@ fn steps(b: &mut Browser, base: &str, started: Instant, think: Duration) -> Resu
     b.call(s, "Runtime.evaluate", json!({ "expression": act }))?;
     let capture = json!({ "format": "png", "optimizeForSpeed": true, "fromSurface": true,
                           "captureBeyondViewport": false });
-    times[SCREENSHOT] = Some(b.timed(s, "Page.captureScreenshot", capture)?);
+    times[SCREENSHOT] = Some(b.timed(s, "Page.captureScreenshot", capture.clone())?);
+    std::thread::sleep(IDLE);
+    times[SCREENSHOT_IDLE] = Some(b.timed(s, "Page.captureScreenshot", capture)?);
 
     let clock = Instant::now();
     b.navigate(s, &url("/fetch.html"))?;
@@ -143,7 +157,16 @@ fn steps(b: &mut Browser, base: &str, started: Instant, think: Duration) -> Resu
     let tree = b.call_message(s, "Accessibility.getFullAXTree", json!({}))?;
     times[SNAPSHOT_BIG] = Some(clock.elapsed());
     let big_tree = tree["rawText"].as_str().map(str::to_owned);
-    Ok(Floor { times, big_tree })
+    let mut real = Vec::new();
+    for path in real_paths {
+        b.navigate(s, &url(path))?;
+        real.push(b.timed(s, "Accessibility.getFullAXTree", json!({}))?);
+    }
+    Ok(Floor {
+        times,
+        real,
+        big_tree,
+    })
 }
 
 /// Replies bigger than this keep only their envelope: the steps never read a big result, and

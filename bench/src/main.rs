@@ -1,24 +1,30 @@
 //! `devtools-mcp-bench`: drives the real `devtools-mcp` binary over MCP stdio, and
-//! chrome-devtools-mcp too when it is installed, through the same scenario against fixture
-//! pages on 127.0.0.1, and prints per step the median, min and max over N runs.
+//! chrome-devtools-mcp and Playwright MCP too when they are installed, through the same
+//! scenario against fixture pages and real documentation pages on 127.0.0.1, and prints per
+//! step the median, min and max over N runs.
 //!
-//! The two servers run alternately in one session (run i of each back to back, the order
-//! swapped every run) so that machine noise lands on both columns alike and the ratio is
-//! measured, not assembled from numbers taken on different days.
+//! The servers run in turn in one session (run i of each back to back, the order reversed
+//! every run) so that machine noise lands on every column alike and the ratios are measured,
+//! not assembled from numbers taken on different days.
 
+mod dialect;
 mod fixtures;
 mod floor;
+mod real_pages;
 mod report;
 mod scenario;
 mod server;
 mod soak;
 mod tenants;
+mod tokens;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Parser;
 
+use crate::dialect::Dialect;
+use crate::report::{Peer, PeerKind};
 use crate::scenario::Run;
 use crate::server::Launch;
 
@@ -27,6 +33,10 @@ const REFERENCE_PACKAGE: &str = "chrome-devtools-mcp";
 const REFERENCE_VERSION: &str = "1.11.0";
 /// Its `bin` entry in package.json.
 const REFERENCE_BIN: &str = "build/src/bin/chrome-devtools-mcp.js";
+/// The other peer: the browser MCP server users most often pick instead.
+const PLAYWRIGHT_PACKAGE: &str = "@playwright/mcp";
+const PLAYWRIGHT_VERSION: &str = "0.0.83";
+const PLAYWRIGHT_BIN: &str = "cli.js";
 
 /// Benchmark devtools-mcp (and chrome-devtools-mcp, when installed) over MCP stdio.
 #[derive(Parser, Debug)]
@@ -41,12 +51,20 @@ struct Args {
     /// when run through `cargo run`].
     #[arg(long)]
     server: Option<PathBuf>,
-    /// A folder holding `node_modules/chrome-devtools-mcp` [default: the bench crate's folder].
+    /// A folder holding `node_modules/chrome-devtools-mcp` and `node_modules/@playwright/mcp`
+    /// [default: the bench crate's folder].
     #[arg(long)]
     reference: Option<PathBuf>,
     /// Do not run the reference even if it is installed.
     #[arg(long)]
     no_reference: bool,
+    /// Do not run Playwright MCP even if it is installed.
+    #[arg(long)]
+    no_playwright: bool,
+    /// Do not snapshot the real documentation pages (rustup's rust-docs, Debian's
+    /// python3.11-doc) nor print the token table.
+    #[arg(long)]
+    no_real_pages: bool,
     /// Do not rebuild the default server binary before measuring.
     #[arg(long)]
     no_build: bool,
@@ -102,7 +120,9 @@ struct Args {
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
-    match bench(&args).await {
+    let outcome = bench(&args).await;
+    let _ = std::fs::remove_dir_all(playwright_output());
+    match outcome {
         Ok(report) => {
             println!("{report}");
             if let Some(path) = &args.output
@@ -169,29 +189,54 @@ async fn bench(args: &Args) -> Result<String, String> {
         program: our_server(args)?,
         args: our_args,
     };
-    let reference = reference_server(args)?;
-    let fixtures = fixtures::FixtureServer::start()
+    let mut launches = vec![(ours, Dialect::DevTools)];
+    let mut kinds = Vec::new();
+    if let Some(reference) = reference_server(args)? {
+        launches.push((reference, Dialect::DevTools));
+        kinds.push(PeerKind::Reference);
+    }
+    if let Some(playwright) = playwright_server(args)? {
+        launches.push((playwright, Dialect::Playwright));
+        kinds.push(PeerKind::Playwright);
+    }
+    let (mounts, missing) = if args.no_real_pages {
+        (Vec::new(), Vec::new())
+    } else {
+        real_pages::mounts()
+    };
+    for line in &missing {
+        eprintln!("note: {line}");
+    }
+    let real = real_pages::available(&mounts);
+    let real_labels: Vec<&str> = real.iter().map(|page| page.label).collect();
+    let fixtures = fixtures::FixtureServer::start_with(mounts)
         .map_err(|e| format!("cannot start the fixture server: {e}"))?;
     let timeout = Duration::from_secs(args.timeout_secs);
-    let mut launches = vec![ours];
-    launches.extend(reference);
     let mut runs: Vec<Vec<Run>> = launches.iter().map(|_| Vec::new()).collect();
     let mut floors = Vec::new();
 
     let total = args.warmup + args.runs;
     for index in 0..total {
         let warmup = index < args.warmup;
-        // Swap the order every run, so neither server always follows the other.
+        // Reverse the order every run, so no server always follows the same one.
         let mut order: Vec<usize> = (0..launches.len()).collect();
         if index % 2 == 1 {
             order.reverse();
         }
         for which in order {
-            let launch = &launches[which];
+            let (launch, dialect) = &launches[which];
             let think = Duration::from_millis(args.think_ms);
-            let run = scenario::run(launch, &fixtures, timeout, index as usize, think)
-                .await
-                .map_err(|e| format!("{} run {}: {e}", launch.name, index + 1))?;
+            let run = scenario::run(
+                launch,
+                *dialect,
+                &fixtures,
+                timeout,
+                index as usize,
+                think,
+                &real,
+            )
+            .await
+            .map_err(|e| format!("{} run {}: {e}", launch.name, index + 1))?;
             let kind = if warmup { "warm-up" } else { "run" };
             eprintln!(
                 "{:>14} {kind} {}/{total}: {}",
@@ -204,7 +249,7 @@ async fn bench(args: &Args) -> Result<String, String> {
             }
         }
         if !args.no_floor {
-            let floor = run_floor(args, &fixtures, timeout).await?;
+            let floor = run_floor(args, &fixtures, timeout, &real).await?;
             let kind = if warmup { "warm-up" } else { "run" };
             eprintln!(
                 "{:>14} {kind} {}/{total}: {}",
@@ -217,9 +262,15 @@ async fn bench(args: &Args) -> Result<String, String> {
             }
         }
     }
+    let tokens = if real.is_empty() {
+        None
+    } else {
+        Some(token_table(&launches, &fixtures, &real, timeout).await?)
+    };
 
     if let Some(dir) = &args.dump {
-        dump(dir, &launches, &runs)?;
+        let plain: Vec<Launch> = launches.iter().map(|(l, _)| l.clone()).collect();
+        dump(dir, &plain, &runs)?;
         if let Some(tree) = floors.last().and_then(|floor| floor.big_tree.as_deref()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -234,7 +285,7 @@ async fn bench(args: &Args) -> Result<String, String> {
          times are MCP round trips seen by the client; {} ms between tools/list and the first \
          call. Load average at the end: {}.\n\n",
         machine(),
-        launches[0].program.display(),
+        launches[0].0.program.display(),
         args.runs,
         args.warmup,
         args.think_ms,
@@ -245,39 +296,85 @@ async fn bench(args: &Args) -> Result<String, String> {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    let reference = launches
-        .get(1)
-        .map(|l| (l.name.as_str(), runs[1].as_slice()));
-    out.push_str(&report::table(
-        (&launches[0].name, runs[0].as_slice()),
-        reference,
-    ));
+    for line in &missing {
+        out.push_str(&format!("Note: {line}.\n\n"));
+    }
+    let ours = (launches[0].0.name.as_str(), runs[0].as_slice());
+    let peers: Vec<Peer> = kinds
+        .iter()
+        .enumerate()
+        .map(|(at, kind)| Peer {
+            name: &launches[at + 1].0.name,
+            runs: &runs[at + 1],
+            kind: *kind,
+        })
+        .collect();
+    let reference = peers
+        .iter()
+        .find(|p| p.kind == PeerKind::Reference)
+        .map(|p| (p.name, p.runs));
+    out.push_str(&report::table(ours, &peers, &real_labels));
     out.push_str(
         "\nServer CPU time per step (all threads of the server process, the browser excluded):\n\n",
     );
-    out.push_str(&report::cpu_table(
-        (&launches[0].name, runs[0].as_slice()),
-        reference,
-    ));
+    out.push_str(&report::cpu_table(ours, &peers));
+    out.push_str("\nText each answer puts into the agent's context, in bytes (last run):\n\n");
+    out.push_str(&report::bytes_table(ours, &peers, &real_labels));
+    if let Some(tokens) = &tokens {
+        out.push_str(TOKENS_HEADING);
+        out.push_str(tokens);
+    }
     if !floors.is_empty() {
         out.push_str(FLOOR_HEADING);
-        out.push_str(&report::floor_table(&floors, reference));
+        out.push_str(&report::floor_table(&floors, &peers, &real_labels));
     }
     if let (Some(mine), Some((name, theirs))) = (runs[0].last(), reference)
         && let Some(last) = theirs.last()
     {
         out.push_str("\nSame call, same page: the answers' text after normalising uids and ports (last run):\n\n");
-        out.push_str(&report::comparison((&launches[0].name, mine), (name, last)));
+        out.push_str(&report::comparison((ours.0, mine), (name, last)));
     }
-    let mut surprises = report::surprises(&launches[0].name, &runs[0]);
-    if let Some((name, theirs)) = reference {
-        surprises.push_str(&report::surprises(name, theirs));
+    let mut surprises = report::surprises(ours.0, ours.1);
+    for peer in &peers {
+        surprises.push_str(&report::surprises(peer.name, peer.runs));
     }
     if !surprises.is_empty() {
         out.push_str("\nAnswers the scenario did not expect:\n\n");
         out.push_str(&surprises);
     }
     Ok(out)
+}
+
+const TOKENS_HEADING: &str = "\nWhat reading a real page costs the agent, in bytes of answer \
+    text: the full snapshot, the snapshot of the page's main region (the first element with \
+    role `main`: devtools-mcp's `take_snapshot {uid}` under `--experimentalScopedSnapshots`, \
+    Playwright MCP's `browser_snapshot {target}`) and finding one element by its text \
+    (`find_in_page`, `browser_find`); chrome-devtools-mcp 1.11.0 has neither:\n\n";
+
+/// The token table: one more fresh server each, devtools-mcp with scoped snapshots on.
+async fn token_table(
+    launches: &[(Launch, Dialect)],
+    fixtures: &fixtures::FixtureServer,
+    real: &[&real_pages::RealPage],
+    timeout: Duration,
+) -> Result<String, String> {
+    let with_scope: Vec<(Launch, Dialect, bool)> = launches
+        .iter()
+        .enumerate()
+        .map(|(at, (launch, dialect))| {
+            let mut launch = launch.clone();
+            let scoped = match (at, dialect) {
+                (0, _) => {
+                    launch.args.push("--experimentalScopedSnapshots".to_owned());
+                    true
+                }
+                (_, Dialect::Playwright) => true,
+                (_, Dialect::DevTools) => false,
+            };
+            (launch, *dialect, scoped)
+        })
+        .collect();
+    tokens::table(&with_scope, fixtures, real, timeout).await
 }
 
 const FLOOR_HEADING: &str = "\nThe browser alone: each step's browser work sent straight to \
@@ -290,15 +387,22 @@ async fn run_floor(
     args: &Args,
     fixtures: &fixtures::FixtureServer,
     timeout: Duration,
+    real: &[&real_pages::RealPage],
 ) -> Result<floor::Floor, String> {
+    let real_paths: Vec<String> = real
+        .iter()
+        .map(|page| format!("{}{}", page.mount, page.path))
+        .collect();
     let chromium = args.chromium.clone();
     let think = Duration::from_millis(args.think_ms);
     let base = format!("http://127.0.0.1:{}", fixtures.port());
     let keep_big_tree = args.dump.is_some();
-    tokio::task::spawn_blocking(move || floor::run(&chromium, &base, think, timeout, keep_big_tree))
-        .await
-        .map_err(|e| format!("the floor run panicked: {e}"))?
-        .map_err(|e| format!("Chromium alone: {e}"))
+    tokio::task::spawn_blocking(move || {
+        floor::run(&chromium, &base, think, timeout, keep_big_tree, &real_paths)
+    })
+    .await
+    .map_err(|e| format!("the floor run panicked: {e}"))?
+    .map_err(|e| format!("Chromium alone: {e}"))
 }
 
 /// Cores, CPU model and memory, from `/proc`, so a pasted table says where it was measured.
@@ -394,6 +498,67 @@ fn our_server(args: &Args) -> Result<PathBuf, String> {
     Ok(server)
 }
 
+/// Playwright MCP from the bench folder's `node_modules`, run by `node` directly (its pid is
+/// the server's own), headless in a temporary profile with the same Chromium, as its README
+/// says to run it, writing its files to a temporary folder.
+fn playwright_server(args: &Args) -> Result<Option<Launch>, String> {
+    if args.no_playwright {
+        return Ok(None);
+    }
+    let dir = args
+        .reference
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    let package = dir.join("node_modules").join(PLAYWRIGHT_PACKAGE);
+    let script = package.join(PLAYWRIGHT_BIN);
+    if !script.is_file() {
+        eprintln!(
+            "{PLAYWRIGHT_PACKAGE} is not installed (`npm install --prefix bench`): \
+             measuring without it"
+        );
+        return Ok(None);
+    }
+    let version = installed_version(&package);
+    if version != PLAYWRIGHT_VERSION {
+        eprintln!(
+            "note: {PLAYWRIGHT_PACKAGE} {version} installed, the numbers quoted are for {PLAYWRIGHT_VERSION}"
+        );
+    }
+    let output = playwright_output();
+    Ok(Some(Launch {
+        name: format!("Playwright MCP {version}"),
+        program: PathBuf::from("node"),
+        args: vec![
+            script.display().to_string(),
+            "--headless".to_owned(),
+            "--isolated".to_owned(),
+            // Root cannot run Chromium's sandbox; the other two servers get `--no-sandbox` too.
+            "--no-sandbox".to_owned(),
+            "--executable-path".to_owned(),
+            args.chromium.display().to_string(),
+            "--output-dir".to_owned(),
+            output.display().to_string(),
+        ],
+    }))
+}
+
+/// Where Playwright MCP writes its snapshots and screenshots; removed when the bench ends.
+fn playwright_output() -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "devtools-mcp-bench-{}-playwright",
+        std::process::id()
+    ))
+}
+
+/// `version` of an installed package's package.json.
+fn installed_version(package: &Path) -> String {
+    let manifest = std::fs::read_to_string(package.join("package.json")).unwrap_or_default();
+    serde_json::from_str::<serde_json::Value>(&manifest)
+        .ok()
+        .and_then(|v| v["version"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
 /// chrome-devtools-mcp under `--reference` (or the bench folder), run by `node` directly so
 /// that the pid we read VmHWM from is the server's own.
 fn reference_server(args: &Args) -> Result<Option<Launch>, String> {
@@ -416,11 +581,7 @@ fn reference_server(args: &Args) -> Result<Option<Launch>, String> {
         );
         return Ok(None);
     }
-    let manifest = std::fs::read_to_string(package.join("package.json")).unwrap_or_default();
-    let version = serde_json::from_str::<serde_json::Value>(&manifest)
-        .ok()
-        .and_then(|v| v["version"].as_str().map(str::to_owned))
-        .unwrap_or_else(|| "unknown".to_owned());
+    let version = installed_version(&package);
     if version != REFERENCE_VERSION {
         eprintln!(
             "note: {REFERENCE_PACKAGE} {version} installed, the numbers quoted are for {REFERENCE_VERSION}"

@@ -57,7 +57,7 @@ fn bytes(value: f64) -> String {
     format!("{} B", thousands(value.round() as u64))
 }
 
-fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -76,29 +76,76 @@ fn column(runs: &[Run], pick: &dyn Fn(&Run) -> Option<f64>) -> Option<Summary> {
 
 /// One row of a table: its label, how to print a value, and which value of a run it shows.
 type Row<'a> = (
-    &'a str,
+    String,
     fn(f64) -> String,
     Box<dyn Fn(&Run) -> Option<f64> + 'a>,
 );
 
-/// The timing table: a row per step (round trip seen by the client), then peak RSS and the
-/// tools/list size. `reference` is `(name, runs)` when the reference ran in the same session.
-pub fn table(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>) -> String {
+/// A peer server measured in the same session, and which one it is (goals name their peer).
+#[derive(Clone, Copy)]
+pub struct Peer<'a> {
+    pub name: &'a str,
+    pub runs: &'a [Run],
+    pub kind: PeerKind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum PeerKind {
+    /// chrome-devtools-mcp 1.11.0.
+    Reference,
+    /// Playwright MCP.
+    Playwright,
+}
+
+/// Whose median a goal's ratio divides by.
+#[derive(Clone, Copy)]
+enum Against {
+    Peer(PeerKind),
+    /// The faster of the peers for that row.
+    FasterPeer,
+}
+
+/// The timing table: a row per step (round trip seen by the client), the scenario's sum, a
+/// row per real page's full snapshot and their sum, then peak RSS and the tools/list size.
+pub fn table(ours: (&str, &[Run]), peers: &[Peer], real_labels: &[&str]) -> String {
     let mut rows: Vec<Row> = Vec::new();
     for (index, label) in STEPS.iter().enumerate() {
         rows.push((
-            label,
+            (*label).to_owned(),
             ms,
             Box::new(move |run: &Run| Some(millis(run.times[index]))),
         ));
     }
     rows.push((
-        "peak RSS, server process only (VmHWM)",
+        SCENARIO_SUM.to_owned(),
+        ms,
+        Box::new(|run: &Run| Some(run.times.iter().copied().map(millis).sum())),
+    ));
+    for (index, label) in real_labels.iter().enumerate() {
+        rows.push((
+            format!("full snapshot: {label}"),
+            ms,
+            Box::new(move |run: &Run| run.real.get(index).map(|(took, _)| millis(*took))),
+        ));
+    }
+    if !real_labels.is_empty() {
+        let count = real_labels.len();
+        rows.push((
+            REAL_SUM.to_owned(),
+            ms,
+            Box::new(move |run: &Run| {
+                (run.real.len() == count)
+                    .then(|| run.real.iter().map(|(took, _)| millis(*took)).sum())
+            }),
+        ));
+    }
+    rows.push((
+        "peak RSS, server process only (VmHWM)".to_owned(),
         mib,
         Box::new(|run: &Run| run.peak_rss.map(|b| b as f64 / (1024.0 * 1024.0))),
     ));
     rows.push((
-        "peak RSS before the 4,000-node page",
+        "peak RSS before the 4,000-node page".to_owned(),
         mib,
         Box::new(|run: &Run| {
             run.peak_rss_small_pages
@@ -106,105 +153,162 @@ pub fn table(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>) -> String 
         }),
     ));
     rows.push((
-        "tools/list result size",
+        "tools/list result size".to_owned(),
         bytes,
         Box::new(|run: &Run| Some(run.tools_list_bytes as f64)),
     ));
     rows.push((
-        "tools listed",
+        "tools listed".to_owned(),
         |n| format!("{n:.0}"),
         Box::new(|run: &Run| Some(run.tool_count as f64)),
     ));
-    grid_with_goals(ours, reference, &rows, true)
+    grid_with_goals(ours, peers, &rows, true)
+}
+
+const SCENARIO_SUM: &str = "**whole scenario (sum of the steps above)**";
+const REAL_SUM: &str = "**full snapshots of the real pages, sum**";
+
+/// The text each step put into the agent's context, in bytes (the last run's; the same in
+/// every run but for timings a server prints).
+pub fn bytes_table(ours: (&str, &[Run]), peers: &[Peer], real_labels: &[&str]) -> String {
+    let mut rows: Vec<Row> = Vec::new();
+    for (index, label) in STEPS.iter().enumerate().skip(1) {
+        rows.push((
+            (*label).to_owned(),
+            bytes,
+            Box::new(move |run: &Run| Some(run.bytes[index] as f64)),
+        ));
+    }
+    rows.push((
+        "**all steps above**".to_owned(),
+        bytes,
+        Box::new(|run: &Run| Some(run.bytes.iter().skip(1).sum::<usize>() as f64)),
+    ));
+    for (index, label) in real_labels.iter().enumerate() {
+        rows.push((
+            format!("full snapshot: {label}"),
+            bytes,
+            Box::new(move |run: &Run| run.real.get(index).map(|(_, size)| *size as f64)),
+        ));
+    }
+    let last = |runs: &[Run]| runs.len().saturating_sub(1);
+    let ours = (ours.0, &ours.1[last(ours.1)..]);
+    let peers: Vec<Peer> = peers
+        .iter()
+        .map(|peer| Peer {
+            runs: &peer.runs[last(peer.runs)..],
+            ..*peer
+        })
+        .collect();
+    grid(ours, &peers, &rows)
 }
 
 /// CPU time the server process itself used during each step (all its threads, the browser
 /// excluded): what is left of a step's time once this is subtracted is waiting, mostly for
 /// Chromium.
-pub fn cpu_table(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>) -> String {
+pub fn cpu_table(ours: (&str, &[Run]), peers: &[Peer]) -> String {
     let rows: Vec<Row> = STEPS
         .iter()
         .enumerate()
         .map(|(index, label)| -> Row {
             (
-                label,
+                (*label).to_owned(),
                 ms,
                 Box::new(move |run: &Run| Some(millis(run.cpu[index]))),
             )
         })
         .collect();
-    grid(ours, reference, &rows)
+    grid(ours, peers, &rows)
 }
 
-/// The issue-14 goal of a row, as devtools-mcp's median over the reference's.
-fn goal(label: &str) -> Option<f64> {
+/// The goal of a row: issue 24's where it set one (against Playwright MCP, or the faster
+/// peer), else issue 14's against 1.11.0; as devtools-mcp's median over the peer's.
+fn goal(label: &str) -> Option<(f64, Against)> {
+    use Against::{FasterPeer, Peer};
+    use PeerKind::{Playwright, Reference};
     Some(match label {
-        "spawn -> initialize" => 0.05,
-        "tools/list" => 0.2,
-        "first new_page (browser launch)" => 0.5,
-        "navigate_page" => 0.4,
-        "take_snapshot (small page)" => 0.5,
-        "take_snapshot (4,000 nodes)" => 0.6,
-        "click" | "fill" => 0.4,
-        "evaluate_script" => 0.3,
-        "take_screenshot" => 0.7,
-        "page fetch, then wait_for" => 0.8,
-        "peak RSS, server process only (VmHWM)" => 0.3,
+        SCENARIO_SUM => (0.35, FasterPeer),
+        REAL_SUM => (0.7, Peer(Playwright)),
+        "take_snapshot (4,000 nodes)" => (0.7, Peer(Playwright)),
+        "take_screenshot" | "take_screenshot (page idle)" => (0.8, Peer(Reference)),
+        "fill" => (0.8, Peer(Playwright)),
+        "spawn -> initialize" => (0.05, Peer(Reference)),
+        "tools/list" => (0.2, Peer(Reference)),
+        "first new_page (browser launch)" => (0.5, Peer(Reference)),
+        "navigate_page" => (0.4, Peer(Reference)),
+        "take_snapshot (small page)" => (0.5, Peer(Reference)),
+        "click" => (0.4, Peer(Reference)),
+        "evaluate_script" => (0.3, Peer(Reference)),
+        "page fetch, then wait_for" => (0.8, Peer(Reference)),
+        "peak RSS, server process only (VmHWM)" => (0.3, Peer(Reference)),
         _ => return None,
     })
 }
 
-fn grid(ours: (&str, &[Run]), reference: Option<(&str, &[Run])>, rows: &[Row]) -> String {
-    grid_with_goals(ours, reference, rows, false)
+fn grid(ours: (&str, &[Run]), peers: &[Peer], rows: &[Row]) -> String {
+    grid_with_goals(ours, peers, rows, false)
 }
 
-/// A table with a row per `rows`; with a reference, the ratio ours / reference (below 1 is
-/// faster) and, when `goals`, the issue's goal for it.
-fn grid_with_goals(
-    ours: (&str, &[Run]),
-    reference: Option<(&str, &[Run])>,
-    rows: &[Row],
-    goals: bool,
-) -> String {
-    let mut out = String::new();
-    match reference {
-        Some((name, _)) => {
-            let (goal_head, goal_rule) = if goals {
-                (" goal | met? |", "---:|:---:|")
-            } else {
-                ("", "")
-            };
-            out.push_str(&format!(
-                "| step | {} median (min–max) | {name} median (min–max) | {} / {name} |{goal_head}\n",
-                ours.0, ours.0
-            ));
-            out.push_str(&format!("|---|---:|---:|---:|{goal_rule}\n"));
-        }
-        None => {
-            out.push_str(&format!("| step | {} median (min–max) |\n", ours.0));
-            out.push_str("|---|---:|\n");
-        }
+/// A table with a row per `rows`: ours, each peer, the ratio ours / each peer (below 1 is
+/// faster) and, when `goals`, the issue's goal for the row and whether it is met.
+fn grid_with_goals(ours: (&str, &[Run]), peers: &[Peer], rows: &[Row], goals: bool) -> String {
+    let goals = goals && !peers.is_empty();
+    let mut out = format!("| step | {} median (min–max) |", ours.0);
+    let mut rule = "|---|---:|".to_owned();
+    for peer in peers {
+        out.push_str(&format!(" {} median (min–max) |", peer.name));
+        rule.push_str("---:|");
     }
+    for peer in peers {
+        out.push_str(&format!(" {} / {} |", ours.0, peer.name));
+        rule.push_str("---:|");
+    }
+    if goals {
+        out.push_str(" goal | met? |");
+        rule.push_str("---|:---:|");
+    }
+    out.push('\n');
+    out.push_str(&rule);
+    out.push('\n');
     for (label, unit, pick) in rows {
         let mine = column(ours.1, pick);
         let cell = |s: Option<Summary>| s.map_or("n/a".to_owned(), |s| s.render(*unit));
         out.push_str(&format!("| {label} | {} |", cell(mine)));
-        if let Some((_, runs)) = reference {
-            let theirs = column(runs, pick);
-            let ratio = match (mine, theirs) {
-                (Some(m), Some(t)) if t.median > 0.0 => Some(m.median / t.median),
-                _ => None,
-            };
-            let shown = ratio.map_or("n/a".to_owned(), |r| format!("{r:.2}"));
-            out.push_str(&format!(" {} | {shown} |", cell(theirs)));
-            if goals {
-                match (goal(label), ratio) {
-                    (Some(g), Some(r)) => {
-                        let met = if r <= g { "yes" } else { "**no**" };
-                        out.push_str(&format!(" ≤ {g} | {met} |"));
+        let theirs: Vec<Option<Summary>> = peers.iter().map(|p| column(p.runs, pick)).collect();
+        for summary in &theirs {
+            out.push_str(&format!(" {} |", cell(*summary)));
+        }
+        let ratio = |t: Option<Summary>| match (mine, t) {
+            (Some(m), Some(t)) if t.median > 0.0 => Some(m.median / t.median),
+            _ => None,
+        };
+        for summary in &theirs {
+            let shown = ratio(*summary).map_or("n/a".to_owned(), |r| format!("{r:.2}"));
+            out.push_str(&format!(" {shown} |"));
+        }
+        if goals {
+            let judged = goal(label).and_then(|(g, against)| {
+                let (name, r) = match against {
+                    Against::Peer(kind) => {
+                        let at = peers.iter().position(|p| p.kind == kind)?;
+                        (peers[at].name.to_owned(), ratio(theirs[at])?)
                     }
-                    _ => out.push_str(" | |"),
+                    Against::FasterPeer => {
+                        let fastest = theirs
+                            .iter()
+                            .flatten()
+                            .min_by(|a, b| a.median.total_cmp(&b.median))?;
+                        ("the faster peer".to_owned(), ratio(Some(*fastest))?)
+                    }
+                };
+                Some((g, name, r))
+            });
+            match judged {
+                Some((g, name, r)) => {
+                    let met = if r <= g { "yes" } else { "**no**" };
+                    out.push_str(&format!(" ≤ {g} × {name} | {met} |"));
                 }
+                None => out.push_str(" | |"),
             }
         }
         out.push('\n');
@@ -274,43 +378,85 @@ pub fn surprises(name: &str, runs: &[Run]) -> String {
         .collect()
 }
 
-/// The browser-alone table: per step with a counterpart, Chromium's own time, that time over
-/// the reference's (the best ratio any server can reach) and the goal, which is out of reach
-/// when it is below that.
-pub fn floor_table(floors: &[Floor], reference: Option<(&str, &[Run])>) -> String {
-    let mut out = String::new();
-    match reference {
-        Some((name, _)) => {
-            out.push_str(&format!(
-                "| step | Chromium alone median (min–max) | Chromium alone / {name} | goal | reachable? |\n"
-            ));
-            out.push_str("|---|---:|---:|---:|:---:|\n");
-        }
-        None => {
-            out.push_str("| step | Chromium alone median (min–max) |\n|---|---:|\n");
-        }
-    }
+/// The browser-alone table: per step with a counterpart (and per real page), Chromium's own
+/// time, that time over each peer's (the best ratio any server can reach) and the row's goal,
+/// which is out of reach when it is below that.
+pub fn floor_table(floors: &[Floor], peers: &[Peer], real_labels: &[&str]) -> String {
+    type Pick<'a> = (
+        String,
+        Box<dyn Fn(&Floor) -> Option<f64> + 'a>,
+        Box<dyn Fn(&Run) -> Option<f64> + 'a>,
+    );
+    let mut rows: Vec<Pick> = Vec::new();
     for (index, label) in STEPS.iter().enumerate() {
-        let values: Vec<f64> = floors
-            .iter()
-            .filter_map(|floor| floor.times[index].map(millis))
-            .collect();
-        let Some(floor) = Summary::of(values) else {
+        rows.push((
+            (*label).to_owned(),
+            Box::new(move |f: &Floor| f.times[index].map(millis)),
+            Box::new(move |run: &Run| Some(millis(run.times[index]))),
+        ));
+    }
+    for (index, label) in real_labels.iter().enumerate() {
+        rows.push((
+            format!("full snapshot: {label}"),
+            Box::new(move |f: &Floor| f.real.get(index).map(|d| millis(*d))),
+            Box::new(move |run: &Run| run.real.get(index).map(|(took, _)| millis(*took))),
+        ));
+    }
+    if !real_labels.is_empty() {
+        let count = real_labels.len();
+        rows.push((
+            REAL_SUM.to_owned(),
+            Box::new(move |f: &Floor| {
+                (f.real.len() == count).then(|| f.real.iter().copied().map(millis).sum())
+            }),
+            Box::new(move |run: &Run| {
+                (run.real.len() == count)
+                    .then(|| run.real.iter().map(|(took, _)| millis(*took)).sum())
+            }),
+        ));
+    }
+    let mut out = "| step | Chromium alone median (min–max) |".to_owned();
+    let mut rule = "|---|---:|".to_owned();
+    for peer in peers {
+        out.push_str(&format!(" Chromium alone / {} |", peer.name));
+        rule.push_str("---:|");
+    }
+    if !peers.is_empty() {
+        out.push_str(" goal | reachable? |");
+        rule.push_str("---|:---:|");
+    }
+    out.push_str(&format!("\n{rule}\n"));
+    for (label, floor_pick, run_pick) in &rows {
+        let Some(floor) = Summary::of(floors.iter().filter_map(floor_pick).collect()) else {
             continue;
         };
         out.push_str(&format!("| {label} | {} |", floor.render(ms)));
-        if let Some((_, runs)) = reference {
-            let theirs = column(runs, &|run: &Run| Some(millis(run.times[index])));
-            let ratio = theirs
-                .filter(|t| t.median > 0.0)
-                .map(|t| floor.median / t.median);
+        let ratios: Vec<Option<f64>> = peers
+            .iter()
+            .map(|peer| {
+                let theirs = column(peer.runs, run_pick)?;
+                (theirs.median > 0.0).then(|| floor.median / theirs.median)
+            })
+            .collect();
+        for ratio in &ratios {
             let shown = ratio.map_or("n/a".to_owned(), |r| format!("{r:.2}"));
-            match (goal(label), ratio) {
-                (Some(g), Some(r)) => {
+            out.push_str(&format!(" {shown} |"));
+        }
+        if !peers.is_empty() {
+            let judged = goal(label).and_then(|(g, against)| {
+                let r = match against {
+                    Against::Peer(kind) => ratios[peers.iter().position(|p| p.kind == kind)?]?,
+                    // Against the faster peer, the floor's ratio is the larger one.
+                    Against::FasterPeer => ratios.iter().flatten().copied().reduce(f64::max)?,
+                };
+                Some((g, r))
+            });
+            match judged {
+                Some((g, r)) => {
                     let reachable = if r <= g { "yes" } else { "**no**" };
-                    out.push_str(&format!(" {shown} | ≤ {g} | {reachable} |"));
+                    out.push_str(&format!(" ≤ {g} | {reachable} |"));
                 }
-                _ => out.push_str(&format!(" {shown} | | |")),
+                None => out.push_str(" | |"),
             }
         }
         out.push('\n');

@@ -1,5 +1,6 @@
 //! The scenario: one fresh server process, driven through the steps an agent's first minute
-//! takes, each timed as one MCP round trip seen from the client.
+//! takes (in the server's own tools, see `dialect.rs`), each timed as one MCP round trip seen
+//! from the client, then a full snapshot of each real page.
 //!
 //! Every run starts a new server so that spawn -> initialize and the first `new_page` (which
 //! launches the browser) are measured each time, not once.
@@ -8,11 +9,13 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::dialect::{Call, Dialect};
 use crate::fixtures::FixtureServer;
+use crate::real_pages::RealPage;
 use crate::server::{Launch, Output, Server};
 
 /// The timed steps, in the order they run and are printed.
-pub const STEPS: [&str; 12] = [
+pub const STEPS: [&str; 13] = [
     "spawn -> initialize",
     "tools/list",
     "first new_page (browser launch)",
@@ -23,6 +26,7 @@ pub const STEPS: [&str; 12] = [
     "fill",
     "evaluate_script",
     "take_screenshot",
+    "take_screenshot (page idle)",
     "page fetch, then wait_for",
     "unknown-argument reject",
 ];
@@ -36,8 +40,12 @@ const CLICK: usize = 6;
 const FILL: usize = 7;
 const EVALUATE: usize = 8;
 pub const SCREENSHOT: usize = 9;
-pub const FETCH_WAIT: usize = 10;
-const UNKNOWN_ARGUMENT: usize = 11;
+pub const SCREENSHOT_IDLE: usize = 10;
+pub const FETCH_WAIT: usize = 11;
+const UNKNOWN_ARGUMENT: usize = 12;
+/// How long the page is left alone before the second screenshot: what it costs once the
+/// page has rendered what the click and the fill changed, whatever the server did before.
+pub const IDLE: Duration = Duration::from_millis(500);
 
 /// What evaluate_script returns once click and fill have both taken effect.
 const EXPECTED_EVALUATION: &str = "Clicked / Ada Lovelace";
@@ -50,6 +58,12 @@ pub struct Run {
     pub cpu: [Duration; STEPS.len()],
     /// The normalised text each step answered (tools/list: the tool names), to compare servers.
     pub texts: [String; STEPS.len()],
+    /// Bytes of text each step answered: what it puts into the agent's context (tools/list:
+    /// the result as compact JSON).
+    pub bytes: [usize; STEPS.len()],
+    /// Per real page (in the order given to [`run`]): the full snapshot's round trip and its
+    /// text bytes.
+    pub real: Vec<(Duration, usize)>,
     /// Peak RSS of the server process, read just before shutdown.
     pub peak_rss: Option<u64>,
     /// The same, read before the 4,000-node page is loaded: the big snapshot is what sets
@@ -65,16 +79,20 @@ pub struct Run {
 /// Runs the whole scenario on a fresh server; always shuts it down.
 pub async fn run(
     launch: &Launch,
+    dialect: Dialect,
     fixtures: &FixtureServer,
     timeout: Duration,
     index: usize,
     think: Duration,
+    real_pages: &[&RealPage],
 ) -> Result<Run, String> {
     let (mut server, init) = Server::start(launch, timeout, index).await?;
     let mut run = Run {
         times: [Duration::ZERO; STEPS.len()],
         cpu: [Duration::ZERO; STEPS.len()],
         texts: Default::default(),
+        bytes: [0; STEPS.len()],
+        real: Vec::new(),
         peak_rss: None,
         peak_rss_small_pages: None,
         tools_list_bytes: 0,
@@ -83,7 +101,10 @@ pub async fn run(
     };
     run.times[INITIALIZE] = init;
     run.cpu[INITIALIZE] = server.cpu_time();
-    let outcome = steps(&mut server, fixtures, &mut run, think).await;
+    let mut outcome = steps(&mut server, dialect, fixtures, &mut run, think).await;
+    if outcome.is_ok() {
+        outcome = real(&mut server, dialect, fixtures, &mut run, real_pages).await;
+    }
     run.peak_rss = server.peak_rss();
     server.shutdown().await;
     outcome.map(|()| run)
@@ -91,6 +112,7 @@ pub async fn run(
 
 async fn steps(
     server: &mut Server,
+    dialect: Dialect,
     fixtures: &FixtureServer,
     run: &mut Run,
     think: Duration,
@@ -102,6 +124,7 @@ async fn steps(
     run.tools_list_bytes = serde_json::to_vec(&json!({ "tools": tools }))
         .map(|bytes| bytes.len())
         .unwrap_or(0);
+    run.bytes[TOOLS_LIST] = run.tools_list_bytes;
     run.tool_count = tools.len();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort_unstable();
@@ -112,52 +135,60 @@ async fn steps(
         run,
         port: fixtures.port(),
     };
+    let d = dialect;
     let url = |path: &str| fixtures.url(path);
     // The agent's first model turn: the first tool call comes this long after the tool list.
     tokio::time::sleep(think).await;
-    s.expect_ok(NEW_PAGE, "new_page", json!({ "url": url("/start.html") }))
+    s.expect_ok(NEW_PAGE, d.new_page(&url("/start.html")))
         .await?;
-    let args = json!({ "type": "url", "url": url("/small.html") });
-    s.expect_ok(NAVIGATE, "navigate_page", args).await?;
-    let snapshot = s
-        .expect_ok(SNAPSHOT_SMALL, "take_snapshot", json!({}))
+    s.expect_ok(NAVIGATE, d.navigate(&url("/small.html")))
         .await?;
-    let uid = |needle: &str| {
-        find_uid(&snapshot.text, needle)
+    let snapshot = s.expect_ok(SNAPSHOT_SMALL, d.snapshot()).await?;
+    let target = |needle: &str| {
+        d.target(&snapshot.text, needle)
             .ok_or_else(|| format!("no {needle} in the small snapshot:\n{}", snapshot.text))
     };
-    let (button, textbox) = (uid("button \"Go\"")?, uid("textbox \"Name\"")?);
-    s.expect_ok(CLICK, "click", json!({ "uid": button }))
-        .await?;
-    let args = json!({ "uid": textbox, "value": "Ada Lovelace" });
-    s.expect_ok(FILL, "fill", args).await?;
+    let (button, textbox) = (target("button \"Go\"")?, target("textbox \"Name\"")?);
+    s.expect_ok(CLICK, d.click(&button)).await?;
+    s.expect_ok(FILL, d.fill(&textbox, "Ada Lovelace")).await?;
     let function = "() => document.getElementById('out').textContent + ' / ' + \
                     document.getElementById('name').value";
-    let args = json!({ "function": function });
-    let out = s.step(EVALUATE, "evaluate_script", args).await?;
+    let out = s.step(EVALUATE, d.evaluate(function)).await?;
     if !out.text.contains(EXPECTED_EVALUATION) {
         let line = first_line(&out.text).to_owned();
         s.surprise(format!(
             "evaluate_script did not see the click and the fill: {line}"
         ));
     }
-    let out = s
-        .expect_ok(SCREENSHOT, "take_screenshot", json!({}))
-        .await?;
-    if out.images != 1 {
-        s.surprise(format!("take_screenshot returned {} images", out.images));
+    for step in [SCREENSHOT, SCREENSHOT_IDLE] {
+        if step == SCREENSHOT_IDLE {
+            tokio::time::sleep(IDLE).await;
+        }
+        let out = s.expect_ok(step, d.screenshot()).await?;
+        if out.images != 1 {
+            s.surprise(format!("{} returned {} images", STEPS[step], out.images));
+        }
     }
 
     // A page that fetches data on load, and an agent waiting for it: timed from the
     // navigation to the wait's answer, so it does not matter which of the two waits.
-    let args = json!({ "type": "url", "url": url("/fetch.html") });
-    let navigated = s.step(FETCH_WAIT, "navigate_page", args).await?;
-    let (took, cpu) = (s.run.times[FETCH_WAIT], s.run.cpu[FETCH_WAIT]);
-    let args = json!({ "text": ["Data loaded"] });
-    let out = s.expect_ok(FETCH_WAIT, "wait_for", args).await?;
+    let navigated = s.step(FETCH_WAIT, d.navigate(&url("/fetch.html"))).await?;
+    let (took, cpu, bytes) = (
+        s.run.times[FETCH_WAIT],
+        s.run.cpu[FETCH_WAIT],
+        s.run.bytes[FETCH_WAIT],
+    );
+    let out = s.expect_ok(FETCH_WAIT, d.wait_for("Data loaded")).await?;
     s.run.times[FETCH_WAIT] += took;
     s.run.cpu[FETCH_WAIT] += cpu;
-    if navigated.is_error || !out.text.contains("Data loaded: 42") {
+    s.run.bytes[FETCH_WAIT] += bytes;
+    // chrome-devtools-mcp's tools answer with a snapshot holding the text, Playwright MCP's
+    // with a confirmation (its snapshot goes to a file).
+    let seen = match d {
+        Dialect::DevTools => out.text.contains("Data loaded: 42"),
+        Dialect::Playwright => out.text.contains("Waited for Data loaded"),
+    };
+    if navigated.is_error || !seen {
         s.surprise(format!(
             "wait_for did not see the fetched data: {}",
             first_line(&out.text)
@@ -166,18 +197,44 @@ async fn steps(
 
     s.run.peak_rss_small_pages = s.server.peak_rss();
     // Loading the big page is setup, not a measured step.
-    let args = json!({ "type": "url", "url": url("/big.html") });
-    let (out, _) = s.server.call("navigate_page", args).await?;
+    let (tool, args) = d.navigate(&url("/big.html"));
+    let (out, _) = s.server.call(tool, args).await?;
     if out.is_error {
         let line = first_line(&out.text).to_owned();
         s.surprise(format!("navigate_page (big page) failed: {line}"));
     }
-    s.expect_ok(SNAPSHOT_BIG, "take_snapshot", json!({}))
-        .await?;
-    let args = json!({ "notAParameter": true });
-    let out = s.step(UNKNOWN_ARGUMENT, "list_pages", args).await?;
+    s.expect_ok(SNAPSHOT_BIG, d.snapshot()).await?;
+    let out = s.step(UNKNOWN_ARGUMENT, d.unknown_argument()).await?;
     if !out.is_error {
-        s.surprise("list_pages accepted an unknown argument".to_owned());
+        s.surprise("the page listing accepted an unknown argument".to_owned());
+    }
+    Ok(())
+}
+
+/// The real pages: each loaded (untimed), then its full snapshot timed.
+async fn real(
+    server: &mut Server,
+    dialect: Dialect,
+    fixtures: &FixtureServer,
+    run: &mut Run,
+    pages: &[&RealPage],
+) -> Result<(), String> {
+    for page in pages {
+        let (tool, args) = dialect.navigate(&fixtures.url(&format!("{}{}", page.mount, page.path)));
+        let (out, _) = server.call(tool, args).await?;
+        if out.is_error {
+            let line = first_line(&out.text).to_owned();
+            run.surprises
+                .push(format!("loading {} failed: {line}", page.label));
+        }
+        let (tool, args) = dialect.snapshot();
+        let (out, took) = server.call(tool, args).await?;
+        if out.is_error {
+            let line = first_line(&out.text).to_owned();
+            run.surprises
+                .push(format!("snapshot of {} failed: {line}", page.label));
+        }
+        run.real.push((took, out.text.len()));
     }
     Ok(())
 }
@@ -192,29 +249,20 @@ struct Steps<'a> {
 impl Steps<'_> {
     /// Calls `tool` as step `index`: records its round-trip time, the server's CPU time
     /// meanwhile and the normalised text.
-    async fn step(
-        &mut self,
-        index: usize,
-        tool: &str,
-        args: serde_json::Value,
-    ) -> Result<Output, String> {
+    async fn step(&mut self, index: usize, (tool, args): Call) -> Result<Output, String> {
         let cpu_before = self.server.cpu_time();
         let (output, took) = self.server.call(tool, args).await?;
         self.run.times[index] = took;
         self.run.cpu[index] = self.server.cpu_time().saturating_sub(cpu_before);
         self.run.texts[index] = normalize(&output.text, self.port);
+        self.run.bytes[index] = output.text.len();
         Ok(output)
     }
 
     /// [`Steps::step`], noting a surprise when the tool reports an error (still timed: the
     /// table must show what happened, and the surprise says it was not a success).
-    async fn expect_ok(
-        &mut self,
-        index: usize,
-        tool: &str,
-        args: serde_json::Value,
-    ) -> Result<Output, String> {
-        let output = self.step(index, tool, args).await?;
+    async fn expect_ok(&mut self, index: usize, call: Call) -> Result<Output, String> {
+        let output = self.step(index, call).await?;
         if output.is_error {
             let line = first_line(&output.text).to_owned();
             self.surprise(format!("{} failed: {line}", STEPS[index]));
@@ -227,18 +275,7 @@ impl Steps<'_> {
     }
 }
 
-/// The uid on the first snapshot line containing `needle` (lines read `uid=1_3 button "Go"`).
-fn find_uid(snapshot: &str, needle: &str) -> Option<String> {
-    let line = snapshot.lines().find(|l| l.contains(needle))?;
-    let start = line.find("uid=")? + "uid=".len();
-    let uid: String = line[start..]
-        .chars()
-        .take_while(|c| !c.is_whitespace())
-        .collect();
-    Some(uid)
-}
-
-fn first_line(text: &str) -> &str {
+pub fn first_line(text: &str) -> &str {
     text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
 }
 
@@ -275,12 +312,5 @@ mod tests {
             normalize(text, 4242),
             "uid=S_3 link \"x\" url=\"http://127.0.0.1:PORT/a\"\nuid=abc"
         );
-    }
-
-    #[test]
-    fn find_uid_reads_the_first_matching_line() {
-        let snapshot = "uid=1_0 RootWebArea\n  uid=1_4 button \"Go\"\n";
-        assert_eq!(find_uid(snapshot, "button \"Go\""), Some("1_4".to_owned()));
-        assert_eq!(find_uid(snapshot, "textbox"), None);
     }
 }

@@ -43,6 +43,7 @@ pub const FORM: &str = r#"<!doctype html>
   <div id="source" draggable="true" style="width:60px;height:30px" ondragstart="event.dataTransfer.setData('text/plain', 'dragged')">Drag me</div>
   <div id="target" style="width:120px;height:60px" ondragover="event.preventDefault()" ondrop="event.preventDefault(); this.textContent = 'dropped ' + event.dataTransfer.getData('text/plain')">Drop here</div>
   <button onclick="const add = text => { const p = document.createElement('p'); p.textContent = text; document.body.append(p); }; setTimeout(() => add('Late content'), 60); setTimeout(() => add('Later content'), 130)">Load later</button>
+  <button onclick="const c = new MessageChannel(); c.port1.onmessage = () => { const p = document.createElement('p'); p.textContent = 'messaged'; document.body.append(p); }; c.port2.postMessage(0)">Message</button>
 </body></html>"#;
 
 pub const CONSOLE: &str = r#"<!doctype html>

@@ -188,6 +188,14 @@ async fn actions_settle_on_late_dom_and_return_quickly_when_nothing_changes() {
         clicked.text
     );
 
+    // A change made from a task the click queued untracked (a message): the rendered frame
+    // the wait ends on comes after it, so the answer shows it.
+    let message = uid_of(&snapshot, "button \"Message\"");
+    let messaged = server
+        .call("click", json!({ "uid": message, "includeSnapshot": true }))
+        .await;
+    assert!(messaged.text.contains("\"messaged\""), "{}", messaged.text);
+
     // A click that changes nothing returns after one quiet period, not the reference's ~200 ms.
     let heading = uid_of(&snapshot, "\"idle\"");
     let started = Instant::now();

@@ -89,16 +89,20 @@ impl Snapshot {
         Ok(subtree_text(root, self.verbose, depth))
     }
 
-    /// Every node matching `query`, in document order, with its path from the root.
+    /// Every node matching `query`, in document order, with its path from the root. A text
+    /// node under an element that matched is left out: its text is in that element's name,
+    /// and the element is what an action targets.
     pub fn find_all(&self, query: &Query) -> Vec<Found> {
         let mut found = Vec::new();
-        // An explicit stack of (node, depth) and the ancestors' lines, so deep pages cannot
-        // overflow ours.
+        // An explicit stack of (node, depth, whether its parent matched) and the ancestors'
+        // lines, so deep pages cannot overflow ours.
         let mut path: Vec<String> = Vec::new();
-        let mut stack = vec![(&self.root, 0usize)];
-        while let Some((node, depth)) = stack.pop() {
+        let mut stack = vec![(&self.root, 0usize, false)];
+        while let Some((node, depth, parent_matched)) = stack.pop() {
             path.truncate(depth);
-            if query.matches(node) && !node.uid.is_empty() {
+            let matched = query.matches(node) && !node.uid.is_empty();
+            let repeats_parent = parent_matched && node.role == "StaticText";
+            if matched && !repeats_parent {
                 found.push(Found {
                     uid: node.uid.clone(),
                     line: line_of(node),
@@ -106,7 +110,8 @@ impl Snapshot {
                 });
             }
             path.push(label_of(node));
-            stack.extend(node.children.iter().rev().map(|child| (child, depth + 1)));
+            let children = node.children.iter().rev();
+            stack.extend(children.map(|child| (child, depth + 1, matched)));
         }
         found
     }
@@ -117,6 +122,7 @@ mod tests {
     use super::*;
     use crate::samples::sample_nodes;
     use crate::{UidMap, serialize_ax_tree};
+    use serde_json::json;
 
     fn sample() -> Snapshot {
         let root = serialize_ax_tree(&sample_nodes(), true).expect("root");
@@ -155,5 +161,70 @@ mod tests {
         ));
         let uids: Vec<&str> = buttons.iter().map(|found| found.uid.as_str()).collect();
         assert_eq!(uids, ["1_3", "1_8"]);
+    }
+
+    #[test]
+    fn find_leaves_out_the_text_of_an_element_it_lists() {
+        use crate::samples::ax;
+        let nodes = vec![
+            ax(
+                "1",
+                "RootWebArea",
+                "Book",
+                json!({"focusable": true}),
+                &["9"],
+                Some(1),
+            ),
+            ax("9", "none", "", json!({}), &["2", "6"], Some(9)),
+            // A link with a focusable child prints its children (Puppeteer's leaf rule).
+            ax(
+                "2",
+                "link",
+                "5.2. Slicing Strings",
+                json!({"focusable": true}),
+                &["3", "4"],
+                Some(2),
+            ),
+            ax(
+                "3",
+                "button",
+                "5.2.",
+                json!({"focusable": true}),
+                &[],
+                Some(3),
+            ),
+            ax(
+                "4",
+                "StaticText",
+                "Slicing Strings",
+                json!({}),
+                &[],
+                Some(4),
+            ),
+            ax("6", "generic", "", json!({}), &["5"], Some(6)),
+            ax(
+                "5",
+                "StaticText",
+                "On slicing strings",
+                json!({}),
+                &[],
+                Some(5),
+            ),
+        ];
+        let root = serialize_ax_tree(&nodes, true).expect("root");
+        let snapshot = Snapshot::build(root, "L", 1, false, &mut UidMap::default());
+        let full = snapshot.to_text();
+        assert!(full.contains("  uid=1_3 \"Slicing Strings\""), "{full}");
+        let found = snapshot.find_all(&Query::Text("slicing strings".into()));
+        let lines: Vec<&str> = found.iter().map(|found| found.line.as_str()).collect();
+        // The link, not its own text; the paragraph's text, whose parent does not match.
+        assert_eq!(
+            lines,
+            [
+                "uid=1_1 link \"5.2. Slicing Strings\"",
+                "uid=1_4 \"On slicing strings\""
+            ],
+            "{full}"
+        );
     }
 }

@@ -7,6 +7,9 @@
 //! reference does, until the DOM has been quiet for 100 ms; whichever comes first, within the
 //! reference's upper bounds. So an action that changes nothing returns at once instead of
 //! after the reference's ~200 ms, and one that fetches data waits exactly until it arrived.
+//! An action that started no tracked work and changed nothing is settled once the page has
+//! rendered a frame after it: the frame runs what the action may have queued untracked
+//! (`requestAnimationFrame` callbacks, observers), and a change they make extends the wait.
 
 use super::McpPage;
 use crate::browser::cdp::{cdp, send};
@@ -40,10 +43,17 @@ const ARM_SCRIPT: &str = r#"(cap => {
   let t = window[key];
   if (!t) {
     const setT = window.setTimeout.bind(window), clearT = window.clearTimeout.bind(window);
-    t = { setT, clearT, armed: false, gen: 0, pending: 0, last: 0, lastDone: 0, armedAt: 0,
-          navigating: false, wake: null, timers: new Map() };
+    const raf = window.requestAnimationFrame?.bind(window);
+    t = { setT, clearT, raf, armed: false, gen: 0, pending: 0, started: 0, deferred: 0, last: 0,
+          lastDone: 0, armedAt: 0, navigating: false, wake: null, timers: new Map() };
+    // Work left for a later frame or idle time is not awaited, only noted: an action that
+    // queued some does not take the one-frame path.
+    for (const name of ['requestAnimationFrame', 'requestIdleCallback']) {
+      const original = window[name]?.bind(window);
+      if (original) window[name] = function (...args) { if (t.armed) t.deferred++; return original(...args); };
+    }
     const done = gen => { if (gen === t.gen) { t.pending--; t.lastDone = performance.now(); if (t.wake) t.wake(); } };
-    const track = () => { t.pending++; return t.gen; };
+    const track = () => { t.pending++; t.started++; return t.gen; };
     window.setTimeout = function (fn, delay, ...args) {
       if (!t.armed || typeof fn !== 'function' || !((Number(delay) || 0) <= t.cap)) return setT(fn, delay, ...args);
       const gen = track();
@@ -80,6 +90,8 @@ const ARM_SCRIPT: &str = r#"(cap => {
   t.cap = cap;
   t.gen++;
   t.pending = 0;
+  t.started = 0;
+  t.deferred = 0;
   t.timers.clear();
   t.navigating = false;
   t.armed = true;
@@ -89,21 +101,25 @@ const ARM_SCRIPT: &str = r#"(cap => {
 })"#;
 
 /// Resolves with why the page counts as settled: `navigation` (the action started one),
-/// `idle` (its tracked work is done and the page stayed still for the grace), `quiet` (no
-/// mutation for the quiet period: the reference's rule), or `cap`. Without a tracker the
-/// document was replaced: a navigation.
+/// `idle` (its tracked work is done and the page stayed still for the grace), `framed` (it
+/// started nothing, changed nothing, and a frame has rendered since), `quiet` (no mutation
+/// for the quiet period: the reference's rule), or `cap`. Without a tracker the document was
+/// replaced: a navigation. A hidden page renders no frames; the grace bounds that wait.
 const SETTLE_SCRIPT: &str = r#"((quiet, cap, grace) => new Promise(resolve => {
   const t = window[Symbol.for('devtools-mcp.settle')];
   if (!t || !t.armed) { resolve('navigation'); return; }
-  let timer;
+  let timer, framed = false;
   const since = performance.now();
   const finish = why => { t.armed = false; t.wake = null; t.clearT(timer); resolve(why); };
+  // After the frame's callbacks and its rendering: a task queued from the next frame.
+  if (t.raf) t.raf(() => t.setT(() => { framed = true; if (t.wake) t.wake(); }, 0));
   const check = () => {
     const now = performance.now();
     if (t.navigating) return finish('navigation');
     if (now - since >= cap) return finish('cap');
     const still = now - Math.max(t.last, since);
     if (still >= quiet) return finish('quiet');
+    if (framed && t.started === 0 && t.deferred === 0 && t.last === 0) return finish('framed');
     const idle = now - Math.max(t.last, t.lastDone);
     if (t.pending <= 0 && idle >= grace) return finish('idle');
     const next = Math.min(quiet - still, t.pending <= 0 ? grace - idle : Infinity, cap - (now - since));
