@@ -2,7 +2,7 @@
 //! the server serves the next call.
 
 use crate::support::{
-    FixtureServer, McpServer, Route, browser_args, descendants, file_names, kill_all,
+    FixtureServer, McpServer, Route, browser_args, descendants, file_names, kill_all, kill_tree,
     wait_until_gone,
 };
 use serde_json::json;
@@ -387,4 +387,109 @@ async fn the_devtools_connection_closed_during_a_screenshot_is_answered_and_reco
         opened.text
     );
     server.shutdown().await;
+}
+
+/// The server SIGKILLed while it saves a screenshot, at moments spread over the call: the
+/// target path then holds nothing or a whole image, never part of one. What a cut write left
+/// is a temporary file, which a later start removes once it is a minute old (a younger one may
+/// be another instance's write under way, and is kept).
+#[tokio::test]
+async fn a_server_killed_while_saving_leaves_no_partial_file_and_the_next_start_is_clean() {
+    let root = tempfile::tempdir().expect("root");
+    let pages = FixtureServer::start(vec![Route::html(
+        "/",
+        "<!doctype html><title>Tall</title><body style=\"height:6000px;background:linear-gradient(red,blue,green)\"><h1>Tall</h1></body>",
+    )]);
+    let mut args = browser_args();
+    args.extend(["--workspace".into(), root.path().display().to_string()]);
+    let whole_png = |bytes: &[u8]| {
+        bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.ends_with(b"IEND\xaeB`\x82")
+    };
+    // How long a save takes here, so that the kills land around its end, where the file is
+    // written (capturing and encoding come first).
+    let took = {
+        let server = McpServer::start_with(args.clone(), Vec::new())
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
+        server
+            .call("navigate_page", json!({ "url": pages.url("/") }))
+            .await;
+        let target = root.path().join("uncut.png");
+        let save = json!({ "fullPage": true, "filePath": target.display().to_string() });
+        let started = std::time::Instant::now();
+        let saved = server.call("take_screenshot", save).await;
+        assert!(!saved.is_error, "{}", saved.text);
+        server.shutdown().await;
+        started.elapsed()
+    };
+    for (attempt, share) in [0.5, 0.8, 0.9, 0.95, 1.0, 1.05].into_iter().enumerate() {
+        let server = McpServer::start_with(args.clone(), Vec::new())
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
+        server
+            .call("navigate_page", json!({ "url": pages.url("/") }))
+            .await;
+        let target = root.path().join(format!("shot-{attempt}.png"));
+        let save = json!({ "fullPage": true, "filePath": target.display().to_string() });
+        let delay = took.mul_f64(share);
+        {
+            // Not polled again once the server is killed (its answer never comes).
+            let call = server.call("take_screenshot", save);
+            tokio::pin!(call);
+            tokio::select! {
+                saved = &mut call => assert!(!saved.is_error, "{}", saved.text),
+                () = tokio::time::sleep(delay) => kill_tree(server.pid()),
+            }
+        }
+        drop(server);
+        if let Ok(bytes) = std::fs::read(&target) {
+            assert!(whole_png(&bytes), "{} holds a cut image", target.display());
+        }
+    }
+    // What the kills left, aged past the minute, and a fresh temporary file of another writer.
+    let left: Vec<String> = file_names(root.path())
+        .into_iter()
+        .filter(|name| name.ends_with(".partial"))
+        .collect();
+    for name in &left {
+        age(&root.path().join(name), Duration::from_secs(120));
+    }
+    let stale = root.path().join(".devtools-mcp-0123456789abcdef.partial");
+    std::fs::write(&stale, b"cut").expect("stale partial");
+    age(&stale, Duration::from_secs(120));
+    let fresh = root.path().join(".devtools-mcp-fedcba9876543210.partial");
+    std::fs::write(&fresh, b"under way").expect("fresh partial");
+
+    let server = McpServer::start_with(args, Vec::new())
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let partials: Vec<String> = file_names(root.path())
+        .into_iter()
+        .filter(|name| name.ends_with(".partial"))
+        .collect();
+    assert_eq!(
+        partials,
+        vec![".devtools-mcp-fedcba9876543210.partial".to_string()],
+        "left by the kills: {left:?}"
+    );
+    let target = root.path().join("after.png");
+    let saved = server
+        .call(
+            "take_screenshot",
+            json!({ "filePath": target.display().to_string() }),
+        )
+        .await;
+    assert!(!saved.is_error, "{}", saved.text);
+    assert!(whole_png(&std::fs::read(&target).expect("saved")));
+    server.shutdown().await;
+}
+
+/// Sets `path`'s modification time `age` in the past.
+fn age(path: &Path, age: Duration) {
+    let file = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .expect("open to age");
+    let when = std::time::SystemTime::now() - age;
+    file.set_modified(when).expect("set the modification time");
 }
