@@ -505,11 +505,7 @@ fn playwright_server(args: &Args) -> Result<Option<Launch>, String> {
     if args.no_playwright {
         return Ok(None);
     }
-    let dir = args
-        .reference
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    let package = dir.join("node_modules").join(PLAYWRIGHT_PACKAGE);
+    let package = peer_package(args, PLAYWRIGHT_PACKAGE);
     let script = package.join(PLAYWRIGHT_BIN);
     if !script.is_file() {
         eprintln!(
@@ -550,6 +546,15 @@ fn playwright_output() -> PathBuf {
     ))
 }
 
+/// A peer's npm package folder: `node_modules/<name>` under `--reference`, else the bench's.
+fn peer_package(args: &Args, name: &str) -> PathBuf {
+    let dir = args
+        .reference
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    dir.join("node_modules").join(name)
+}
+
 /// `version` of an installed package's package.json.
 fn installed_version(package: &Path) -> String {
     let manifest = std::fs::read_to_string(package.join("package.json")).unwrap_or_default();
@@ -565,11 +570,7 @@ fn reference_server(args: &Args) -> Result<Option<Launch>, String> {
     if args.no_reference {
         return Ok(None);
     }
-    let dir = args
-        .reference
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    let package = dir.join("node_modules").join(REFERENCE_PACKAGE);
+    let package = peer_package(args, REFERENCE_PACKAGE);
     let script = package.join(REFERENCE_BIN);
     if !script.is_file() {
         if args.reference.is_some() {

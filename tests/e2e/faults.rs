@@ -408,12 +408,7 @@ async fn a_server_killed_while_saving_leaves_no_partial_file_and_the_next_start_
     // How long a save takes here, so that the kills land around its end, where the file is
     // written (capturing and encoding come first).
     let took = {
-        let server = McpServer::start_with(args.clone(), Vec::new())
-            .await
-            .unwrap_or_else(|error| panic!("{error}"));
-        server
-            .call("navigate_page", json!({ "url": pages.url("/") }))
-            .await;
+        let server = started_on(&args, &pages.url("/")).await;
         let target = root.path().join("uncut.png");
         let save = json!({ "fullPage": true, "filePath": target.display().to_string() });
         let started = std::time::Instant::now();
@@ -423,12 +418,7 @@ async fn a_server_killed_while_saving_leaves_no_partial_file_and_the_next_start_
         started.elapsed()
     };
     for (attempt, share) in [0.5, 0.8, 0.9, 0.95, 1.0, 1.05].into_iter().enumerate() {
-        let server = McpServer::start_with(args.clone(), Vec::new())
-            .await
-            .unwrap_or_else(|error| panic!("{error}"));
-        server
-            .call("navigate_page", json!({ "url": pages.url("/") }))
-            .await;
+        let server = started_on(&args, &pages.url("/")).await;
         let target = root.path().join(format!("shot-{attempt}.png"));
         let save = json!({ "fullPage": true, "filePath": target.display().to_string() });
         let delay = took.mul_f64(share);
@@ -482,6 +472,15 @@ async fn a_server_killed_while_saving_leaves_no_partial_file_and_the_next_start_
     assert!(!saved.is_error, "{}", saved.text);
     assert!(whole_png(&std::fs::read(&target).expect("saved")));
     server.shutdown().await;
+}
+
+/// A server started with `args`, its page on `url`.
+async fn started_on(args: &[String], url: &str) -> McpServer {
+    let server = McpServer::start_with(args.to_vec(), Vec::new())
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    server.call("navigate_page", json!({ "url": url })).await;
+    server
 }
 
 /// Sets `path`'s modification time `age` in the past.
