@@ -4,6 +4,7 @@
 //! client's runtime for a worker and a slow page load cannot be an artifact of the bench.
 //! The listener is bound to loopback only: nothing outside the machine can reach it.
 
+use std::borrow::Cow;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -145,12 +146,12 @@ struct Site {
 
 impl Site {
     /// Status, content type and body for `path`.
-    fn answer(&self, path: &str) -> (&'static str, &'static str, Vec<u8>) {
+    fn answer(&self, path: &str) -> (&'static str, &'static str, Cow<'_, [u8]>) {
         if let Some((_, body)) = self.pages.iter().find(|(p, _)| *p == path) {
             return (
                 "200 OK",
                 "text/html; charset=utf-8",
-                body.clone().into_bytes(),
+                Cow::Borrowed(body.as_bytes()),
             );
         }
         let file = self.mounts.iter().find_map(|(prefix, root)| {
@@ -158,11 +159,11 @@ impl Site {
             mounted_file(root, rest)
         });
         match file.and_then(|file| Some((content_type(&file), std::fs::read(&file).ok()?))) {
-            Some((kind, body)) => ("200 OK", kind, body),
+            Some((kind, body)) => ("200 OK", kind, Cow::Owned(body)),
             None => (
                 "404 Not Found",
                 "text/plain; charset=utf-8",
-                b"not found\n".to_vec(),
+                Cow::Borrowed(b"not found\n"),
             ),
         }
     }
