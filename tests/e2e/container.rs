@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-const IMAGE: &str = "localhost/devtools-mcp:e2e";
+/// The repository of the images the test builds; each run tags its own and removes it.
+const IMAGE_REPOSITORY: &str = "localhost/devtools-mcp";
+/// The label on every image the test builds, so its cleanup removes exactly those.
+const IMAGE_LABEL: &str = "io.devtools-mcp.e2e=1";
 const LOCAL_BASE: &str = "localhost/devtools-mcp-test-base:bookworm";
 const UPSTREAM_BASE: &str = "docker.io/library/debian:bookworm-slim";
 const TOKEN: &str = "container-tenant-token";
@@ -173,6 +176,23 @@ impl Drop for Container<'_> {
     }
 }
 
+/// Removes the images this test built, however it ends: this run's tag, then every image
+/// with the test's label that no tag holds any more (earlier runs' that were interrupted).
+struct BuiltImages<'a> {
+    podman: &'a Podman,
+    tag: String,
+}
+
+impl Drop for BuiltImages<'_> {
+    fn drop(&mut self) {
+        let _ = self.podman.run(&["rmi", "--force", &self.tag]);
+        let label = format!("label={IMAGE_LABEL}");
+        let _ = self
+            .podman
+            .run(&["image", "prune", "--force", "--filter", &label]);
+    }
+}
+
 fn repository_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -207,15 +227,21 @@ async fn the_image_builds_and_serves_mcp_as_a_non_root_user() {
     }
 
     // The build: apt-get needs the network (host networking: no bridge is needed for it).
+    // Each image is 1.4 GB: the guard removes this run's, and any earlier run left behind.
+    let image = format!("{IMAGE_REPOSITORY}:e2e-{}", std::process::id());
+    let images = BuiltImages {
+        podman: &podman,
+        tag: image.clone(),
+    };
     let started = Instant::now();
     let binary = binary_dir().join("devtools-mcp");
     let built = crate::support::command(repository_root().join("deploy/build-image"))
-        .arg(IMAGE)
+        .arg(&image)
         .envs(podman.conf.iter().map(|conf| ("CONTAINERS_CONF", conf)))
         .env("ENGINE", "podman")
         .env("BINARY", &binary)
         .env("BASE", &base)
-        .env("ENGINE_ARGS", "--network host")
+        .env("ENGINE_ARGS", format!("--network host --label {IMAGE_LABEL}"))
         .output()
         .expect("run deploy/build-image");
     assert!(
@@ -253,7 +279,7 @@ async fn the_image_builds_and_serves_mcp_as_a_non_root_user() {
         &mount,
         "--env",
         &health_port,
-        IMAGE,
+        &image,
         &listen,
         "--tenants=/etc/devtools-mcp/tenants.toml",
         "--executablePath=/usr/bin/chromium",
@@ -335,4 +361,15 @@ async fn the_image_builds_and_serves_mcp_as_a_non_root_user() {
         "{}",
         container.logs()
     );
+
+    // Nothing of the run stays on the disk: neither the container nor its image.
+    drop(container);
+    drop(images);
+    assert!(
+        !podman.image_exists(&image),
+        "the test's image {image} was left behind"
+    );
+    let label = format!("label={IMAGE_LABEL}");
+    let left = podman.run(&["images", "--quiet", "--filter", &label]);
+    assert_eq!(String::from_utf8_lossy(&left.stdout).trim(), "");
 }
