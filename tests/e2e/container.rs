@@ -241,7 +241,10 @@ async fn the_image_builds_and_serves_mcp_as_a_non_root_user() {
         .env("ENGINE", "podman")
         .env("BINARY", &binary)
         .env("BASE", &base)
-        .env("ENGINE_ARGS", format!("--network host --label {IMAGE_LABEL}"))
+        .env(
+            "ENGINE_ARGS",
+            format!("--network host --label {IMAGE_LABEL}"),
+        )
         .output()
         .expect("run deploy/build-image");
     assert!(

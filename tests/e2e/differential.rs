@@ -21,16 +21,10 @@ pub const DIFFERENCES_ON_PURPOSE: &[(&str, &str)] = &[(
 
 /// Steps whose texts still differ because this server does not do the same yet: `(step
 /// label, what is missing)`. README lists them under "Not identical yet".
-pub const NOT_YET_MATCHED: &[(&str, &str)] = &[
-    (
-        "performance_stop_trace",
-        "the trace summary is computed from raw trace events, not by the DevTools trace engine",
-    ),
-    (
-        "list_console_messages after the form",
-        "DevTools issues (e.g. a missing autocomplete attribute) are not listed as console messages, so later message ids differ by the issues' count",
-    ),
-];
+pub const NOT_YET_MATCHED: &[(&str, &str)] = &[(
+    "performance_stop_trace",
+    "the trace summary is computed from raw trace events, not by the DevTools trace engine",
+)];
 
 /// A page for get_css_styles: a rule, an overridden declaration, inline and inherited styles.
 const STYLED: &str = r#"<!doctype html>
@@ -40,6 +34,20 @@ const STYLED: &str = r#"<!doctype html>
   #target { padding: 8px; }
 </style></head>
 <body><div class="box" id="target" style="border: 1px solid red">Styled box</div></body></html>"#;
+
+/// A page that raises DevTools issues: quirks mode (no doctype), an inline script its CSP
+/// refuses, a synchronous XHR (a deprecation), and form fields autofill cannot place.
+const ISSUES: &str = r#"<html><head><title>Issues</title>
+<meta http-equiv="Content-Security-Policy" content="script-src 'self'"></head>
+<body><script>console.log('inline')</script><script src="/issues.js"></script>
+<form><label for="nowhere">Ghost</label><input id="city"><input name="zip">
+<label>Lonely</label></form></body></html>"#;
+
+const ISSUES_SCRIPT: &str = "const request = new XMLHttpRequest();\n\
+request.open('GET', '/data.json', false);\nrequest.send();\nconsole.log('sync', request.status);\n";
+
+/// The label of the issues page's listing, which must list several issues.
+const ISSUES_LISTING: &str = "list_console_messages of the issues page";
 
 /// One step: a label (unique), the tool, and its arguments computed from the side's state
 /// (uids come from that side's own last snapshot).
@@ -77,6 +85,8 @@ struct Side {
     snapshot: String,
     /// The text of the last answer.
     last: String,
+    /// The text of the last console listing.
+    console: String,
 }
 
 impl Side {
@@ -89,6 +99,18 @@ impl Side {
             .and_then(|rest| rest.split_whitespace().next())
             .unwrap_or("0_404")
             .to_string()
+    }
+
+    /// The msgid of the `nth` DevTools issue of the last console listing.
+    fn issue_id(&self, nth: usize) -> u64 {
+        self.console
+            .lines()
+            .filter(|line| line.contains(" [issue] "))
+            .nth(nth)
+            .and_then(|line| line.strip_prefix("msgid="))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|id| id.parse().ok())
+            .unwrap_or(9999)
     }
 
     /// The first `msgid=`/`reqid=` number of the last answer.
@@ -109,6 +131,9 @@ impl Side {
         };
         if rendered.contains("## Latest page snapshot") {
             self.snapshot = rendered.clone();
+        }
+        if rendered.contains("## Console messages") {
+            self.console = rendered.clone();
         }
         self.last = rendered.clone();
         rendered
@@ -137,10 +162,31 @@ pub(crate) fn normalize(text: &str, pages: &FixtureServer) -> String {
         if lower.starts_with("- date:") {
             out.push("- date:<DATE>".to_string());
         } else {
-            out.push(replace_axe_version(&replace_timings(&line)));
+            out.push(replace_browser_ids(&replace_axe_version(&replace_timings(
+                &line,
+            ))));
         }
     }
     out.join("\n")
+}
+
+/// The ids Chromium gives frames, loaders and scripts (in an issue's affected resources):
+/// `"frameId":"<ID>"`.
+fn replace_browser_ids(line: &str) -> String {
+    let mut out = line.to_string();
+    for key in ["\"frameId\":\"", "\"loaderId\":\"", "\"scriptId\":\""] {
+        let mut replaced = String::new();
+        let mut rest = out.as_str();
+        while let Some(index) = rest.find(key) {
+            replaced.push_str(&rest[..index + key.len()]);
+            let tail = &rest[index + key.len()..];
+            replaced.push_str("<ID>");
+            rest = &tail[tail.find('"').unwrap_or(tail.len())..];
+        }
+        replaced.push_str(rest);
+        out = replaced;
+    }
+    out
 }
 
 /// Lighthouse's "Learn more" links name the axe-core release (`.../rules/axe/4.12/...`): the
@@ -408,6 +454,12 @@ fn scenario(pages: &FixtureServer, workspace: &std::path::Path) -> Vec<Step> {
             "list_console_messages",
             json!({"pageId": 1, "includePreservedMessages": true}),
         ),
+        // The form's DevTools issue (message 6 above): its description, link and element.
+        step(
+            "get_console_message of an issue",
+            "get_console_message",
+            json!({"pageId": 1, "msgid": 6}),
+        ),
         step(
             "emulate everything",
             "emulate",
@@ -560,6 +612,47 @@ fn scenario(pages: &FixtureServer, workspace: &std::path::Path) -> Vec<Step> {
             "navigate_page",
             json!({"pageId": 1}),
         ),
+        // DevTools issues of several kinds: quirks mode, CSP, a deprecation, forms.
+        step(
+            "navigate to the issues page",
+            "navigate_page",
+            json!({"pageId": 1, "url": url("/issues")}),
+        ),
+        step(
+            "take_snapshot of the issues page",
+            "take_snapshot",
+            json!({"pageId": 1}),
+        ),
+        step(
+            ISSUES_LISTING,
+            "list_console_messages",
+            json!({"pageId": 1}),
+        ),
+        step_with(
+            "get_console_message of issue 1",
+            "get_console_message",
+            |side| json!({"pageId": 1, "msgid": side.issue_id(0)}),
+        ),
+        step_with(
+            "get_console_message of issue 2",
+            "get_console_message",
+            |side| json!({"pageId": 1, "msgid": side.issue_id(1)}),
+        ),
+        step_with(
+            "get_console_message of issue 3",
+            "get_console_message",
+            |side| json!({"pageId": 1, "msgid": side.issue_id(2)}),
+        ),
+        step_with(
+            "get_console_message of issue 4",
+            "get_console_message",
+            |side| json!({"pageId": 1, "msgid": side.issue_id(3)}),
+        ),
+        step(
+            "list_console_messages of issues only",
+            "list_console_messages",
+            json!({"pageId": 1, "types": ["issue"]}),
+        ),
         step("close_page", "close_page", json!({"pageId": 2})),
         step("close the last page", "close_page", json!({"pageId": 1})),
         step(
@@ -605,6 +698,8 @@ fn fixture_pages() -> FixtureServer {
         Route::html("/form", fixtures::FORM),
         Route::html("/console", fixtures::CONSOLE),
         Route::html("/styled", STYLED),
+        Route::html("/issues", ISSUES),
+        Route::new("/issues.js", "text/javascript", ISSUES_SCRIPT),
         Route::new("/data.json", "application/json", r#"{"value": 7}"#),
     ])
 }
@@ -709,12 +804,14 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
             server: ours,
             snapshot: String::new(),
             last: String::new(),
+            console: String::new(),
         },
         Side {
             name: "1.11.0",
             server: theirs,
             snapshot: String::new(),
             last: String::new(),
+            console: String::new(),
         },
     ];
     let steps = scenario(&pages, workspace.path());
@@ -723,6 +820,14 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
         let mut answers = Vec::new();
         for side in sides.iter_mut() {
             answers.push(normalize(&side.run(step).await, &pages));
+        }
+        if step.label == ISSUES_LISTING {
+            let issues = answers[0].matches(" [issue] ").count();
+            assert!(
+                issues >= 3,
+                "the issues page raised {issues} issues:\n{}",
+                answers[0]
+            );
         }
         if answers[0] != answers[1] {
             mismatches.push((
@@ -769,10 +874,16 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
 
 #[cfg(test)]
 mod tests {
-    use super::{replace_axe_version, replace_paths, replace_timings};
+    use super::{replace_axe_version, replace_browser_ids, replace_paths, replace_timings};
 
     #[test]
     fn normalisation_keeps_sentences_and_replaces_only_what_varies() {
+        assert_eq!(
+            replace_browser_ids(
+                r#"data={"affectedFrame":{"frameId":"82E6"},"scriptId":"108","url":"u"}"#
+            ),
+            r#"data={"affectedFrame":{"frameId":"<ID>"},"scriptId":"<ID>","url":"u"}"#
+        );
         assert_eq!(
             replace_paths("Saved screenshot to /tmp/x-1/shot.png.", "/tmp"),
             "Saved screenshot to <TEMP>."

@@ -2,6 +2,7 @@
 //! calls, `Log` entries, uncaught exceptions) and its `ConsoleFormatter` prints them.
 
 use super::Buckets;
+use super::issues::{Added, Aggregated, Issues};
 use super::stack::{Scripts, Symbolized};
 use super::values::{exception_message, primitive_arg, text_token};
 use serde_json::Value;
@@ -32,6 +33,8 @@ pub(crate) struct Message {
     pub args: Vec<Option<Arg>>,
     /// An uncaught exception (`Runtime.exceptionThrown`).
     pub uncaught: bool,
+    /// A DevTools issue aggregate (`kind` is `issue`).
+    pub issue: Option<Box<Aggregated>>,
 }
 
 /// What still needs the browser after a message was recorded.
@@ -73,6 +76,7 @@ pub(crate) struct Console {
     pub(super) buckets: Buckets<Message>,
     next_id: u64,
     pub scripts: Scripts,
+    pub issues: Issues,
 }
 
 impl Default for Console {
@@ -81,6 +85,7 @@ impl Default for Console {
             buckets: Buckets::new(MAX_PER_NAVIGATION),
             next_id: 1,
             scripts: Scripts::default(),
+            issues: Issues::default(),
         }
     }
 }
@@ -123,6 +128,7 @@ impl Console {
             cause: None,
             args,
             uncaught: false,
+            issue: None,
         });
         let args = (!objects.is_empty()).then_some(Pending::Args { id, objects });
         args.into_iter()
@@ -144,6 +150,7 @@ impl Console {
             cause: None,
             args: Vec::new(),
             uncaught: false,
+            issue: None,
         });
         stack_job(id, entry.get("stackTrace")).into_iter().collect()
     }
@@ -159,6 +166,7 @@ impl Console {
             cause: None,
             args: Vec::new(),
             uncaught: true,
+            issue: None,
         });
         let mut jobs: Vec<Pending> = stack_job(id, details.get("stackTrace"))
             .into_iter()
@@ -173,6 +181,36 @@ impl Console {
             });
         }
         jobs
+    }
+
+    /// `Audits.issueAdded`: a new aggregate is a message; another instance counts in its own.
+    pub fn issue_added(&mut self, issue: &Value) {
+        match self.issues.add(issue) {
+            Added::New { code, aggregated } => {
+                let id = self.record(|id| Message {
+                    id,
+                    kind: "issue".to_string(),
+                    text: aggregated.title.clone().unwrap_or_default(),
+                    arg_count: 0,
+                    stack: None,
+                    cause: None,
+                    args: Vec::new(),
+                    uncaught: false,
+                    issue: Some(aggregated),
+                });
+                self.issues.shown_as(code, id);
+            }
+            Added::Instance { id, details } => {
+                if let Some(issue) = self
+                    .buckets
+                    .find_mut(|m| m.id == id)
+                    .and_then(|m| m.issue.as_mut())
+                {
+                    issue.add_instance(details);
+                }
+            }
+            Added::Nothing => {}
+        }
     }
 
     /// Main-frame navigation: a new bucket.
@@ -325,7 +363,7 @@ mod tests {
             }]
         );
         console.set_arg(1, 1, Arg::Text("{\"a\":1}".into()));
-        let (lines, data) = console.detail(1).expect("message 1");
+        let (lines, data) = console.detail(1, None, &|_| None).expect("message 1");
         assert_eq!(
             text(&lines),
             "ID: 1\nMessage: log> Processing [object Object] [symbol undefined]\n### Arguments\n\
@@ -334,17 +372,17 @@ mod tests {
         );
         assert_eq!(data["consoleMessage"]["argsCount"], json!(3));
         assert_eq!(
-            console.detail(5),
+            console.detail(5, None, &|_| None),
             Err("Request not found for selected page".to_string())
         );
-        assert_eq!(console.detail(0), Ok((vec![], json!({}))));
+        assert_eq!(console.detail(0, None, &|_| None), Ok((vec![], json!({}))));
     }
 
     #[test]
     fn empty_text_takes_the_first_argument() {
         let mut console = console();
         log(&mut console, "log", json!([{"type": "undefined"}]));
-        let (lines, data) = console.detail(1).expect("message 1");
+        let (lines, data) = console.detail(1, None, &|_| None).expect("message 1");
         assert_eq!(lines[1..3], ["Message: log> undefined", "### Stack trace"]);
         assert_eq!(data["consoleMessage"]["args"], json!([]));
         assert_eq!(data["consoleMessage"]["argsCount"], json!(1));
@@ -384,7 +422,10 @@ mod tests {
                 "msgid=6 [log] current (1 args)"
             ]
         );
-        assert!(console.detail(5).is_ok() && console.detail(3).is_err());
+        assert!(
+            console.detail(5, None, &|_| None).is_ok()
+                && console.detail(3, None, &|_| None).is_err()
+        );
         console.navigated();
         let (lines, data) = console.list(Page::default(), None, false, false);
         assert_eq!(

@@ -2,6 +2,7 @@
 //! `get_console_message`, as the reference's `ConsoleFormatter` prints them.
 
 use super::console::{Arg, Console};
+use super::issues::Aggregated;
 use super::pagination::{Page, paginate};
 use serde_json::{Map, Value, json};
 
@@ -16,10 +17,19 @@ impl Console {
         preserved: bool,
         stacks: bool,
     ) -> (Vec<String>, Value) {
-        let mut groups: Vec<(Map<String, Value>, usize)> = Vec::new();
+        // (structured item, repeats, the issue line an issue prints instead)
+        let mut groups: Vec<(Map<String, Value>, usize, Option<String>)> = Vec::new();
         let mut last: Option<(&str, &str, usize)> = None;
         for message in self.buckets.data(preserved) {
             if types.is_some_and(|types| !types.is_empty() && !types.contains(&message.kind)) {
+                continue;
+            }
+            if let Some(issue) = &message.issue {
+                // An issue never groups; an untitled one is never shown.
+                last = None;
+                if let Some((line, Value::Object(json))) = issue.listed(message.id) {
+                    groups.push((json, 0, Some(line)));
+                }
                 continue;
             }
             let key = (
@@ -45,7 +55,7 @@ impl Console {
             {
                 json.insert("stackTrace".into(), json!(stack));
             }
-            groups.push((json, 1));
+            groups.push((json, 1, None));
         }
         let mut lines = vec!["## Console messages".to_string()];
         if groups.is_empty() {
@@ -55,8 +65,13 @@ impl Console {
         let pages = paginate(groups.len(), page);
         lines.extend(pages.info.iter().cloned());
         let mut items = Vec::new();
-        for (json, count) in pages.slice(&groups) {
+        for (json, count, issue_line) in pages.slice(&groups) {
             let mut json = json.clone();
+            if let Some(line) = issue_line {
+                lines.push(line.clone());
+                items.push(Value::Object(json));
+                continue;
+            }
             if *count > 1 {
                 json.insert("count".into(), json!(count));
             }
@@ -92,12 +107,20 @@ impl Console {
     }
 
     /// `get_console_message`: `ID`, `Message`, `### Arguments`, `### Stack trace`.
-    pub fn detail(&self, msgid: u64) -> Result<(Vec<String>, Value), String> {
+    pub fn detail(
+        &self,
+        msgid: u64,
+        node: Option<&dyn Fn(i64) -> Option<String>>,
+        request: &dyn Fn(&str) -> Option<u64>,
+    ) -> Result<(Vec<String>, Value), String> {
         if msgid == 0 {
             // The reference treats msgid 0 as "no message attached" and prints nothing.
             return Ok((Vec::new(), json!({})));
         }
         let message = self.buckets.find(|m| m.id == msgid).ok_or(NOT_FOUND)?;
+        if let Some(issue) = &message.issue {
+            return Aggregated::detail(issue, msgid, node, request);
+        }
         let mut args: Vec<String> = message
             .args
             .iter()

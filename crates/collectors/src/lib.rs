@@ -12,6 +12,7 @@ mod console;
 mod console_output;
 mod detail;
 mod http;
+mod issues;
 mod network;
 mod pagination;
 mod records;
@@ -65,6 +66,7 @@ impl Collected {
                 return self.console.exception_thrown(&params["exceptionDetails"]);
             }
             "Log.entryAdded" => return self.console.log_entry(&params["entry"]),
+            "Audits.issueAdded" => self.console.issue_added(&params["issue"]),
             "Debugger.scriptParsed" => self.console.scripts.parsed(params),
             "Runtime.executionContextDestroyed" => {
                 let id = params["executionContextId"].as_i64().unwrap_or_default();
@@ -74,6 +76,8 @@ impl Collected {
             "Page.frameNavigated"
                 if params["frame"].is_object() && params["frame"].get("parentId").is_none() =>
             {
+                // Issues aggregate per document: same-document navigations keep them.
+                self.console.issues.reset();
                 self.main_frame(&params["frame"], true);
             }
             "Page.navigatedWithinDocument"
@@ -104,9 +108,16 @@ impl Collected {
             .list(page, types, include_preserved, include_stack_traces)
     }
 
-    /// One message and its `consoleMessage` key, or the reference's not-found error.
-    pub fn console_detail(&self, msgid: u64) -> Result<(Vec<String>, Value), String> {
-        self.console.detail(msgid)
+    /// One message and its `consoleMessage` key, or the reference's not-found error. `node`
+    /// gives the uid of a backend node in the page's last snapshot (`None`: none was taken),
+    /// for the elements an issue names.
+    pub fn console_detail(
+        &self,
+        msgid: u64,
+        node: Option<&dyn Fn(i64) -> Option<String>>,
+    ) -> Result<(Vec<String>, Value), String> {
+        let request = |cdp_id: &str| self.network.reqid_of(cdp_id);
+        self.console.detail(msgid, node, &request)
     }
 
     /// The `## Network requests` section and the structured keys (`networkRequests`,
@@ -268,7 +279,7 @@ mod tests {
         assert!(
             state
                 .console
-                .detail(1)
+                .detail(1, None, &|_| None)
                 .map(|(lines, _)| lines.len())
                 .unwrap_or(0)
                 >= 2

@@ -286,6 +286,13 @@ impl Network {
         });
     }
 
+    /// The stable id of the first kept request with protocol id `cdp_id`.
+    pub(crate) fn reqid_of(&self, cdp_id: &str) -> Option<u64> {
+        self.buckets
+            .find(|request| request.cdp_id == cdp_id)
+            .map(|request| request.id)
+    }
+
     /// The requests a listing considers, oldest first.
     pub(crate) fn requests(&self, preserved: bool) -> Vec<&Request> {
         self.buckets.data(preserved)

@@ -114,6 +114,12 @@ impl Console {
         self.buckets
             .data(preserved)
             .into_iter()
+            .filter(|message| {
+                message
+                    .issue
+                    .as_ref()
+                    .is_none_or(|issue| issue.title.is_some())
+            })
             .map(|message| MessageRecord {
                 id: message.id,
                 kind: message.kind.clone(),

@@ -269,8 +269,8 @@ impl Snapshot {
         find_reversed(&self.root, |n| n.uid == uid)
     }
 
-    /// The uid of the node with this backend id, as `resolveCdpElementId`.
-    #[cfg(test)]
+    /// The uid of the node with this backend id, as `resolveCdpElementId` (the elements a
+    /// DevTools issue names).
     pub fn uid_of_backend_node(&self, backend_node_id: i64) -> Option<&str> {
         find_reversed(&self.root, |n| n.backend_node_id == Some(backend_node_id))
             .map(|n| n.uid.as_str())

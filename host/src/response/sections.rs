@@ -211,7 +211,10 @@ pub fn console_message(
     msgid: u32,
 ) -> Result<(), String> {
     let page = state.page(page.ok_or("No page selected")?)?;
-    let (lines, data) = Collectors::of(page)?.console_detail(u64::from(msgid))?;
+    let snapshot = page.last_snapshot();
+    let uid = |node: i64| Some(snapshot?.uid_of_backend_node(node)?.to_string());
+    let node = snapshot.map(|_| &uid as &dyn Fn(i64) -> Option<String>);
+    let (lines, data) = Collectors::of(page)?.console_detail(u64::from(msgid), node)?;
     out.text.extend(lines);
     merge(out, data);
     Ok(())

@@ -108,6 +108,13 @@ impl Collectors {
         for domain in ["Network.enable", "Runtime.enable", "Log.enable"] {
             session.send(domain, json!({}), timeouts::COMMAND).await?;
         }
+        // DevTools issues, listed as console messages as 1.11.0 lists them.
+        if let Err(error) = session
+            .send("Audits.enable", json!({}), timeouts::COMMAND)
+            .await
+        {
+            tracing::debug!(%error, "collectors run without DevTools issues");
+        }
         Ok(())
     }
 
@@ -150,10 +157,16 @@ impl Collectors {
         self.shared.state().console_records(include_preserved)
     }
 
-    /// One message (`ID: n`, `Message: …`, `### Arguments`, `### Stack trace`) and its
-    /// `consoleMessage` key, or the reference's not-found error.
-    pub fn console_detail(&self, msgid: u64) -> Result<(Vec<String>, Value), String> {
-        self.shared.state().console_detail(msgid)
+    /// One message (`ID: n`, `Message: …`, `### Arguments`, `### Stack trace`, or an issue's
+    /// description and affected resources) and its `consoleMessage` key, or the reference's
+    /// not-found error. `node` names an issue's elements by their uid in the page's last
+    /// snapshot (`None`: none was taken).
+    pub fn console_detail(
+        &self,
+        msgid: u64,
+        node: Option<&dyn Fn(i64) -> Option<String>>,
+    ) -> Result<(Vec<String>, Value), String> {
+        self.shared.state().console_detail(msgid, node)
     }
 
     /// The `## Network requests` section and the structured keys (`networkRequests`, `pagination`).
