@@ -31,6 +31,9 @@ pub struct ResponseDraft {
     /// The session's pages before the handler ran (`--experimentalNewPages`): the answer lists
     /// the ones the call opened.
     pub pages_before: Option<Vec<u32>>,
+    /// Lines host functions returned from what a page wrote (page tools): fenced wherever the
+    /// handler put them, under `--experimentalFencePageContent`.
+    pub page_content: std::collections::HashSet<String>,
     /// An argument the reference refuses while parsing it (a zod transform, e.g. `emulate`'s
     /// geolocation): the answer is this message alone, as 1.11.0 gives it.
     pub argument_error: Option<String>,
@@ -152,7 +155,25 @@ impl Assembly<'_> {
         if !draft.lines.is_empty() {
             out.data
                 .insert("message".into(), Value::from(draft.lines.join("\n")));
-            out.text.append(&mut draft.lines);
+            let from = out.text.len();
+            // One line an item, as host functions returned them.
+            out.text.extend(
+                draft
+                    .lines
+                    .drain(..)
+                    .flat_map(|text| text.split('\n').map(String::from).collect::<Vec<_>>()),
+            );
+            if let Some(fence) = &fence
+                && fence.wrap_page_content(&mut out.text, from, &draft.page_content)
+            {
+                let sections = out
+                    .data
+                    .entry("untrustedContent")
+                    .or_insert_with(|| json!({"marker": fence.marker(), "sections": []}));
+                if let Some(list) = sections["sections"].as_array_mut() {
+                    list.push(Value::from("message"));
+                }
+            }
         }
         if let Some(tab_id) = &draft.tab_id {
             out.data

@@ -324,3 +324,75 @@ async fn page_tools_are_gated_by_their_categories() {
     );
     server.shutdown().await;
 }
+
+/// The fence's marker and the text between its opening and closing lines, for each fence.
+fn fenced_blocks(text: &str) -> Vec<(String, String)> {
+    text.split("<untrusted-")
+        .skip(1)
+        .filter_map(|rest| {
+            let marker = rest.split('>').next()?.to_string();
+            let body = rest.split(&format!("</untrusted-{marker}>")).next()?;
+            Some((marker, body.to_string()))
+        })
+        .collect()
+}
+
+/// `--experimentalFencePageContent`: what page tools say (names, descriptions, results) sits
+/// inside the fence wherever the tool prints it; the section header, written by the server,
+/// stays outside, and the structured content names the fenced part.
+#[tokio::test]
+async fn page_tools_texts_are_fenced_under_the_flag() {
+    let pages = FixtureServer::start(vec![Route::html("/tools.html", PAGE)]);
+    let server = McpServer::start(&[
+        "--categoryExperimentalThirdParty",
+        "--categoryExperimentalWebmcp",
+        "--experimentalPageIdRouting",
+        "--experimentalFencePageContent",
+        "--experimentalStructuredContent",
+    ])
+    .await;
+    let opened = server
+        .call("new_page", json!({ "url": pages.url("/tools.html") }))
+        .await;
+    let page = selected_page_id(&opened.text);
+
+    for tool in ["list_webmcp_tools", "list_3p_developer_tools"] {
+        let listed = server.call(tool, json!({ "pageId": page })).await;
+        assert!(!listed.is_error, "{}", listed.text);
+        let blocks = fenced_blocks(&listed.text);
+        assert_eq!(blocks.len(), 1, "{}", listed.text);
+        let (marker, inside) = &blocks[0];
+        assert_eq!(marker.len(), 32, "{}", listed.text);
+        let name = match tool {
+            "list_webmcp_tools" => "name=\"add\"",
+            _ => "name=\"get_count\"",
+        };
+        assert!(inside.contains(name), "{}", listed.text);
+        assert!(!inside.contains("\n## "), "{}", listed.text);
+        let structured = listed.structured.clone().unwrap_or_default();
+        assert_eq!(
+            structured["untrustedContent"]["sections"],
+            json!(["message"]),
+            "{structured}"
+        );
+    }
+    let added = server
+        .call(
+            "execute_webmcp_tool",
+            json!({ "pageId": page, "toolName": "add", "input": r#"{"a": 2}"# }),
+        )
+        .await;
+    assert!(!added.is_error, "{}", added.text);
+    let blocks = fenced_blocks(&added.text);
+    assert_eq!(blocks.len(), 1, "{}", added.text);
+    assert!(blocks[0].1.contains("\"sum\": 3"), "{}", added.text);
+    server.shutdown().await;
+
+    // Off by default: 1.11.0's texts.
+    let (plain, page) = start(&pages).await;
+    let listed = plain
+        .call("list_webmcp_tools", json!({ "pageId": page }))
+        .await;
+    assert!(!listed.text.contains("<untrusted-"), "{}", listed.text);
+    plain.shutdown().await;
+}

@@ -30,16 +30,49 @@ impl Fence {
 
     /// Wraps `lines[from..]` (the content of one section) in the fence.
     pub fn wrap(&self, lines: &mut Vec<String>, from: usize) {
-        if from >= lines.len() {
-            return;
+        self.wrap_range(lines, from, lines.len());
+    }
+
+    /// Wraps `lines[from..to]` in the fence; returns how many lines it added (two, or none
+    /// for an empty range).
+    pub fn wrap_range(&self, lines: &mut Vec<String>, from: usize, to: usize) -> usize {
+        let to = to.min(lines.len());
+        if from >= to {
+            return 0;
         }
-        for line in &mut lines[from..] {
+        for line in &mut lines[from..to] {
             if line.contains(&self.marker) {
                 *line = line.replace(&self.marker, "[fence marker removed]");
             }
         }
+        lines.insert(to, format!("</untrusted-{}>", self.marker));
         lines.insert(from, format!("<untrusted-{}> ({NOTICE})", self.marker));
-        lines.push(format!("</untrusted-{}>", self.marker));
+        2
+    }
+
+    /// Fences each run of `lines[from..]` that a page wrote (members of `page_content`);
+    /// returns whether it fenced any.
+    pub fn wrap_page_content(
+        &self,
+        lines: &mut Vec<String>,
+        from: usize,
+        page_content: &std::collections::HashSet<String>,
+    ) -> bool {
+        let mut fenced = false;
+        let mut index = from;
+        while index < lines.len() {
+            if !page_content.contains(&lines[index]) {
+                index += 1;
+                continue;
+            }
+            let start = index;
+            while index < lines.len() && page_content.contains(&lines[index]) {
+                index += 1;
+            }
+            index += self.wrap_range(lines, start, index);
+            fenced = true;
+        }
+        fenced
     }
 }
 

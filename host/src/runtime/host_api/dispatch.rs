@@ -54,6 +54,8 @@ pub struct CallState {
     images: usize,
     /// The first functions dispatched in this call, in order (for tests and the debug log).
     dispatched: Vec<&'static str>,
+    /// Whether the body running now handed its answer to [`Call::page_content`].
+    page_content_marked: bool,
 }
 
 impl CallState {
@@ -77,6 +79,7 @@ impl CallState {
             urls_at_start: None,
             images: 0,
             dispatched: Vec::new(),
+            page_content_marked: false,
         }
     }
 
@@ -109,11 +112,19 @@ impl CallState {
             true if !self.grants.grants(Capability::LongLived) => Some(self.long_lived_effects()),
             _ => None,
         };
+        self.page_content_marked = false;
         let outcome = body(&mut Call {
             state: self,
             function,
         })
         .await;
+        // A function that answers with page content must say which: fail closed otherwise.
+        if function.marks.has(Marks::PAGE_CONTENT) && outcome.is_ok() && !self.page_content_marked {
+            return Err(wasmtime::Error::msg(format!(
+                "internal error: {} answered without marking the page's content",
+                function.name
+            )));
+        }
         if let Some(before) = effects_before {
             let started: Vec<(u32, LongLived)> = self
                 .long_lived_effects()
@@ -269,6 +280,25 @@ pub struct Call<'a> {
 }
 
 impl Call<'_> {
+    /// What a page wrote, as this function answers it: its lines are fenced in the answer
+    /// wherever the handler puts them (section headers, which the host writes, excepted).
+    pub fn page_content(
+        &mut self,
+        answer: Result<Vec<String>, String>,
+    ) -> Result<Vec<String>, String> {
+        self.state.page_content_marked = true;
+        if let Ok(lines) = &answer {
+            let draft = &mut self.state.response.page_content;
+            draft.extend(
+                lines
+                    .iter()
+                    .filter(|line| !line.starts_with("## "))
+                    .flat_map(|line| line.split('\n').map(str::to_string)),
+            );
+        }
+        answer
+    }
+
     /// The call's wall-clock budget: the longest an engine job it starts may run.
     pub fn wall_clock(&self) -> std::time::Duration {
         self.state.limits.wall_clock
@@ -502,5 +532,47 @@ async fn remove_init_script(page: &McpPage, identifier: &str) {
         Ok(Ok(_)) => {}
         Ok(Err(error)) => tracing::warn!(%error, "could not remove a plugin's init script"),
         Err(_) => tracing::warn!("removing a plugin's init script timed out"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::capability::Grants;
+
+    const SAYS_PAGE: HostFunction =
+        HostFunction::new("pages", "test-page-words", Marks::PAGE_CONTENT);
+    const PLAIN: HostFunction = HostFunction::new("pages", "test-plain", Marks::NONE);
+
+    fn call_state() -> CallState {
+        CallState::new(None, Arc::new(Grants::all("test")), Limits::default())
+    }
+
+    /// A function marked as answering with page content is stopped when its body skips
+    /// `page_content`; what it hands over is what the answer fences (headers excepted).
+    #[tokio::test]
+    async fn page_content_must_be_marked_by_the_functions_that_carry_it() {
+        let mut state = call_state();
+        let skipped = state
+            .dispatch(&SAYS_PAGE, async |_call| Ok(vec!["name=\"x\"".to_string()]))
+            .await;
+        assert!(
+            skipped
+                .expect_err("stopped")
+                .to_string()
+                .contains("without marking the page's content")
+        );
+        let lines = vec!["## WebMCP tools".to_string(), "a\nb".to_string()];
+        let marked = state
+            .dispatch(&SAYS_PAGE, async |call| Ok(call.page_content(Ok(lines))))
+            .await
+            .expect("answered");
+        assert_eq!(marked.expect("lines").len(), 2);
+        let recorded = &state.response.page_content;
+        assert!(recorded.contains("a") && recorded.contains("b"));
+        assert!(!recorded.contains("## WebMCP tools"));
+        // Unmarked functions answer as they like.
+        let plain = state.dispatch(&PLAIN, async |_call| Ok(1)).await;
+        assert_eq!(plain.expect("answered"), 1);
     }
 }

@@ -23,6 +23,10 @@ impl Marks {
     /// It can start something that runs on after the call (a trace, a screencast): ended with
     /// the call unless the policy grants `long-lived`.
     pub const LONG_LIVED: Marks = Marks(1 << 3);
+    /// Its answer carries what a page wrote (page tools' names, descriptions, results): the body
+    /// hands it to [`super::Call::page_content`], so `--experimentalFencePageContent` fences
+    /// those lines wherever the tool puts them; a body that does not is stopped.
+    pub const PAGE_CONTENT: Marks = Marks(1 << 4);
 
     pub const fn and(self, other: Marks) -> Marks {
         Marks(self.0 | other.0)
@@ -39,6 +43,7 @@ impl Marks {
             (Marks::WRITES, "writes files"),
             (Marks::READS, "reads files"),
             (Marks::LONG_LIVED, "long-lived"),
+            (Marks::PAGE_CONTENT, "page content"),
         ]
         .into_iter()
         .filter(|(mark, _)| self.has(*mark))
@@ -224,6 +229,23 @@ mod tests {
         unique.dedup();
         assert_eq!(unique.len(), declared.len(), "a function is declared twice");
         assert!(declared.len() > 70, "only {} functions", declared.len());
+    }
+
+    /// Page tools answer with what the page wrote (names, descriptions, results): each of them
+    /// is marked, so its answer is fenced and its body cannot skip the marking.
+    #[test]
+    fn every_page_tools_function_carries_page_content() {
+        let page_tools: Vec<&HostFunction> = all()
+            .filter(|function| function.interface == "page-tools")
+            .collect();
+        assert!(page_tools.len() >= 4, "{page_tools:?}");
+        for function in page_tools {
+            assert!(
+                function.marks.has(Marks::PAGE_CONTENT),
+                "{} is not marked PAGE_CONTENT",
+                function.name
+            );
+        }
     }
 
     #[test]

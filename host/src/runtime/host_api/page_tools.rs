@@ -1,18 +1,28 @@
 //! `devtools:tool/page-tools`: the tools a page offers. Running them runs the page's code with
 //! the agent's arguments, so every function needs `page-tools`, and a run is landing-checked
-//! like any action; the host escapes what the page says before it reaches the response.
+//! like any action; the host escapes what the page says before it reaches the response, and
+//! every answer passes through [`super::Call::page_content`] (every path: the dispatcher stops
+//! a function marked `PAGE_CONTENT` that skips it).
 
 use super::function::{HostFunction as F, Marks as M};
-use super::{CallState, PageHandle, or_return};
-use crate::browser::features;
+use super::{CallState, PageHandle};
+use crate::browser::features::page_tools::PageTools;
 use crate::runtime::bindings::v0_3::devtools::tool::page_tools;
 use serde_json::Value;
 use wasmtime::component::Resource;
 
-const LIST_DEVELOPER_TOOLS: F = F::new("page-tools", "list-developer-tools", M::NONE);
-const EXECUTE_DEVELOPER_TOOL: F = F::new("page-tools", "execute-developer-tool", M::NAVIGATES);
-const LIST_WEBMCP_TOOLS: F = F::new("page-tools", "list-webmcp-tools", M::NONE);
-const EXECUTE_WEBMCP_TOOL: F = F::new("page-tools", "execute-webmcp-tool", M::NAVIGATES);
+const LIST_DEVELOPER_TOOLS: F = F::new("page-tools", "list-developer-tools", M::PAGE_CONTENT);
+const EXECUTE_DEVELOPER_TOOL: F = F::new(
+    "page-tools",
+    "execute-developer-tool",
+    M::NAVIGATES.and(M::PAGE_CONTENT),
+);
+const LIST_WEBMCP_TOOLS: F = F::new("page-tools", "list-webmcp-tools", M::PAGE_CONTENT);
+const EXECUTE_WEBMCP_TOOL: F = F::new(
+    "page-tools",
+    "execute-webmcp-tool",
+    M::NAVIGATES.and(M::PAGE_CONTENT),
+);
 
 pub(super) const FUNCTIONS: &[&F] = &[
     &LIST_DEVELOPER_TOOLS,
@@ -37,11 +47,11 @@ fn object(text: &str, what: &str) -> Result<Value, String> {
 impl page_tools::Host for CallState {
     async fn list_developer_tools(&mut self, handle: Resource<PageHandle>) -> Lines {
         self.dispatch(&LIST_DEVELOPER_TOOLS, async |call| {
-            Ok(
-                features::page_tools::PageTools::of(or_return!(call.page(&handle)?))
-                    .list_developer_tools()
-                    .await,
-            )
+            let lines = match call.page(&handle)? {
+                Ok(page) => PageTools::of(page).list_developer_tools().await,
+                Err(message) => Err(message),
+            };
+            Ok(call.page_content(lines))
         })
         .await
     }
@@ -53,22 +63,26 @@ impl page_tools::Host for CallState {
         params: String,
     ) -> Lines {
         self.dispatch(&EXECUTE_DEVELOPER_TOOL, async |call| {
-            let params = or_return!(object(&params, "params"));
-            let page = or_return!(call.page(&handle)?);
-            Ok(features::page_tools::PageTools::of(page)
-                .execute_developer_tool(&name, &params)
-                .await)
+            let lines = match (object(&params, "params"), call.page(&handle)?) {
+                (Ok(params), Ok(page)) => {
+                    PageTools::of(page)
+                        .execute_developer_tool(&name, &params)
+                        .await
+                }
+                (Err(message), _) | (_, Err(message)) => Err(message),
+            };
+            Ok(call.page_content(lines))
         })
         .await
     }
 
     async fn list_webmcp_tools(&mut self, handle: Resource<PageHandle>) -> Lines {
         self.dispatch(&LIST_WEBMCP_TOOLS, async |call| {
-            Ok(
-                features::page_tools::PageTools::of(or_return!(call.page(&handle)?))
-                    .list_webmcp_tool_lines()
-                    .await,
-            )
+            let lines = match call.page(&handle)? {
+                Ok(page) => PageTools::of(page).list_webmcp_tool_lines().await,
+                Err(message) => Err(message),
+            };
+            Ok(call.page_content(lines))
         })
         .await
     }
@@ -80,11 +94,13 @@ impl page_tools::Host for CallState {
         input: String,
     ) -> Lines {
         self.dispatch(&EXECUTE_WEBMCP_TOOL, async |call| {
-            let input = or_return!(object(&input, "input"));
-            let page = or_return!(call.page(&handle)?);
-            Ok(features::page_tools::PageTools::of(page)
-                .execute_webmcp_tool(&name, &input)
-                .await)
+            let lines = match (object(&input, "input"), call.page(&handle)?) {
+                (Ok(input), Ok(page)) => {
+                    PageTools::of(page).execute_webmcp_tool(&name, &input).await
+                }
+                (Err(message), _) | (_, Err(message)) => Err(message),
+            };
+            Ok(call.page_content(lines))
         })
         .await
     }
