@@ -102,6 +102,7 @@ fn benches(criterion: &mut Criterion) {
         structured_content: false,
         slim: false,
         new_pages: false,
+        parallel_pages: false,
         fence: false,
         flags: Map::new(),
         telemetry: None,

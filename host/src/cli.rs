@@ -273,6 +273,7 @@ pub(crate) async fn build_pipeline(
         slim,
         structured_content: Args::enabled(args.experimental_structured_content),
         new_pages: Args::enabled(args.experimental_new_pages),
+        parallel_pages: Args::enabled(args.experimental_parallel_pages),
         fence: Args::enabled(args.experimental_fence_page_content),
         telemetry,
     };

@@ -89,6 +89,11 @@ pub struct Args {
     /// and the opening line says it is data, not instructions.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_fence_page_content: Option<bool>,
+    /// Beyond 1.11.0: calls on different pages of one client run in parallel (a lock per page;
+    /// the session is released while a page waits for text or for its screenshot), so one slow
+    /// page no longer stalls the others; calls on the same page still run one at a time.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_parallel_pages: Option<bool>,
     /// Record screencasts with ffmpeg (the reference's legacy recorder) instead of Chrome's own.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_screencast: Option<bool>,

@@ -38,6 +38,8 @@ pub struct Pipeline {
     pub new_pages: bool,
     /// `--experimentalFencePageContent`: what pages wrote is fenced in answers.
     pub fence: bool,
+    /// `--experimentalParallelPages`: a lock per page; waits release the session.
+    pub parallel_pages: bool,
     /// The server's flags, which a session's overrides (a tenant's flags) are laid over.
     pub flags: Map<String, Value>,
     pub telemetry: Option<TelemetrySink>,
@@ -118,6 +120,20 @@ impl Pipeline {
         }
     }
 
+    /// The lane of the page `tool` will act on (as routing picks it now), taken.
+    async fn page_lane(
+        &self,
+        session: &Session,
+        tool: &ToolEntry,
+        arguments: &Map<String, Value>,
+    ) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        let page = {
+            let state = session.lock().await;
+            routing::target_page(tool, &mut arguments.clone(), &state).ok()??
+        };
+        Some(session.page_lane(page).lock_owned().await)
+    }
+
     async fn run(
         &self,
         session: &Session,
@@ -147,6 +163,13 @@ impl Pipeline {
             return plain_error(&message);
         }
 
+        // With parallel pages a page-scoped call first takes its page's lane: calls on the same
+        // page queue there, calls on other pages only share the session's lock, which waits
+        // release (`Call::unlocked`).
+        let _lane = match self.parallel_pages && tool.definition().page_scoped {
+            true => Some(self.page_lane(session, tool, &arguments).await),
+            false => None,
+        };
         let mut state = session.lock().await;
         if let Err(error) = state.ensure_browser().await {
             return plain_error(&error.to_string());
@@ -188,7 +211,10 @@ impl Pipeline {
         };
         // The pages before the handler, to tell which the call opened.
         let pages_before = self.new_pages.then(|| state.page_ids());
-        let call_state = CallState::new(Some(state), tool.loaded.grants.clone(), limits);
+        let mut call_state = CallState::new(Some(state), tool.loaded.grants.clone(), limits);
+        if self.parallel_pages {
+            call_state.allow_parallel_pages();
+        }
         let code = match dialog_error {
             Some(error) => Err(error),
             // A built-in tool's code is linked on its first call.
@@ -228,8 +254,10 @@ impl Pipeline {
                 (call_state, error)
             }
         };
-        let Some(mut state) = call_state.take_session() else {
-            return plain_error("The session was lost during the call.");
+        // A call stopped while it had released the session (a wait) takes it again.
+        let mut state = match call_state.take_session() {
+            Some(state) => state,
+            None => session.lock().await,
         };
         let mut draft = std::mem::take(&mut call_state.response);
         draft.pages_before = pages_before;

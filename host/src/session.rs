@@ -60,6 +60,8 @@ pub struct Session {
     watch: Arc<SessionWatch>,
     /// The renderer-memory guard of a tenant's session.
     _memory_guard: Option<Arc<AbortOnDrop>>,
+    /// `--experimentalParallelPages`: one lock per page id, taken before the session's.
+    lanes: Arc<std::sync::Mutex<HashMap<u32, Arc<Mutex<()>>>>>,
 }
 
 impl Session {
@@ -112,7 +114,21 @@ impl Session {
             limits: None,
             flag_overrides: None,
             _memory_guard: None,
+            lanes: Arc::default(),
         }
+    }
+
+    /// The lock of page `id`'s calls (`--experimentalParallelPages`). Lanes nobody holds are
+    /// forgotten as new ones are made, so closed pages leave none behind.
+    pub fn page_lane(&self, id: u32) -> Arc<Mutex<()>> {
+        let mut lanes = self
+            .lanes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !lanes.contains_key(&id) {
+            lanes.retain(|_, lane| Arc::strong_count(lane) > 1);
+        }
+        lanes.entry(id).or_default().clone()
     }
 
     /// Closes any page of this session that holds more than `bytes` (a tenant's

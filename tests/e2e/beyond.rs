@@ -258,3 +258,77 @@ async fn page_content_is_fenced_where_the_page_cannot_close_the_fence() {
     plain.shutdown().await;
     server.shutdown().await;
 }
+
+/// `--experimentalParallelPages`: a call waiting on a slow page does not hold up a call on
+/// another page of the same client, while a call on the slow page itself still waits its turn;
+/// without the flag every call waits (1.11.0's one lock per client).
+#[tokio::test]
+async fn a_slow_page_does_not_stall_calls_on_other_pages() {
+    let pages = FixtureServer::start(vec![
+        Route::html(
+            "/slow",
+            "<!doctype html><title>Slow</title><body><script>setTimeout(() => document.body.append('Ready now'), 3000)</script></body>",
+        ),
+        Route::html("/fast", "<!doctype html><title>Fast</title><p>Quick</p>"),
+    ]);
+    for parallel in [true, false] {
+        let mut flags = vec!["--experimentalPageIdRouting"];
+        if parallel {
+            flags.push("--experimentalParallelPages");
+        }
+        let server = McpServer::start(&flags).await;
+        let slow = crate::styles::selected_page_id(
+            &server
+                .call("new_page", json!({ "url": pages.url("/slow") }))
+                .await
+                .text,
+        );
+        let fast = crate::styles::selected_page_id(
+            &server
+                .call("new_page", json!({ "url": pages.url("/fast") }))
+                .await
+                .text,
+        );
+        let finished = std::sync::Mutex::new(Vec::new());
+        let done = |name: &'static str| finished.lock().expect("order").push(name);
+        let wait = async {
+            let answer = server
+                .call("wait_for", json!({ "pageId": slow, "text": ["Ready now"] }))
+                .await;
+            done("wait on the slow page");
+            answer
+        };
+        // Both start once the wait holds its page.
+        let other_page = async {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            let answer = server
+                .call("take_snapshot", json!({ "pageId": fast }))
+                .await;
+            done("snapshot of the other page");
+            answer
+        };
+        let same_page = async {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            let answer = server
+                .call("take_snapshot", json!({ "pageId": slow }))
+                .await;
+            done("snapshot of the slow page");
+            answer
+        };
+        let (waited, other, same) = tokio::join!(wait, other_page, same_page);
+        assert!(waited.text.contains("Ready now"), "{}", waited.text);
+        assert!(other.text.contains("Quick"), "{}", other.text);
+        assert!(same.text.contains("Ready now"), "{}", same.text);
+        let order = finished.into_inner().expect("order");
+        let wait_at = order.iter().position(|name| name.starts_with("wait"));
+        let other_at = order.iter().position(|name| name.contains("other"));
+        let same_at = order.iter().position(|name| name.contains("of the slow"));
+        assert!(same_at > wait_at, "parallel={parallel}: {order:?}");
+        if parallel {
+            assert!(other_at < wait_at, "parallel pages: {order:?}");
+        } else {
+            assert!(other_at > wait_at, "one lock: {order:?}");
+        }
+        server.shutdown().await;
+    }
+}

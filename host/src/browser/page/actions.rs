@@ -5,7 +5,7 @@
 use super::McpPage;
 use super::emulation::EmulateRequest;
 use super::input;
-use super::screenshot::{self, Screenshot, ScreenshotFlags, ScreenshotRequest};
+use super::screenshot::ScreenshotRequest;
 use super::settle;
 use crate::browser::cdp::{cdp, send, timeouts};
 use serde_json::{Value, json};
@@ -83,14 +83,15 @@ impl McpPage {
         Ok(())
     }
 
-    pub async fn screenshot(
+    /// A checked screenshot request, its element resolved: what [`super::screenshot::capture`] needs
+    /// besides the page's handles, so the capture can run with the session released.
+    pub async fn screenshot_request(
         &self,
         format: Option<String>,
         quality: Option<u32>,
         uid: Option<&str>,
         full_page: bool,
-        flags: &ScreenshotFlags,
-    ) -> Result<Screenshot, String> {
+    ) -> Result<ScreenshotRequest, String> {
         let mut request = ScreenshotRequest {
             format,
             quality,
@@ -102,7 +103,7 @@ impl McpPage {
         if let Some(uid) = uid {
             request.element_object_id = Some(self.resolve_element(uid).await?);
         }
-        screenshot::capture(&self.page, &self.raw, &request, flags).await
+        Ok(request)
     }
 
     /// Clicks the element's centre `count` times, then waits for the page to settle. Returns the
@@ -154,32 +155,7 @@ impl McpPage {
     /// Waits until any of `texts` is on the page, at most `timeout` (the reference's default
     /// action timeout when none).
     pub async fn wait_for_text(&self, texts: &[String], timeout: Duration) -> Result<(), String> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        let texts = serde_json::to_string(texts).map_err(|error| error.to_string())?;
-        loop {
-            let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let expression = format!(
-                "({WAIT_FOR_TEXT_SCRIPT})({texts}, {})",
-                remaining.as_millis()
-            );
-            let answer = send(
-                &self.page,
-                cdp("Runtime.evaluate", json!({ "expression": expression, "awaitPromise": true, "returnByValue": true })),
-                remaining + Duration::from_secs(1),
-            )
-            .await;
-            match answer {
-                Ok(value) if value["result"]["value"] == Value::Bool(true) => return Ok(()),
-                // The document was replaced while waiting: look again in the new one.
-                Ok(value) if value.get("exceptionDetails").is_some() => {}
-                Ok(_) => {}
-                Err(_) => {}
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return Err(format!("Timed out after waiting {}ms", timeout.as_millis()));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_for_text(&self.page, texts, timeout).await
     }
 
     /// Makes the content area `width` x `height`: the window is un-maximized, then sized so
@@ -331,6 +307,44 @@ pub fn exception_message(details: &Value) -> String {
     match first_line.split_once(": ") {
         Some((name, message)) if name.ends_with("Error") => message.to_string(),
         _ => first_line.to_string(),
+    }
+}
+
+/// Waits until any of `texts` is on `page`, at most `timeout`. Needs nothing of the session
+/// (a page handle of its own), so it can run with the session released.
+pub async fn wait_for_text(
+    page: &chromiumoxide::Page,
+    texts: &[String],
+    timeout: Duration,
+) -> Result<(), String> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let texts = serde_json::to_string(texts).map_err(|error| error.to_string())?;
+    loop {
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let expression = format!(
+            "({WAIT_FOR_TEXT_SCRIPT})({texts}, {})",
+            remaining.as_millis()
+        );
+        let answer = send(
+            page,
+            cdp(
+                "Runtime.evaluate",
+                json!({ "expression": expression, "awaitPromise": true, "returnByValue": true }),
+            ),
+            remaining + Duration::from_secs(1),
+        )
+        .await;
+        match answer {
+            Ok(value) if value["result"]["value"] == Value::Bool(true) => return Ok(()),
+            // The document was replaced while waiting: look again in the new one.
+            Ok(value) if value.get("exceptionDetails").is_some() => {}
+            Ok(_) => {}
+            Err(_) => {}
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!("Timed out after waiting {}ms", timeout.as_millis()));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

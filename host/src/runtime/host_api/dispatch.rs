@@ -56,6 +56,8 @@ pub struct CallState {
     dispatched: Vec<&'static str>,
     /// Whether the body running now handed its answer to [`Call::page_content`].
     page_content_marked: bool,
+    /// `--experimentalParallelPages`: waits release the session ([`Call::unlocked`]).
+    parallel_pages: bool,
 }
 
 impl CallState {
@@ -80,6 +82,7 @@ impl CallState {
             images: 0,
             dispatched: Vec::new(),
             page_content_marked: false,
+            parallel_pages: false,
         }
     }
 
@@ -175,6 +178,12 @@ impl CallState {
     }
 
     /// The session back from the call (it ended), for the response assembly.
+    /// `--experimentalParallelPages`: the page's lane is held by the pipeline, so a wait may
+    /// release the session for calls on other pages.
+    pub fn allow_parallel_pages(&mut self) {
+        self.parallel_pages = true;
+    }
+
     pub fn take_session(&mut self) -> Option<OwnedMutexGuard<SessionState>> {
         self.session.take()
     }
@@ -296,6 +305,24 @@ impl Call<'_> {
                     .flat_map(|line| line.split('\n').map(str::to_string)),
             );
         }
+        answer
+    }
+
+    /// Awaits `wait` (which holds nothing of the session) with the session released when
+    /// pages run in parallel, so calls on other pages go on meanwhile; the session is taken
+    /// again, in turn, before this returns. Page handles stay valid: they are ids, looked up
+    /// again on use.
+    pub async fn unlocked<T>(&mut self, wait: impl std::future::Future<Output = T>) -> T {
+        if !self.state.parallel_pages {
+            return wait.await;
+        }
+        let Some(guard) = self.state.session.take() else {
+            return wait.await;
+        };
+        let session = OwnedMutexGuard::mutex(&guard).clone();
+        drop(guard);
+        let answer = wait.await;
+        self.state.session = Some(session.lock_owned().await);
         answer
     }
 

@@ -3,6 +3,7 @@
 
 use super::function::{HostFunction as F, Marks as M};
 use super::{Call, CallState, Outcome, PageHandle, or_return, timeout};
+use crate::browser::page::actions::wait_for_text;
 use crate::policy::capability::Capability::{Navigate, Script};
 use crate::runtime::bindings::v0_3::devtools::tool::{pages, pages_manage};
 use wasmtime::component::Resource;
@@ -52,9 +53,16 @@ pub(super) async fn capture(
 ) -> Outcome<crate::browser::page::screenshot::Screenshot> {
     let flags = or_return!(call.session()).screenshot_flags();
     let page = or_return!(call.page(handle)?);
-    Ok(page
-        .screenshot(format, quality, uid, full_page, &flags)
-        .await)
+    let request = or_return!(
+        page.screenshot_request(format, quality, uid, full_page)
+            .await
+    );
+    let (cdp, raw) = (page.cdp().clone(), page.raw().clone());
+    // Chromium may take long to answer (a busy renderer): other pages' calls go on meanwhile.
+    let captured = async move {
+        crate::browser::page::screenshot::capture(&cdp, &raw, &request, &flags).await
+    };
+    Ok(call.unlocked(captured).await)
 }
 
 impl pages::Host for CallState {
@@ -168,7 +176,10 @@ impl pages::Host for CallState {
         self.dispatch(&WAIT_FOR, async |call| {
             let page = or_return!(call.page(&handle)?);
             let limit = timeout(timeout_ms).unwrap_or_else(|| page.action_timeout());
-            Ok(page.wait_for_text(&texts, limit).await)
+            let cdp = page.cdp().clone();
+            // The longest wait there is: other pages' calls go on meanwhile (parallel pages).
+            let waited = wait_for_text(&cdp, &texts, limit);
+            Ok(call.unlocked(waited).await)
         })
         .await
     }
