@@ -4,6 +4,7 @@
 
 pub mod arguments;
 pub mod gate;
+mod lanes;
 mod routing;
 pub mod tools;
 
@@ -116,22 +117,9 @@ impl Pipeline {
             structured: self.structured_content,
             slim: self.slim,
             fence: self.fence,
+            tree: None,
             state,
         }
-    }
-
-    /// The lane of the page `tool` will act on (as routing picks it now), taken.
-    async fn page_lane(
-        &self,
-        session: &Session,
-        tool: &ToolEntry,
-        arguments: &Map<String, Value>,
-    ) -> Option<tokio::sync::OwnedMutexGuard<()>> {
-        let page = {
-            let state = session.lock().await;
-            routing::target_page(tool, &mut arguments.clone(), &state).ok()??
-        };
-        Some(session.page_lane(page).lock_owned().await)
     }
 
     async fn run(
@@ -166,8 +154,8 @@ impl Pipeline {
         // With parallel pages a page-scoped call first takes its page's lane: calls on the same
         // page queue there, calls on other pages only share the session's lock, which waits
         // release (`Call::unlocked`).
-        let _lane = match self.parallel_pages && tool.definition().page_scoped {
-            true => Some(self.page_lane(session, tool, &arguments).await),
+        let lane = match self.parallel_pages && tool.definition().page_scoped {
+            true => lanes::page_lane(session, tool, &arguments).await,
             false => None,
         };
         let mut state = session.lock().await;
@@ -255,12 +243,19 @@ impl Pipeline {
             }
         };
         // A call stopped while it had released the session (a wait) takes it again.
-        let mut state = match call_state.take_session() {
+        let state = match call_state.take_session() {
             Some(state) => state,
             None => session.lock().await,
         };
         let mut draft = std::mem::take(&mut call_state.response);
         draft.pages_before = pages_before;
+        // Only on the page whose lane the call holds: no other call acts on it meanwhile.
+        let (mut state, tree) = match (&lane, page) {
+            (Some((laned, _)), Some(page)) if *laned == page => {
+                lanes::prefetch_tree(session, state, &draft, page).await
+            }
+            _ => (state, None),
+        };
         let answer = Assembly {
             draft,
             page,
@@ -269,6 +264,7 @@ impl Pipeline {
             structured: self.structured_content,
             slim: self.slim,
             fence: self.fence,
+            tree,
             state: &mut state,
         }
         .render()

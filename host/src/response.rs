@@ -5,6 +5,7 @@
 mod fence;
 mod sections;
 
+use crate::browser::page::snapshot::CapturedTree;
 use crate::session::SessionState;
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -98,6 +99,9 @@ pub struct Assembly<'a> {
     pub slim: bool,
     /// `--experimentalFencePageContent`: what the page wrote is fenced.
     pub fence: bool,
+    /// The tree of the snapshot (or find) this answer shows, when it was fetched before with
+    /// the session released (`--experimentalParallelPages`); otherwise it is fetched here.
+    pub tree: Option<Result<CapturedTree, String>>,
     pub state: &'a mut SessionState,
 }
 
@@ -111,6 +115,7 @@ impl Assembly<'_> {
             structured,
             slim,
             fence,
+            mut tree,
             state,
         } = self;
         let fence = fence.then(fence::Fence::new);
@@ -207,12 +212,12 @@ impl Assembly<'_> {
         };
         if let Some(request) = &draft.snapshot {
             let from = out.text.len();
-            failure(sections::snapshot(&mut out, state, target, request).await);
+            failure(sections::snapshot(&mut out, state, target, request, tree.take()).await);
             fenced(&mut out, from, "snapshot");
         }
         if let Some(request) = &draft.find {
             let from = out.text.len();
-            failure(sections::find(&mut out, state, target, request).await);
+            failure(sections::find(&mut out, state, target, request, tree.take()).await);
             fenced(&mut out, from, "find");
         }
         if let Some(detail) = &draft.network_request {

@@ -225,6 +225,11 @@ impl Session {
         self.limits
     }
 
+    /// The session's state if no call holds it now.
+    pub fn try_lock(&self) -> Option<OwnedMutexGuard<SessionState>> {
+        self.state.clone().try_lock_owned().ok()
+    }
+
     /// Waits for this session's turn. The guard is owned so it can travel with the call (into
     /// the wasm store) and is released on every path when dropped.
     pub async fn lock(&self) -> OwnedMutexGuard<SessionState> {

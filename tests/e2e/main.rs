@@ -27,6 +27,7 @@ mod lifecycle;
 mod lighthouse;
 mod oauth;
 mod page_tools;
+mod parallel_pages;
 mod parity;
 mod performance;
 mod pipeline;

@@ -68,7 +68,12 @@ pub mod timeouts {
     /// waits on it, so it gives up early.
     pub const PROBE: Duration = Duration::from_secs(2);
     /// Work the page or the user supplies: a page's tool, an extension's worker, a script.
-    pub const PAGE_WORK: Duration = Duration::from_secs(60);
+    /// No longer than [`LIBRARY`]: chromiumoxide would cut it there anyway.
+    pub const PAGE_WORK: Duration = Duration::from_secs(30);
+    /// chromiumoxide ends every command it sends on a page after 30 s, whatever the caller's
+    /// timeout (a fixed delay in its command future): a longer wait on one command is this in
+    /// effect, and [`super::send`] reports it as the timeout it is.
+    pub const LIBRARY: Duration = Duration::from_secs(30);
 }
 
 /// Sends one command on the page's session with the ordinary timeout; a failure becomes its
@@ -101,6 +106,11 @@ pub async fn send(
     let method = command.method;
     match tokio::time::timeout(timeout, page.execute(command)).await {
         Ok(Ok(response)) => Ok(response.result),
+        // chromiumoxide's own cut-off, before ours.
+        Ok(Err(chromiumoxide::error::CdpError::Timeout)) => Err(CdpError::Timeout {
+            method,
+            seconds: timeout.min(timeouts::LIBRARY).as_secs(),
+        }),
         Ok(Err(error)) => Err(CdpError::Protocol(protocol_message(&error))),
         Err(_) => Err(CdpError::Timeout {
             method,

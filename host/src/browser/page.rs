@@ -6,6 +6,7 @@
 pub mod actions;
 pub mod emulation;
 pub mod input;
+mod link;
 mod navigation;
 pub mod screenshot;
 pub mod settle;
@@ -14,20 +15,19 @@ pub mod snapshot;
 pub mod tab;
 pub mod vision;
 
+pub use link::PageLink;
 pub use slots::FeatureSlots;
 
 use crate::browser::cdp::raw::RawLink;
-use crate::browser::cdp::{cdp, send, timeouts};
+use crate::browser::cdp::timeouts;
 use crate::snapshot::{Snapshot, UidMap};
 use chromiumoxide::cdp::browser_protocol::page::{
     EventJavascriptDialogClosed, EventJavascriptDialogOpening,
 };
 use emulation::Emulation;
 use futures::StreamExt;
-use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::watch;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -50,24 +50,34 @@ pub enum Target {
     Reload { ignore_cache: bool },
 }
 
+/// A page of the session: its link to Chromium (which derefs to it, and which a call may take
+/// along while it waits on the page) and what the session remembers of it between calls.
 pub struct McpPage {
     pub id: u32,
-    page: chromiumoxide::Page,
     pub isolated_context: Option<String>,
-    dialog: watch::Receiver<Option<DialogInfo>>,
+    link: PageLink,
     uids: UidMap,
     snapshot: Option<Snapshot>,
-    emulation: Emulation,
-    /// The browser's thin CDP connection, for snapshots (see `cdp::raw`).
-    raw: Arc<RawLink>,
     /// loaderId of a cross-process frame in the last snapshot -> its target id, to reach
     /// that frame's nodes.
     frame_targets: HashMap<String, snapshot::FrameTarget>,
     /// Each feature's state on this page (collectors, a running trace, a recording...).
     features: FeatureSlots,
-    /// A tenant's URL policy, checked on every navigation to a URL (`None`: stdio's user).
-    pub url_policy: Option<crate::policy::tenant_urls::UrlPolicy>,
     listener: tokio::task::JoinHandle<()>,
+}
+
+impl std::ops::Deref for McpPage {
+    type Target = PageLink;
+
+    fn deref(&self) -> &PageLink {
+        &self.link
+    }
+}
+
+impl std::ops::DerefMut for McpPage {
+    fn deref_mut(&mut self) -> &mut PageLink {
+        &mut self.link
+    }
 }
 
 impl Drop for McpPage {
@@ -97,16 +107,18 @@ impl McpPage {
         let listener = tokio::spawn(watch_dialogs(opened, closed, sender));
         Ok(McpPage {
             id: 0,
-            page,
             isolated_context,
-            dialog: receiver,
+            link: PageLink {
+                page,
+                dialog: receiver,
+                emulation: Emulation::default(),
+                raw,
+                url_policy: None,
+            },
             uids: UidMap::default(),
             snapshot: None,
-            emulation: Emulation::default(),
-            raw,
             frame_targets: HashMap::new(),
             features: FeatureSlots::default(),
-            url_policy: None,
             listener,
         })
     }
@@ -117,14 +129,9 @@ impl McpPage {
         warm_raw_session(&self.raw, &self.page);
     }
 
-    /// The page's DevTools session, for the commands of features.
-    pub fn cdp(&self) -> &chromiumoxide::Page {
-        &self.page
-    }
-
-    /// The browser's thin connection (large replies, the page's execution contexts).
-    pub fn raw(&self) -> &Arc<RawLink> {
-        &self.raw
+    /// The page's link, to wait on Chromium without the session (see [`PageLink`]).
+    pub fn link(&self) -> PageLink {
+        self.link.clone()
     }
 
     /// The last snapshot taken of this page, if any.
@@ -138,83 +145,6 @@ impl McpPage {
 
     pub fn features_mut(&mut self) -> &mut FeatureSlots {
         &mut self.features
-    }
-
-    pub fn emulation(&self) -> &Emulation {
-        &self.emulation
-    }
-
-    /// The default wait for an action, scaled by CPU emulation.
-    pub fn action_timeout(&self) -> Duration {
-        self.emulation.action_timeout()
-    }
-
-    pub fn dialog(&self) -> Option<DialogInfo> {
-        self.dialog.borrow().clone()
-    }
-
-    pub fn dialog_watch(&self) -> watch::Receiver<Option<DialogInfo>> {
-        self.dialog.clone()
-    }
-
-    /// Waits until no dialog is open (after handling one), at most `limit`.
-    pub async fn wait_dialog_closed(&self, limit: Duration) {
-        let mut dialogs = self.dialog_watch();
-        let _closed = tokio::time::timeout(limit, dialogs.wait_for(Option::is_none)).await;
-    }
-
-    /// The reference's `throwIfDialogOpen` text.
-    pub fn ensure_no_dialog(&self) -> Result<(), String> {
-        match self.dialog() {
-            Some(dialog) => Err(format!(
-                "A dialog is open ({}: {}).",
-                dialog.kind, dialog.message
-            )),
-            None => Ok(()),
-        }
-    }
-
-    pub async fn url(&self) -> String {
-        self.page.url().await.ok().flatten().unwrap_or_default()
-    }
-
-    /// `document.title`, or empty when the page does not answer within `limit`.
-    pub async fn title(&self, limit: Duration) -> String {
-        let answer = send(
-            &self.page,
-            cdp(
-                "Runtime.evaluate",
-                json!({ "expression": "document.title", "returnByValue": true }),
-            ),
-            limit,
-        )
-        .await;
-        match answer {
-            Ok(value) => value["result"]["value"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            Err(_) => String::new(),
-        }
-    }
-
-    pub async fn handle_dialog(
-        &self,
-        accept: bool,
-        prompt_text: Option<&str>,
-    ) -> Result<(), String> {
-        let mut params = json!({ "accept": accept });
-        if let Some(text) = prompt_text {
-            params["promptText"] = Value::from(text);
-        }
-        send(
-            &self.page,
-            cdp("Page.handleJavaScriptDialog", params),
-            timeouts::COMMAND,
-        )
-        .await
-        .map(|_| ())
-        .map_err(|error| error.to_string())
     }
 }
 

@@ -1,10 +1,12 @@
 //! The sections of a response, each rendered from the session's state.
 
 use super::{FindRequest, ListRequest, NetworkRequestDetail, Output, SnapshotRequest};
+use crate::browser::McpPage;
 use crate::browser::features::collectors::{Collectors, Page as Pagination};
+use crate::browser::page::snapshot::CapturedTree;
 use crate::sandbox::FileKind;
 use crate::session::SessionState;
-use crate::snapshot::{Query, next_snapshot_id};
+use crate::snapshot::{Query, Snapshot, next_snapshot_id};
 use serde_json::{Value, json};
 
 /// `Emulating ...` lines of the page's emulation state.
@@ -128,18 +130,29 @@ fn page_rows(out: &mut Output, entries: &[&crate::session::PageEntry]) -> Vec<Va
     pages
 }
 
+/// A new snapshot of `page`: of the tree fetched before assembly if there is one, else of one
+/// fetched now.
+async fn fresh_snapshot(
+    page: &mut McpPage,
+    tree: Option<Result<CapturedTree, String>>,
+    verbose: bool,
+) -> Result<&Snapshot, String> {
+    match tree {
+        Some(tree) => Ok(page.keep_snapshot(tree?, next_snapshot_id())),
+        None => page.take_snapshot(next_snapshot_id(), verbose).await,
+    }
+}
+
 /// `## Latest page snapshot`, or `Saved snapshot to <file>.`
 pub async fn snapshot(
     out: &mut Output,
     state: &mut SessionState,
     page: Option<u32>,
     request: &SnapshotRequest,
+    tree: Option<Result<CapturedTree, String>>,
 ) -> Result<(), String> {
     let id = page.ok_or("No page selected")?;
-    let snapshot = state
-        .page_mut(id)?
-        .take_snapshot(next_snapshot_id(), request.verbose)
-        .await?;
+    let snapshot = fresh_snapshot(state.page_mut(id)?, tree, request.verbose).await?;
     let scoped = request.root_uid.is_some() || request.depth.is_some();
     let text = match scoped {
         true => snapshot.scoped_text(request.root_uid.as_deref(), request.depth)?,
@@ -288,16 +301,14 @@ pub async fn find(
     state: &mut SessionState,
     page: Option<u32>,
     request: &FindRequest,
+    tree: Option<Result<CapturedTree, String>>,
 ) -> Result<(), String> {
     let id = page.ok_or("No page selected")?;
     let query = match request.regex {
         true => Query::regex(&request.query)?,
         false => Query::Text(request.query.clone()),
     };
-    let snapshot = state
-        .page_mut(id)?
-        .take_snapshot(next_snapshot_id(), false)
-        .await?;
+    let snapshot = fresh_snapshot(state.page_mut(id)?, tree, false).await?;
     let found = snapshot.find_all(&query);
     out.text.push("## Found in page".into());
     if found.is_empty() {

@@ -33,11 +33,14 @@ pub struct BrowserConn {
 struct OwnProcess {
     kill: tokio::sync::oneshot::Sender<()>,
     exited: tokio::task::JoinHandle<()>,
+    /// Its pid, to see a death the watching task has not been scheduled to notice yet.
+    pid: Option<u32>,
 }
 
 impl OwnProcess {
     fn watch(mut child: tokio::process::Child, alive: Arc<AtomicBool>) -> OwnProcess {
         let (kill, killed) = tokio::sync::oneshot::channel::<()>();
+        let pid = child.id();
         let exited = tokio::spawn(async move {
             tokio::select! {
                 _ = child.wait() => {}
@@ -48,7 +51,24 @@ impl OwnProcess {
             }
             alive.store(false, Ordering::SeqCst);
         });
-        OwnProcess { kill, exited }
+        OwnProcess { kill, exited, pid }
+    }
+
+    /// False once the process died, even before the watching task ran: a dead process is a
+    /// zombie (or gone) at once, while the task waits for a busy runtime to poll it.
+    fn running(&self) -> bool {
+        let Some(pid) = self.pid else {
+            return false;
+        };
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            // The state follows the command name, which is in parentheses.
+            Ok(stat) => stat
+                .rsplit_once(") ")
+                .is_none_or(|(_, rest)| !rest.starts_with(['Z', 'X'])),
+            // No /proc (not Linux): the watching task is the only witness.
+            Err(_) if !std::path::Path::new("/proc/self").exists() => true,
+            Err(_) => false,
+        }
     }
 }
 
@@ -215,6 +235,7 @@ impl BrowserConn {
 
     pub fn is_alive(&self) -> bool {
         self.alive.load(Ordering::SeqCst)
+            && self.own_process.as_ref().is_none_or(OwnProcess::running)
     }
 
     /// Closes a launched browser (waiting briefly, then killing it); detaches from a connected
@@ -224,7 +245,9 @@ impl BrowserConn {
             return;
         }
         if let Some(process) = self.own_process.take() {
-            let OwnProcess { kill, mut exited } = process;
+            let OwnProcess {
+                kill, mut exited, ..
+            } = process;
             let graceful = async {
                 let _closed = self.browser.close().await;
                 let _exited = (&mut exited).await;
@@ -274,5 +297,36 @@ fn protect_debugging_endpoint(url: &str) {
             std::net::SocketAddr::new(host, port),
             "the browser's remote-debugging port",
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A killed browser counts as dead at once, before the task watching it is polled: the
+    /// next call relaunches instead of talking to a corpse.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_killed_process_is_dead_before_its_watcher_runs() {
+        let child = tokio::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep runs");
+        let alive = Arc::new(AtomicBool::new(true));
+        let process = OwnProcess::watch(child, alive.clone());
+        assert!(process.running());
+        let pid = process.pid.expect("a pid").to_string();
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &pid])
+            .status()
+            .expect("kill runs");
+        assert!(killed.success());
+        // No await in between: the watcher (same thread) has not run.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while process.running() {
+            assert!(std::time::Instant::now() < deadline, "still running");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(alive.load(Ordering::SeqCst), "the watcher has not run yet");
     }
 }

@@ -2,12 +2,12 @@
 //! wait for text, resize, emulate and capture. Each action that can change the page waits for
 //! it to settle (see `settle`).
 
-use super::McpPage;
 use super::emulation::EmulateRequest;
 use super::input;
 use super::screenshot::ScreenshotRequest;
 use super::settle;
-use crate::browser::cdp::{cdp, send, timeouts};
+use super::{McpPage, PageLink};
+use crate::browser::cdp::{CdpError, cdp, send, timeouts};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -203,15 +203,13 @@ impl McpPage {
         .map_err(|error| error.to_string())
     }
 
-    /// Runs a function declaration with elements (by uid) as arguments and returns the JSON text
-    /// of its awaited result, then waits for the page to settle.
-    pub async fn evaluate(
+    /// A function declaration with elements (by uid) as arguments, ready to run on the page's
+    /// link ([`PageLink::evaluate`]): the uids are resolved now, while the session is held.
+    pub async fn evaluation(
         &self,
         function: &str,
         arg_uids: &[String],
-        dialog_action: Option<&str>,
-        wait_for_stable_dom: bool,
-    ) -> Result<(String, Option<String>), String> {
+    ) -> Result<Evaluation, String> {
         let mut object_ids = Vec::with_capacity(arg_uids.len());
         for uid in arg_uids {
             object_ids.push(self.resolve_uid(uid).await?);
@@ -222,30 +220,70 @@ impl McpPage {
         // Without element arguments, one `Runtime.evaluate` in the page's current context:
         // a remote reference to `globalThis` taken first would die with the document if the
         // page navigated in between ("Cannot find context with specified id").
-        let (method, params) = match object_ids.first() {
-            Some(first) => (
-                "Runtime.callFunctionOn",
-                json!({
+        Ok(match object_ids.first() {
+            Some(first) => Evaluation {
+                method: "Runtime.callFunctionOn",
+                params: json!({
                     "functionDeclaration": wrapper,
                     "objectId": first,
                     "arguments": object_ids.iter().map(|id| json!({ "objectId": id })).collect::<Vec<_>>(),
                     "awaitPromise": true,
                     "returnByValue": true,
                 }),
-            ),
-            None => (
-                "Runtime.evaluate",
-                json!({
+            },
+            None => Evaluation {
+                method: "Runtime.evaluate",
+                params: json!({
                     "expression": format!("({wrapper})()"),
                     "awaitPromise": true,
                     "returnByValue": true,
                 }),
-            ),
-        };
+            },
+        })
+    }
+}
+
+/// A script to run in a page, its element arguments resolved ([`McpPage::evaluation`]).
+pub struct Evaluation {
+    method: &'static str,
+    params: Value,
+}
+
+impl PageLink {
+    /// Runs an evaluation and returns the JSON text of its awaited result, then waits for the
+    /// page to settle. A script still running at the timeout is stopped, so the page answers
+    /// the next call instead of spinning on.
+    pub async fn evaluate(
+        &self,
+        evaluation: Evaluation,
+        dialog_action: Option<&str>,
+        wait_for_stable_dom: bool,
+    ) -> Result<(String, Option<String>), String> {
         let evaluation = async {
-            send(&self.page, cdp(method, params), Duration::from_secs(60))
-                .await
-                .map_err(|error| error.to_string())
+            match send(
+                &self.page,
+                cdp(evaluation.method, evaluation.params),
+                timeouts::PAGE_WORK,
+            )
+            .await
+            {
+                Ok(answer) => Ok(answer),
+                Err(error @ CdpError::Timeout { .. }) => {
+                    let stopped = send(
+                        &self.page,
+                        cdp("Runtime.terminateExecution", json!({})),
+                        timeouts::COMMAND,
+                    )
+                    .await;
+                    Err(match stopped {
+                        Ok(_) => format!("{error} The script was stopped; the page answers again."),
+                        Err(_) => {
+                            format!("{error} The page does not answer; close it with close_page.")
+                        }
+                    })
+                }
+                Err(error) => Err(error.to_string()),
+            }
         };
         let evaluation = settle::handling_dialogs(self, dialog_action, evaluation);
         let (result, navigated) = if wait_for_stable_dom {

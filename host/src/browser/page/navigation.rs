@@ -1,7 +1,7 @@
 //! Navigation: to a URL, back, forward or a reload, waiting for the load (or a back/forward
 //! cache restore), with a `beforeunload` dialog on the way accepted or dismissed as asked.
 
-use super::{McpPage, Navigated, Target};
+use super::{Navigated, PageLink, Target};
 use crate::browser::cdp::{cdp, send, timeouts};
 use chromiumoxide::cdp::browser_protocol::page::{
     EventFrameNavigated, EventLoadEventFired, NavigationType,
@@ -10,7 +10,7 @@ use futures::StreamExt;
 use serde_json::json;
 use std::time::Duration;
 
-impl McpPage {
+impl PageLink {
     /// Navigates and waits for the load event; a `beforeunload` dialog on the way is accepted or
     /// dismissed as asked.
     pub async fn navigate(
@@ -93,13 +93,16 @@ impl McpPage {
             .map_err(|error| error.to_string())?;
         let mut dialogs = self.dialog_watch();
         let mut before_unload_handled = false;
+        // The commands get a second more than the navigation, so a page that does not answer
+        // ends in the reference's "Navigation timeout" below, not in a protocol timeout.
+        let command_timeout = timeout.saturating_add(Duration::from_secs(1));
         let start = async {
             let started = match target {
                 Target::Url(url) => {
                     let result = send(
                         &self.page,
                         cdp("Page.navigate", json!({ "url": url })),
-                        timeout,
+                        command_timeout,
                     )
                     .await
                     .map_err(|error| error.to_string())?;
@@ -117,13 +120,13 @@ impl McpPage {
                     } else {
                         1
                     };
-                    self.go_in_history(offset, timeout).await?
+                    self.go_in_history(offset, command_timeout).await?
                 }
                 Target::Reload { ignore_cache } => {
                     send(
                         &self.page,
                         cdp("Page.reload", json!({ "ignoreCache": ignore_cache })),
-                        timeout,
+                        command_timeout,
                     )
                     .await
                     .map_err(|error| error.to_string())?;

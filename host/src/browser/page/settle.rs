@@ -11,7 +11,7 @@
 //! rendered a frame after it: the frame runs what the action may have queued untracked
 //! (`requestAnimationFrame` callbacks, observers), and a change they make extends the wait.
 
-use super::McpPage;
+use super::PageLink;
 use crate::browser::cdp::{cdp, send};
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
 use chromiumoxide::cdp::browser_protocol::page::{EventFrameStartedLoading, EventLoadEventFired};
@@ -150,7 +150,7 @@ struct Waits {
 }
 
 impl Waits {
-    fn of(page: &McpPage) -> Waits {
+    fn of(page: &PageLink) -> Waits {
         let cpu = page.emulation().cpu_multiplier().max(1.0);
         let network = page.emulation().network_multiplier().max(1.0);
         let millis = |value: f64| value.round() as u64;
@@ -177,7 +177,7 @@ enum Settled {
 /// Runs `action`, then waits for what it caused. Returns the action's value (none when a dialog
 /// it opened stalled the page) and the URL the page navigated to, if it changed.
 pub async fn after_action<T>(
-    page: &McpPage,
+    page: &PageLink,
     action: impl Future<Output = Result<T, String>>,
 ) -> Result<(Option<T>, Option<String>), String> {
     let url_before = page.url().await;
@@ -249,7 +249,7 @@ pub async fn after_action<T>(
 }
 
 /// Arms the page's tracker; false when the page could not run it.
-async fn arm(page: &McpPage, waits: &Waits) -> bool {
+async fn arm(page: &PageLink, waits: &Waits) -> bool {
     let expression = format!("({ARM_SCRIPT})({})", waits.dom_cap_ms);
     let armed = send(
         &page.page,
@@ -264,7 +264,7 @@ async fn arm(page: &McpPage, waits: &Waits) -> bool {
 }
 
 /// Waits for the armed tracker to call the page settled; a dialog ends the wait early.
-async fn settle(page: &McpPage, waits: &Waits) -> Settled {
+async fn settle(page: &PageLink, waits: &Waits) -> Settled {
     let mut dialogs = page.dialog_watch();
     let expression = format!(
         "{SETTLE_SCRIPT}({}, {}, {})",
@@ -294,7 +294,7 @@ async fn settle(page: &McpPage, waits: &Waits) -> Settled {
 }
 
 /// Waits for a quiet DOM; a dialog or a navigation ends the wait early.
-async fn dom_quiet(page: &McpPage, waits: &Waits) {
+async fn dom_quiet(page: &PageLink, waits: &Waits) {
     let mut dialogs = page.dialog_watch();
     let expression = format!(
         "{DOM_QUIET_SCRIPT}({}, {})",
@@ -317,7 +317,7 @@ async fn dom_quiet(page: &McpPage, waits: &Waits) {
 /// Runs `work`, handling any dialog that opens meanwhile as `action` says (`accept`, the
 /// default, `dismiss`, or a prompt text to accept with), so the work can finish.
 pub async fn handling_dialogs<T>(
-    page: &McpPage,
+    page: &PageLink,
     action: Option<&str>,
     work: impl Future<Output = T>,
 ) -> T {

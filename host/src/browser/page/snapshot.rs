@@ -5,7 +5,7 @@
 //! The trees travel over the browser's thin CDP connection (`cdp::raw`): a big page's
 //! `Accessibility.getFullAXTree` reply is megabytes, which chromiumoxide would parse twice.
 
-use super::McpPage;
+use super::{McpPage, PageLink};
 use crate::browser::cdp::raw::RawClient;
 use crate::browser::cdp::{CdpError, cdp, send, timeouts};
 use crate::snapshot::{AxNode, AxTree, Snapshot};
@@ -48,14 +48,19 @@ struct Frames {
     targets: HashMap<String, FrameTarget>,
 }
 
-impl McpPage {
-    /// Takes a fresh snapshot (descending into iframes, as the reference's `includeIframes`
-    /// does); later uid lookups use it.
-    pub async fn take_snapshot(
-        &mut self,
-        snapshot_id: u64,
-        verbose: bool,
-    ) -> Result<&Snapshot, String> {
+/// A page's accessibility tree as fetched, not yet numbered: numbering gives uids, which are
+/// the page's own state and wait for the session ([`McpPage::keep_snapshot`]).
+pub struct CapturedTree {
+    root: AxNode,
+    loader_id: String,
+    frame_targets: HashMap<String, FrameTarget>,
+    verbose: bool,
+}
+
+impl PageLink {
+    /// Fetches the page's accessibility tree (descending into iframes, as the reference's
+    /// `includeIframes` does): all of a snapshot's waiting on Chromium, none of its state.
+    pub async fn capture_tree(&self, verbose: bool) -> Result<CapturedTree, String> {
         let client = self.raw.client().await.map_err(|error| error.to_string())?;
         let target = self.page.target_id().as_ref().to_string();
         let mut walk = Walk {
@@ -91,9 +96,37 @@ impl McpPage {
         if walk.reply_bytes >= LARGE_REPLY {
             return_freed_memory();
         }
-        self.frame_targets = walk.frames.targets;
-        let snapshot = Snapshot::build(root, &loader_id, snapshot_id, verbose, &mut self.uids);
-        Ok(self.snapshot.insert(snapshot))
+        Ok(CapturedTree {
+            root,
+            loader_id,
+            frame_targets: walk.frames.targets,
+            verbose,
+        })
+    }
+}
+
+impl McpPage {
+    /// Takes a fresh snapshot; later uid lookups use it.
+    pub async fn take_snapshot(
+        &mut self,
+        snapshot_id: u64,
+        verbose: bool,
+    ) -> Result<&Snapshot, String> {
+        let tree = self.capture_tree(verbose).await?;
+        Ok(self.keep_snapshot(tree, snapshot_id))
+    }
+
+    /// Numbers a captured tree with this page's uids and keeps it as the page's snapshot.
+    pub fn keep_snapshot(&mut self, tree: CapturedTree, snapshot_id: u64) -> &Snapshot {
+        self.frame_targets = tree.frame_targets;
+        let snapshot = Snapshot::build(
+            tree.root,
+            &tree.loader_id,
+            snapshot_id,
+            tree.verbose,
+            &mut self.uids,
+        );
+        self.snapshot.insert(snapshot)
     }
 
     /// Where to click the node behind `uid` when it lives in a cross-process frame: its

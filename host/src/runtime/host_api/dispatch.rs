@@ -58,6 +58,9 @@ pub struct CallState {
     page_content_marked: bool,
     /// `--experimentalParallelPages`: waits release the session ([`Call::unlocked`]).
     parallel_pages: bool,
+    /// The session a wait released, until the call takes it back: a call stopped in the middle
+    /// of the wait takes it back in [`CallState::clean_up`].
+    released: Option<Arc<tokio::sync::Mutex<SessionState>>>,
 }
 
 impl CallState {
@@ -83,6 +86,7 @@ impl CallState {
             dispatched: Vec::new(),
             page_content_marked: false,
             parallel_pages: false,
+            released: None,
         }
     }
 
@@ -148,6 +152,9 @@ impl CallState {
     /// returned, trapped or ran out of budget, from the host's side, so no guest code can skip
     /// it.
     pub async fn clean_up(&mut self) -> Result<(), Denied> {
+        if let Some(session) = self.released.take() {
+            self.session = Some(session.lock_owned().await);
+        }
         let scripts = std::mem::take(&mut self.init_scripts);
         let effects = std::mem::take(&mut self.long_lived);
         let start = self.urls_at_start.take();
@@ -177,13 +184,13 @@ impl CallState {
         }
     }
 
-    /// The session back from the call (it ended), for the response assembly.
     /// `--experimentalParallelPages`: the page's lane is held by the pipeline, so a wait may
     /// release the session for calls on other pages.
     pub fn allow_parallel_pages(&mut self) {
         self.parallel_pages = true;
     }
 
+    /// The session back from the call (it ended), for the response assembly.
     pub fn take_session(&mut self) -> Option<OwnedMutexGuard<SessionState>> {
         self.session.take()
     }
@@ -312,17 +319,22 @@ impl Call<'_> {
     /// pages run in parallel, so calls on other pages go on meanwhile; the session is taken
     /// again, in turn, before this returns. Page handles stay valid: they are ids, looked up
     /// again on use.
+    ///
+    /// A plugin held to URL patterns keeps the session: its end-of-call sweep judges every
+    /// page move since its first navigation as its own, and must not see other calls' moves.
     pub async fn unlocked<T>(&mut self, wait: impl std::future::Future<Output = T>) -> T {
-        if !self.state.parallel_pages {
+        if !self.state.parallel_pages || self.state.grants.restricts_urls() {
             return wait.await;
         }
         let Some(guard) = self.state.session.take() else {
             return wait.await;
         };
         let session = OwnedMutexGuard::mutex(&guard).clone();
+        self.state.released = Some(session.clone());
         drop(guard);
         let answer = wait.await;
         self.state.session = Some(session.lock_owned().await);
+        self.state.released = None;
         answer
     }
 
@@ -601,5 +613,64 @@ mod tests {
         // Unmarked functions answer as they like.
         let plain = state.dispatch(&PLAIN, async |_call| Ok(1)).await;
         assert_eq!(plain.expect("answered"), 1);
+    }
+
+    /// Whether the session is free while a call with these grants waits in `unlocked`.
+    async fn free_while_waiting(grants: Grants, parallel: bool) -> bool {
+        let sandbox = crate::sandbox::Sandbox::new(Vec::new()).expect("a sandbox");
+        let session = crate::session::Session::new(Default::default(), sandbox);
+        let mut state = CallState::new(
+            Some(session.lock().await),
+            Arc::new(grants),
+            Limits::default(),
+        );
+        if parallel {
+            state.allow_parallel_pages();
+        }
+        let free = state
+            .dispatch(&PLAIN, async |call| {
+                Ok(call.unlocked(async { session.try_lock().is_some() }).await)
+            })
+            .await
+            .expect("answered");
+        assert!(state.take_session().is_some(), "the session is taken back");
+        free
+    }
+
+    /// A call stopped in the middle of a wait (its wall clock) takes the released session back
+    /// when it is cleaned up, so its init scripts and effects are still undone.
+    #[tokio::test]
+    async fn a_call_stopped_during_a_wait_takes_the_session_back_to_clean_up() {
+        let sandbox = crate::sandbox::Sandbox::new(Vec::new()).expect("a sandbox");
+        let session = crate::session::Session::new(Default::default(), sandbox);
+        let mut state = CallState::new(
+            Some(session.lock().await),
+            Arc::new(Grants::all("built-in")),
+            Limits::default(),
+        );
+        state.allow_parallel_pages();
+        let waiting = state.dispatch(&PLAIN, async |call| {
+            call.unlocked(std::future::pending::<()>()).await;
+            Ok(())
+        });
+        let stopped = tokio::time::timeout(std::time::Duration::from_millis(50), waiting).await;
+        assert!(stopped.is_err(), "the wait never ends");
+        assert!(session.try_lock().is_some(), "released while waiting");
+        state.clean_up().await.expect("cleaned up");
+        assert!(state.take_session().is_some(), "taken back");
+    }
+
+    /// Parallel pages release the session during a wait, except for a plugin held to URL
+    /// patterns (its sweep would take other calls' page moves for its own).
+    #[tokio::test]
+    async fn waits_release_the_session_only_for_calls_free_of_url_patterns() {
+        assert!(free_while_waiting(Grants::all("built-in"), true).await);
+        assert!(!free_while_waiting(Grants::all("built-in"), false).await);
+        let patterns = ["http://127.0.0.1/*".to_string()];
+        let pages = [crate::policy::capability::Capability::PagesRead]
+            .into_iter()
+            .collect();
+        let restricted = Grants::new("plugin", pages, Some(&patterns)).expect("grants");
+        assert!(!free_while_waiting(restricted, true).await);
     }
 }

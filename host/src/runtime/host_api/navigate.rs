@@ -47,15 +47,18 @@ impl navigate::Host for CallState {
             if let Some(source) = options.init_script.as_deref() {
                 or_return!(call.add_init_script(page_id, source).await?);
             }
-            let page = or_return!(call.page(&handle)?);
-            let outcome = page
-                .navigate(
+            let link = or_return!(call.page(&handle)?).link();
+            // A load can take long: other pages' calls go on meanwhile (parallel pages).
+            let navigated = async move {
+                link.navigate(
                     target,
                     timeout(options.timeout_ms),
                     options.accept_before_unload,
                     None,
                 )
-                .await;
+                .await
+            };
+            let outcome = call.unlocked(navigated).await;
             call.remove_init_scripts(page_id).await;
             Ok(outcome.map(|done| navigate::Navigated {
                 url: done.url,

@@ -99,10 +99,15 @@ pub(super) async fn evaluate(
 ) -> Outcome<String> {
     let function = or_return!(evaluation_source(call, source)?);
     let page = or_return!(call.page(handle)?);
-    let outcome = page
-        .evaluate(&function, args, dialog_action, wait_for_stable_dom)
-        .await;
-    let (result, navigated) = or_return!(outcome);
+    let evaluation = or_return!(page.evaluation(&function, args).await);
+    let link = page.link();
+    // The script may run long (or forever, until its timeout stops it): other pages' calls go
+    // on meanwhile (parallel pages).
+    let evaluated = async move {
+        link.evaluate(evaluation, dialog_action, wait_for_stable_dom)
+            .await
+    };
+    let (result, navigated) = or_return!(call.unlocked(evaluated).await);
     call.navigated(navigated);
     Ok(Ok(result))
 }
