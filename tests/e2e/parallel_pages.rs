@@ -114,15 +114,18 @@ async fn other_page_answers_first(
     slow_answer
 }
 
-/// A script that runs for seconds, a load that takes seconds, a snapshot of a busy page and a
-/// renderer that spins forever: each holds only its own page, and each call on it ends with its
-/// answer or a clear error within its timeout, after which the client's other pages and the
-/// browser-wide tools are served as before. A script still unanswered after 30 s stops the
-/// page's spinning script, so the page answers again.
+/// A click and a script that run for seconds, a load that takes seconds, a snapshot of a busy
+/// page and a renderer that spins forever: each holds only its own page, and each call on it
+/// ends with its answer or a clear error within its timeout, after which the client's other
+/// pages and the browser-wide tools are served as before. A script still unanswered after 30 s
+/// stops the page's spinning script, so the page answers again.
 #[tokio::test]
 async fn busy_scripts_slow_loads_and_a_hung_renderer_hold_only_their_page() {
     let pages = FixtureServer::start(vec![
-        Route::html("/busy", "<!doctype html><title>Busy</title><p>Working</p>"),
+        Route::html(
+            "/busy",
+            "<!doctype html><title>Busy</title><p>Working</p><button onclick='const end = Date.now() + 3000; while (Date.now() < end) {}'>Spin</button>",
+        ),
         // Busy for three seconds, a second after it loads.
         Route::html(
             "/busy-later",
@@ -152,6 +155,19 @@ async fn busy_scripts_slow_loads_and_a_hung_renderer_hold_only_their_page() {
     };
     let busy = open("/busy").await;
     let fast = open("/fast").await;
+
+    // A click whose handler keeps the page busy for three seconds.
+    let snapshot = server
+        .call("take_snapshot", json!({ "pageId": busy }))
+        .await;
+    let spin_button = crate::fixtures::uid_of(&snapshot.text, "button \"Spin\"");
+    let clicked = other_page_answers_first(
+        &server,
+        ("click", json!({ "pageId": busy, "uid": spin_button })),
+        fast,
+    )
+    .await;
+    assert!(!clicked.is_error, "{}", clicked.text);
 
     // A script busy for three seconds.
     let spin =

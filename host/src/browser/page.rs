@@ -8,14 +8,15 @@ pub mod emulation;
 pub mod input;
 mod link;
 mod navigation;
+mod prepared;
 pub mod screenshot;
 pub mod settle;
 mod slots;
 pub mod snapshot;
 pub mod tab;
-pub mod vision;
 
 pub use link::PageLink;
+pub use prepared::Action;
 pub use slots::FeatureSlots;
 
 use crate::browser::cdp::raw::RawLink;

@@ -1,9 +1,8 @@
-//! What tools do to a page: click, hover, fill, type, press keys, drag, upload, evaluate,
-//! wait for text, resize, emulate and capture. Each action that can change the page waits for
-//! it to settle (see `settle`).
+//! What tools do to a page besides input (`prepared`): evaluate, wait for text, resize,
+//! emulate and prepare captures. Each action that can change the page waits for it to settle
+//! (see `settle`).
 
 use super::emulation::EmulateRequest;
-use super::input;
 use super::screenshot::ScreenshotRequest;
 use super::settle;
 use super::{McpPage, PageLink};
@@ -12,68 +11,6 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 impl McpPage {
-    pub async fn hover(&self, uid: &str) -> Result<Option<String>, String> {
-        let object_id = self.resolve_element(uid).await?;
-        let hover = async {
-            input::hover(&self.page, &object_id)
-                .await
-                .map_err(|error| interaction_failed(uid, &error))
-        };
-        let (_, navigated) = settle::after_action(self, hover).await?;
-        Ok(navigated)
-    }
-
-    pub async fn fill(&self, uid: &str, value: &str) -> Result<Option<String>, String> {
-        let object_id = self.resolve_element(uid).await?;
-        let fill = async {
-            input::fill(&self.page, &object_id, value)
-                .await
-                .map_err(|error| interaction_failed(uid, &error))
-        };
-        let (_, navigated) = settle::after_action(self, fill).await?;
-        Ok(navigated)
-    }
-
-    pub async fn type_text(
-        &self,
-        text: &str,
-        submit_key: Option<&str>,
-    ) -> Result<Option<String>, String> {
-        let typing = async {
-            input::type_text(&self.page, text).await?;
-            match submit_key {
-                Some(key) => input::press_named_key(&self.page, key).await,
-                None => Ok(()),
-            }
-        };
-        let (_, navigated) = settle::after_action(self, typing).await?;
-        Ok(navigated)
-    }
-
-    pub async fn press_key(&self, key: &str) -> Result<Option<String>, String> {
-        let (_, navigated) = settle::after_action(self, input::press_key(&self.page, key)).await?;
-        Ok(navigated)
-    }
-
-    pub async fn drag(&self, from_uid: &str, to_uid: &str) -> Result<Option<String>, String> {
-        let from = self.resolve_element(from_uid).await?;
-        let to = self.resolve_element(to_uid).await?;
-        let (_, navigated) =
-            settle::after_action(self, input::drag(&self.page, &from, &to)).await?;
-        Ok(navigated)
-    }
-
-    pub async fn upload_files(
-        &self,
-        uid: &str,
-        paths: &[String],
-    ) -> Result<Option<String>, String> {
-        let object_id = self.resolve_element(uid).await?;
-        let (_, navigated) =
-            settle::after_action(self, input::upload_files(&self.page, &object_id, paths)).await?;
-        Ok(navigated)
-    }
-
     /// Sets the whole emulation state (the reference's semantics) and keeps it for the
     /// `Emulating ...` lines and the timeouts.
     pub async fn emulate(&mut self, request: EmulateRequest) -> Result<(), String> {
@@ -104,29 +41,6 @@ impl McpPage {
             request.element_object_id = Some(self.resolve_element(uid).await?);
         }
         Ok(request)
-    }
-
-    /// Clicks the element's centre `count` times, then waits for the page to settle. Returns the
-    /// URL it navigated to, if it did.
-    pub async fn click(&self, uid: &str, count: u32) -> Result<Option<String>, String> {
-        // A node in a cross-process iframe is reached through that frame's own target.
-        if let Some(point) = self.frame_click_at(uid).await? {
-            let click = async {
-                input::click_at(&self.page, point, count)
-                    .await
-                    .map_err(|error| interaction_failed(uid, &error))
-            };
-            let (_, navigated) = settle::after_action(self, click).await?;
-            return Ok(navigated);
-        }
-        let object_id = self.resolve_element(uid).await?;
-        let click = async {
-            input::click_times(&self.page, &object_id, count)
-                .await
-                .map_err(|error| interaction_failed(uid, &error))
-        };
-        let (_, navigated) = settle::after_action(self, click).await?;
-        Ok(navigated)
     }
 
     /// Evaluates a script expression (awaiting a promise) and returns its JSON text, as the
@@ -328,7 +242,7 @@ const WAIT_FOR_TEXT_SCRIPT: &str = r#"(texts, timeout) => new Promise(resolve =>
 
 /// The reference replaces the reason of a failed hover, click or fill with this text; the reason
 /// goes to the log.
-fn interaction_failed(uid: &str, reason: &str) -> String {
+pub(super) fn interaction_failed(uid: &str, reason: &str) -> String {
     tracing::debug!(uid, reason, "interaction failed");
     format!(
         "Failed to interact with the element with uid {uid}. The element did not become interactive within the configured timeout."

@@ -4,6 +4,7 @@
 
 use super::function::{HostFunction as F, Marks as M};
 use super::{Call, CallState, Outcome, PageHandle, or_return};
+use crate::browser::page::Action;
 use crate::runtime::bindings::v0_3::devtools::tool::{files_read, input};
 use std::time::Duration;
 use wasmtime::component::Resource;
@@ -32,14 +33,19 @@ pub(super) const FUNCTIONS: &[&F] = &[
     &UPLOAD_FILES,
 ];
 
-/// An input action is the page's own method and reports a navigation it caused.
+/// An input action, prepared on the page (its elements resolved while the session is held),
+/// then performed on the page's link, with the session given back meanwhile (parallel pages);
+/// it reports a navigation it caused.
 async fn act(
     call: &mut Call<'_>,
     handle: &Resource<PageHandle>,
-    action: impl AsyncFnOnce(&mut crate::browser::McpPage) -> Result<Option<String>, String>,
+    prepare: impl AsyncFnOnce(&mut crate::browser::McpPage) -> Result<Action, String>,
 ) -> Outcome<()> {
     let page = or_return!(call.page(handle)?);
-    let navigated = or_return!(action(page).await);
+    let action = or_return!(prepare(page).await);
+    let link = page.link();
+    let performed = async move { link.perform(action).await };
+    let navigated = or_return!(call.unlocked(performed).await);
     call.navigated(navigated);
     Ok(Ok(()))
 }
@@ -65,7 +71,7 @@ impl input::Host for CallState {
         count: u32,
     ) -> Outcome<()> {
         self.dispatch(&CLICK_AT, async |call| {
-            act(call, &handle, async |page| page.click_at(x, y, count).await).await
+            act(call, &handle, async |page| page.click_at(x, y, count)).await
         })
         .await
     }
@@ -97,7 +103,7 @@ impl input::Host for CallState {
     ) -> Outcome<()> {
         self.dispatch(&TYPE_TEXT, async |call| {
             act(call, &handle, async |page| {
-                page.type_text(&text, submit_key.as_deref()).await
+                Ok(page.type_text(&text, submit_key.as_deref()))
             })
             .await
         })
@@ -106,7 +112,7 @@ impl input::Host for CallState {
 
     async fn press_key(&mut self, handle: Resource<PageHandle>, key: String) -> Outcome<()> {
         self.dispatch(&PRESS_KEY, async |call| {
-            act(call, &handle, async |page| page.press_key(&key).await).await
+            act(call, &handle, async |page| Ok(page.press_key(&key))).await
         })
         .await
     }
