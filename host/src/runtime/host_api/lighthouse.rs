@@ -121,13 +121,19 @@ async fn prepare(
         .ok_or("The browser is not connected.")?;
     let settings = session.browser_options().lighthouse.clone();
     let target_id = session.page(id)?.cdp().target_id().inner().clone();
-    let request = AuditRequest {
-        ws_endpoint: &ws_endpoint,
-        target_id: &target_id,
-        mode,
-        device,
+    // An audit takes tens of seconds on its own connection: other pages' calls go on meanwhile
+    // (parallel pages).
+    let audited = async {
+        let request = AuditRequest {
+            ws_endpoint: &ws_endpoint,
+            target_id: &target_id,
+            mode,
+            device,
+        };
+        crate::lighthouse::run(&settings, &request).await
     };
-    let reports = crate::lighthouse::run(&settings, &request)
+    let reports = call
+        .unlocked(audited)
         .await
         .map_err(|error| error.to_string())?;
     Ok((reports, output_dir))
