@@ -226,6 +226,7 @@ impl Session {
     }
 
     /// The session's state if no call holds it now.
+    #[cfg(test)]
     pub fn try_lock(&self) -> Option<OwnedMutexGuard<SessionState>> {
         self.state.clone().try_lock_owned().ok()
     }

@@ -47,15 +47,7 @@ impl McpPage {
     /// slim `evaluate` does.
     pub async fn evaluate_expression(&self, script: &str) -> Result<String, String> {
         let params = json!({ "expression": script, "awaitPromise": true, "returnByValue": true });
-        let evaluation = async {
-            send(
-                &self.page,
-                cdp("Runtime.evaluate", params),
-                Duration::from_secs(60),
-            )
-            .await
-            .map_err(|error| error.to_string())
-        };
+        let evaluation = run_script(&self.page, "Runtime.evaluate", params);
         let result = settle::handling_dialogs(self, None, evaluation).await?;
         if let Some(exception) = result.get("exceptionDetails") {
             return Err(exception_message(exception));
@@ -164,41 +156,15 @@ pub struct Evaluation {
 }
 
 impl PageLink {
-    /// Runs an evaluation and returns the JSON text of its awaited result, then waits for the
-    /// page to settle. A script still running at the timeout is stopped, so the page answers
-    /// the next call instead of spinning on.
+    /// Runs an evaluation (see [`run_script`]) and returns the JSON text of its awaited result,
+    /// then waits for the page to settle.
     pub async fn evaluate(
         &self,
         evaluation: Evaluation,
         dialog_action: Option<&str>,
         wait_for_stable_dom: bool,
     ) -> Result<(String, Option<String>), String> {
-        let evaluation = async {
-            match send(
-                &self.page,
-                cdp(evaluation.method, evaluation.params),
-                timeouts::PAGE_WORK,
-            )
-            .await
-            {
-                Ok(answer) => Ok(answer),
-                Err(error @ CdpError::Timeout { .. }) => {
-                    let stopped = send(
-                        &self.page,
-                        cdp("Runtime.terminateExecution", json!({})),
-                        timeouts::COMMAND,
-                    )
-                    .await;
-                    Err(match stopped {
-                        Ok(_) => format!("{error} The script was stopped; the page answers again."),
-                        Err(_) => {
-                            format!("{error} The page does not answer; close it with close_page.")
-                        }
-                    })
-                }
-                Err(error) => Err(error.to_string()),
-            }
-        };
+        let evaluation = run_script(&self.page, evaluation.method, evaluation.params);
         let evaluation = settle::handling_dialogs(self, dialog_action, evaluation);
         let (result, navigated) = if wait_for_stable_dom {
             settle::after_action(self, evaluation).await?
@@ -214,6 +180,27 @@ impl PageLink {
             _ => "undefined".to_string(),
         };
         Ok((text, navigated))
+    }
+}
+
+/// Runs a script command (`Runtime.evaluate` or `Runtime.callFunctionOn`) with the time page work
+/// gets. A script still running then is stopped, so the page answers the next call instead of
+/// spinning on.
+async fn run_script(
+    page: &chromiumoxide::Page,
+    method: &'static str,
+    params: Value,
+) -> Result<Value, String> {
+    match send(page, cdp(method, params), timeouts::PAGE_WORK).await {
+        Ok(answer) => Ok(answer),
+        Err(error @ CdpError::Timeout { .. }) => {
+            let stop = cdp("Runtime.terminateExecution", json!({}));
+            Err(match send(page, stop, timeouts::COMMAND).await {
+                Ok(_) => format!("{error} The script was stopped; the page answers again."),
+                Err(_) => format!("{error} The page does not answer; close it with close_page."),
+            })
+        }
+        Err(error) => Err(error.to_string()),
     }
 }
 
