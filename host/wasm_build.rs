@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
-pub const WASI_TARGET: &str = "wasm32-wasip2";
 
 /// Where a build script's products go: the profile folder holding the binary (`OUT_DIR` is
 /// `<target>/<profile>/build/<pkg>-<hash>/out`), and the nested wasm build's own target
