@@ -218,7 +218,11 @@ fn every_description_file_named_by_a_kind_exists_and_has_a_title() {
     for (file, markdown) in DESCRIPTIONS {
         assert!(title(markdown).is_some(), "{file} has no title");
     }
-    let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/issue-descriptions");
+    // The checkout being tested (cargo test sets it when it runs the binary), not the one that
+    // compiled it: a shared target directory reuses a test binary across checkouts.
+    let manifest_dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    let folder = std::path::Path::new(&manifest_dir).join("issue-descriptions");
     let on_disk = std::fs::read_dir(folder)
         .expect("the descriptions folder")
         .filter(|entry| {
