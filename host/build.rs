@@ -1,30 +1,18 @@
-//! Builds the built-in tool plugins for wasm32-unknown-unknown and places them next to the
-//! binary, in `plugins/`, so that `cargo build`, `cargo run` and `cargo test` need nothing
-//! else (the test plugins are built by `tests/fixtures/built-plugins`, for tests only).
-//!
-//! The built-in tools are also embedded in the binary (`src/runtime/embedded.rs`), each with its
-//! code compiled ahead of time by the same wasmtime, configured by the same
-//! `src/runtime/compile_settings.rs` as the runtime's engine: an installed binary is
-//! self-contained and its first start compiles nothing. Cross builds embed the wasm only (the
-//! code would be for the wrong machine); the binary then compiles it once, into its cache.
-//!
-//! The nested cargo uses its own target directory (beside ours, see `wasm_build.rs`), so it
-//! never waits on the lock of the build that runs this script.
+//! Generates what the library reads from the contract (`wit/`) and the SDK at compile time:
+//! the contract versions the loader links, each interface's capability, the SDK's files for
+//! `plugin new`, and the contract's version. Quick and dependency-free on purpose: the library
+//! compiles while ../server's build script builds the built-in tools for wasm.
 
-#[path = "src/runtime/compile_settings.rs"]
-mod compile_settings;
+mod build_common;
 
-mod wasm_build;
-
-use std::fmt::Write as _;
+use build_common::{newest_contract, read, write};
 use std::path::{Path, PathBuf};
-use wasm_build::{Places, WASM_TARGET};
 
 fn main() {
-    let workspace = wasm_build::workspace(1);
+    let workspace = PathBuf::from(env("CARGO_MANIFEST_DIR")).join("..");
     // Relative to this package, so a target dir shared by several checkouts (CI reusing a
     // developer's build, worktrees) watches the files of the checkout being built.
-    for watched in ["plugins", "wit", "Cargo.lock"] {
+    for watched in ["wit", "plugins/sdk/src", "plugins/sdk/README.md"] {
         println!("cargo:rerun-if-changed=../{watched}");
     }
     let contract = newest_contract(&workspace.join("wit"));
@@ -34,9 +22,7 @@ fn main() {
         "cargo:rustc-env=DEVTOOLS_TOOL_WIT_VERSION={}",
         wit_version(&contract.join("tool.wit"))
     );
-    sync_sdk_wit(&contract, &workspace.join("plugins/sdk/wit"));
-    let places = Places::from_env();
-    let out_dir = &places.out_dir;
+    let out_dir = PathBuf::from(env("OUT_DIR"));
     write(
         &out_dir.join("interface_capabilities.rs"),
         interface_capabilities(&contract).as_bytes(),
@@ -47,176 +33,48 @@ fn main() {
     );
     write(
         &out_dir.join("sdk_files.rs"),
-        sdk_files(&workspace.join("plugins/sdk")).as_bytes(),
+        sdk_files(&workspace.join("plugins/sdk"), &contract).as_bytes(),
     );
-    if wasm_build::skipped() {
-        embed(out_dir, Path::new(""), &[]);
-        return;
-    }
-    // The test plugins are built by `tests/fixtures/built-plugins`, a dev-dependency.
-    let builtin = wasm_build::crates_in(&workspace.join("plugins"));
-    wasm_build::build(&workspace, &places.wasm_target_dir, WASM_TARGET, &builtin);
-    let built = places.built(WASM_TARGET);
-    embed(out_dir, &built, &builtin);
-    wasm_build::copy_modules(&built, &builtin, &places.profile_dir.join("plugins"));
 }
 
-/// Writes `embedded_tools.rs` into OUT_DIR: for each built-in tool its file name, its module
-/// bytes and (for native builds) its code compiled ahead of time, all `include_bytes!`-ed from
-/// copies in OUT_DIR; and the fingerprint of the engine that compiled the code.
-fn embed(out_dir: &Path, built: &Path, names: &[String]) {
-    let embedded_dir = out_dir.join("embedded");
-    if let Err(error) = std::fs::create_dir_all(&embedded_dir) {
-        panic!("cannot create {}: {error}", embedded_dir.display());
-    }
-    let engine = precompiling_engine();
-    let fingerprint = engine
-        .as_ref()
-        .map(compile_settings::engine_fingerprint)
-        .unwrap_or_default();
-    let mut table = String::new();
-    for name in names {
-        let file_name = format!("{}.wasm", name.replace('-', "_"));
-        let module = read(&built.join(&file_name));
-        let wasm_copy = embedded_dir.join(&file_name);
-        write(&wasm_copy, &module);
-        let precompiled = match &engine {
-            Some(engine) => {
-                let compiled = precompile(engine, &file_name, &module);
-                let path = embedded_dir.join(format!("{file_name}.cwasm"));
-                write(&path, &compiled);
-                format!("Some(include_bytes!({:?}))", path.display().to_string())
-            }
-            None => "None".to_string(),
-        };
-        let sha256: String = <sha2::Sha256 as sha2::Digest>::digest(&module)
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect();
-        // Names and hashes are held in the table itself, by value: as string literals they
-        // would sit beside the modules in `.rodata`, and reading them at every start would
-        // fault in (and read around) 63 slices of megabytes of code nothing runs yet.
-        assert!(
-            file_name.len() <= 64 && file_name.is_ascii(),
-            "tool file name too long: {file_name}"
-        );
-        let padded = format!("{file_name:\0<64}");
-        let _ = writeln!(
-            table,
-            "    EmbeddedTool {{ name: *b{padded:?}, name_len: {}, sha256_hex: *b{sha256:?}, wasm: include_bytes!({:?}), precompiled: {precompiled} }},",
-            file_name.len(),
-            wasm_copy.display().to_string()
-        );
-    }
-    let generated = format!(
-        "/// Fingerprint of the engine the embedded code was compiled with (empty: none was).\n\
-         pub(crate) const BUILD_ENGINE_FINGERPRINT: &str = {fingerprint:?};\n\
-         /// The built-in tools, in file-name order.\n\
-         pub static TOOLS: &[EmbeddedTool] = &[\n{table}];\n"
-    );
-    write(&out_dir.join("embedded_tools.rs"), generated.as_bytes());
-}
-
-/// The engine the runtime will use, for a native build; `None` when cross-compiling (code
-/// compiled here would be for this machine, not the target).
-fn precompiling_engine() -> Option<wasmtime::Engine> {
-    if wasm_build::env("TARGET") != wasm_build::env("HOST") {
-        println!(
-            "cargo:warning=cross build: the built-in tools are embedded as wasm and compiled at first start"
-        );
-        return None;
-    }
-    let mut config = wasmtime::Config::new();
-    compile_settings::apply(&mut config);
-    match wasmtime::Engine::new(&config) {
-        Ok(engine) => Some(engine),
-        Err(error) => panic!("cannot create the wasmtime engine to precompile the tools: {error}"),
-    }
-}
-
-/// A core module (as the wasm target emits it) made a component, then compiled: the same
-/// steps the loader takes at run time.
-fn precompile(engine: &wasmtime::Engine, file_name: &str, module: &[u8]) -> Vec<u8> {
-    let component = if wasmparser::Parser::is_component(module) {
-        module.to_vec()
-    } else {
-        wit_component::ComponentEncoder::default()
-            .module(module)
-            .and_then(|encoder| encoder.validate(true).encode())
-            .unwrap_or_else(|error| panic!("cannot make {file_name} a component: {error:#}"))
-    };
-    engine
-        .precompile_component(&component)
-        .unwrap_or_else(|error| panic!("cannot compile {file_name}: {error:#}"))
-}
-
-fn read(path: &Path) -> Vec<u8> {
-    std::fs::read(path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
-}
-
-/// Writes only when the content changed, so an unchanged tool does not relink the binary.
-fn write(path: &Path, bytes: &[u8]) {
-    if std::fs::read(path).is_ok_and(|existing| existing == bytes) {
-        return;
-    }
-    if let Err(error) = std::fs::write(path, bytes) {
-        panic!("cannot write {}: {error}", path.display());
-    }
-}
-
-/// The newest contract folder, `wit/since_vX.Y.Z` with the highest version: the one the host
-/// implements natively and the SDK carries. Older folders are released contracts, frozen.
-fn newest_contract(wit: &Path) -> PathBuf {
-    let version = |name: &str| -> Option<Vec<u64>> {
-        name.strip_prefix("since_v")?
-            .split('.')
-            .map(|part| part.parse().ok())
-            .collect()
-    };
-    let newest = std::fs::read_dir(wit)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter_map(|entry| {
-                    let name = entry.file_name().to_string_lossy().into_owned();
-                    Some((version(&name)?, entry.path()))
-                })
-                .max()
-        })
-        .ok()
-        .flatten();
-    match newest {
-        Some((_, path)) => path,
-        None => panic!("no wit/since_vX.Y.Z folder in {}", wit.display()),
-    }
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("cargo did not set {name}"))
 }
 
 /// The Rust SDK's sources, WIT and README, embedded in the binary so that `plugin new` can
-/// write them beside a new crate: an installed server needs no checkout and no registry.
-fn sdk_files(sdk: &Path) -> String {
-    let mut files = Vec::new();
-    for folder in ["src", "wit"] {
-        let mut names: Vec<String> = std::fs::read_dir(sdk.join(folder))
+/// write them beside a new crate: an installed server needs no checkout and no registry. The
+/// WIT is read from the newest contract, which `plugins/sdk/wit` is a copy of (../server's
+/// build script keeps that copy in step, and may be writing it while this runs).
+fn sdk_files(sdk: &Path, contract: &Path) -> String {
+    let listed = |dir: &Path, extension: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
             .map(|entries| {
                 entries
                     .filter_map(Result::ok)
                     .map(|entry| entry.file_name().to_string_lossy().into_owned())
-                    .filter(|name| name.ends_with(".rs") || name.ends_with(".wit"))
+                    .filter(|name| name.ends_with(extension))
                     .collect()
             })
             .unwrap_or_default();
         names.sort();
-        files.extend(names.into_iter().map(|name| format!("{folder}/{name}")));
+        names
+    };
+    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    for name in listed(&sdk.join("src"), ".rs") {
+        files.push((format!("src/{name}"), sdk.join("src").join(&name)));
     }
-    files.push("README.md".to_string());
+    for name in listed(contract, ".wit") {
+        files.push((format!("wit/{name}"), contract.join(&name)));
+    }
+    files.push(("README.md".to_string(), sdk.join("README.md")));
     let mut source = String::from(
         "/// The SDK's files, relative to its folder, with their text.\n\
          pub const SDK_FILES: &[(&str, &str)] = &[\n",
     );
     // The text itself, not an `include_str!` of an absolute path: a target dir shared by
     // several checkouts (CI reusing a developer's build) must not point into another one.
-    for file in files {
-        let text = String::from_utf8(read(&sdk.join(&file)))
+    for (file, path) in files {
+        let text = String::from_utf8(read(&path))
             .unwrap_or_else(|error| panic!("{file} in the SDK is not UTF-8: {error}"));
         source.push_str(&format!("    ({file:?}, {text:?}),\n"));
     }
@@ -333,36 +191,4 @@ fn wit_version(tool_wit: &Path) -> String {
                 tool_wit.display()
             )
         })
-}
-
-/// The SDK crate carries its own copy of the contract (a published crate cannot reach
-/// `../../wit`): make `plugins/sdk/wit` equal to the newest `wit/since_vX.Y.Z` (only `.wit`
-/// files; unchanged files are not rewritten). Commit the copy with the change to `wit/`.
-fn sync_sdk_wit(contract: &Path, copy: &Path) {
-    let wit_files = |dir: &Path| -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .map(|entry| entry.file_name().to_string_lossy().into_owned())
-                    .filter(|name| name.ends_with(".wit"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
-    };
-    let wanted = wit_files(contract);
-    if wanted.is_empty() {
-        panic!("no .wit files in {}", contract.display());
-    }
-    if let Err(error) = std::fs::create_dir_all(copy) {
-        panic!("cannot create {}: {error}", copy.display());
-    }
-    for stale in wit_files(copy).iter().filter(|name| !wanted.contains(name)) {
-        let _removed = std::fs::remove_file(copy.join(stale));
-    }
-    for name in &wanted {
-        write(&copy.join(name), &read(&contract.join(name)));
-    }
 }

@@ -14,6 +14,7 @@ use crate::pipeline::tools::folders::ToolFolders;
 use crate::pipeline::{CurrentToolSet, Pipeline};
 use crate::policy::code_folders::{Named, Placement};
 use crate::policy::plugins::{Origin, Policy};
+use crate::runtime::embedded::{self, Builtins};
 use crate::runtime::{CompiledCache, Loader, Runtime};
 use crate::sandbox::Sandbox;
 use crate::serve::{http, oneshot, stdio, tenants};
@@ -38,8 +39,9 @@ const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// In-flight calls may finish for this long after SIGTERM, by default.
 const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// The `devtools-mcp` binary.
-pub fn main() -> ExitCode {
+/// The `devtools-mcp` binary, with the built-in tools it embeds.
+pub fn main(builtins: &'static Builtins) -> ExitCode {
+    embedded::install(builtins);
     let args = Args::parse_compatible();
     init_logging(&args);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -28,7 +28,7 @@ async fn a_new_plugin_builds_checks_and_loads() {
         manifest.contains("devtools-tool = { path = \"devtools-tool\" }"),
         "{manifest}"
     );
-    let checkout = env!("CARGO_MANIFEST_DIR").trim_end_matches("/host");
+    let checkout = env!("CARGO_MANIFEST_DIR").trim_end_matches("/server");
     for file in [
         "devtools-tool/Cargo.toml",
         "devtools-tool/src/devtools_tool.rs",

@@ -1,6 +1,6 @@
 //! The engine settings that decide what compiled tool code looks like, in one place: the
 //! runtime's engine and the build script (which precompiles the built-in tools into the binary,
-//! see `host/build.rs`) both take them from here. wasmtime refuses compiled code from an engine
+//! see `server/build.rs`) both take them from here. wasmtime refuses compiled code from an engine
 //! configured differently, so the two must never drift apart.
 //!
 //! This file is also compiled into the build script (`#[path]`), so it uses only `wasmtime`

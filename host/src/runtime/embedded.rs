@@ -1,7 +1,9 @@
-//! The built-in tools, embedded in the binary by `host/build.rs`: each tool's module bytes and,
-//! for a native build, its code compiled ahead of time by the runtime's own engine settings
+//! The built-in tools, embedded in the binary by `server/build.rs`: each tool's module bytes
+//! and, for a native build, its code compiled ahead of time by the runtime's own engine settings
 //! (`compile_settings`). An installed binary needs no `plugins/` folder beside it, and its first
-//! start compiles nothing.
+//! start compiles nothing. The binary hands its table to [`install`] before anything loads a
+//! tool; a program that installs none (the library's tests, the fuzz targets) has no built-in
+//! tools embedded, and loads them from a `plugins/` folder if at all.
 //!
 //! Precompiled code is as trusted as the binary that carries it (it is part of it), but it is
 //! used only when this process's engine has the fingerprint the build recorded (same wasmtime,
@@ -10,6 +12,7 @@
 
 use super::compile_settings;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -28,12 +31,93 @@ pub struct EmbeddedTool {
     precompiled: Option<&'static [u8]>,
 }
 
-include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
+/// What a binary embeds: its built-in tools and the fingerprint of the engine that compiled
+/// their code (empty when none did, as in a cross build).
+pub struct Builtins {
+    engine_fingerprint: &'static str,
+    tools: &'static [EmbeddedTool],
+}
+
+impl Builtins {
+    pub const fn new(engine_fingerprint: &'static str, tools: &'static [EmbeddedTool]) -> Builtins {
+        Builtins {
+            engine_fingerprint,
+            tools,
+        }
+    }
+
+    /// The fingerprint of the engine that compiled the tools' code (empty: none did).
+    pub fn engine_fingerprint(&self) -> &'static str {
+        self.engine_fingerprint
+    }
+
+    pub fn tools(&self) -> &'static [EmbeddedTool] {
+        self.tools
+    }
+}
+
+/// No tools: what a program that installed none sees.
+static NONE: Builtins = Builtins::new("", &[]);
+
+static INSTALLED: OnceLock<&'static Builtins> = OnceLock::new();
+
+/// Makes `builtins` this process's embedded tools. Called once, by the binary, before any tool
+/// is loaded; `false` (and no change) when a table was installed already.
+pub fn install(builtins: &'static Builtins) -> bool {
+    INSTALLED.set(builtins).is_ok()
+}
+
+fn installed() -> &'static Builtins {
+    INSTALLED.get().copied().unwrap_or(&NONE)
+}
 
 /// The folder name embedded tools are reported under, e.g. `<built-in>/click.wasm`.
 pub const SOURCE_DIR: &str = "<built-in>";
 
 impl EmbeddedTool {
+    /// One tool of the table `server/build.rs` generates.
+    ///
+    /// # Safety
+    ///
+    /// `precompiled`, when given, must be `Engine::precompile_component` output for exactly
+    /// `wasm`, made with `compile_settings`: [`precompiled`] hands it to
+    /// `Component::deserialize`, which trusts it as native code once the fingerprints match.
+    /// The build script's bytes, compiled into the same binary, are such output.
+    #[allow(unsafe_code)]
+    pub const unsafe fn new(
+        name: [u8; 64],
+        name_len: usize,
+        sha256_hex: [u8; 64],
+        wasm: &'static [u8],
+        precompiled: Option<&'static [u8]>,
+    ) -> EmbeddedTool {
+        EmbeddedTool {
+            name,
+            name_len,
+            sha256_hex,
+            wasm,
+            precompiled,
+        }
+    }
+
+    /// A tool with made-up bytes and no code, for the library's own tests (it embeds none).
+    #[cfg(test)]
+    pub(crate) fn stand_in(file_name: &str) -> EmbeddedTool {
+        use sha2::{Digest, Sha256};
+        let wasm: &'static [u8] = Vec::leak(format!("\0asm {file_name}").into_bytes());
+        let mut name = [0; 64];
+        name[..file_name.len()].copy_from_slice(file_name.as_bytes());
+        let mut sha256_hex = [0; 64];
+        sha256_hex.copy_from_slice(hex::encode(Sha256::digest(wasm)).as_bytes());
+        EmbeddedTool {
+            name,
+            name_len: file_name.len(),
+            sha256_hex,
+            wasm,
+            precompiled: None,
+        }
+    }
+
     /// `<crate>.wasm`, as in the `plugins/` folder the build also writes.
     pub fn file_name(&self) -> &str {
         std::str::from_utf8(&self.name[..self.name_len.min(self.name.len())]).unwrap_or_default()
@@ -50,9 +134,10 @@ impl EmbeddedTool {
     }
 }
 
-/// Every embedded built-in tool (none when the build skipped the plugin build).
+/// Every embedded built-in tool (none when the build skipped the plugin build, or when the
+/// program installed none).
 pub fn tools() -> &'static [EmbeddedTool] {
-    TOOLS
+    installed().tools
 }
 
 /// Whether a tool's source names an embedded tool.
@@ -71,8 +156,8 @@ pub fn carries(wasm: &[u8]) -> bool {
 /// case, found without reading them), or an equal copy.
 fn embedded_as(wasm: &[u8]) -> Option<&'static EmbeddedTool> {
     let same_bytes = |tool: &&EmbeddedTool| std::ptr::eq(tool.wasm, wasm);
-    TOOLS.iter().find(same_bytes).or_else(|| {
-        TOOLS
+    tools().iter().find(same_bytes).or_else(|| {
+        tools()
             .iter()
             .find(|tool| tool.wasm.len() == wasm.len() && tool.wasm == wasm)
     })
@@ -91,10 +176,11 @@ pub fn precompiled(engine: &Engine, wasm: &[u8]) -> Option<Component> {
     if !engine_matches_build(engine) {
         return None;
     }
-    // SAFETY: `code` is part of this binary: `Engine::precompile_component` output written by
-    // the build script for exactly these module bytes (compared in full above), with the
-    // settings of `compile_settings`, and this engine's compatibility fingerprint equals the
-    // one the build recorded. wasmtime checks version and settings once more and refuses
+    // SAFETY: `code` came in through `EmbeddedTool::new`, whose contract makes it
+    // `Engine::precompile_component` output for exactly these module bytes (compared in full
+    // above), with the settings of `compile_settings` (the binary's build script wrote it, and
+    // it is part of the binary), and this engine's compatibility fingerprint equals the one
+    // the build recorded. wasmtime checks version and settings once more and refuses
     // (with an error, not undefined behaviour) code from an incompatible engine.
     #[allow(unsafe_code)]
     let component = unsafe { Component::deserialize(engine, code) };
@@ -109,85 +195,17 @@ pub fn precompiled(engine: &Engine, wasm: &[u8]) -> Option<Component> {
 
 /// Whether this binary carries precompiled code for every embedded tool that `engine` runs.
 pub fn runs_on(engine: &Engine) -> bool {
-    !TOOLS.is_empty()
-        && TOOLS.iter().all(|tool| tool.precompiled.is_some())
+    !tools().is_empty()
+        && tools().iter().all(|tool| tool.precompiled.is_some())
         && engine_matches_build(engine)
 }
 
 /// Whether `engine` accepts the build's code (a few microseconds: it hashes the settings).
 fn engine_matches_build(engine: &Engine) -> bool {
-    let matches = !BUILD_ENGINE_FINGERPRINT.is_empty()
-        && compile_settings::engine_fingerprint(engine) == BUILD_ENGINE_FINGERPRINT;
+    let recorded = installed().engine_fingerprint;
+    let matches = !recorded.is_empty() && compile_settings::engine_fingerprint(engine) == recorded;
     if !matches {
         tracing::debug!("this engine differs from the build's; compiling the built-in tool");
     }
     matches
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
-mod tests {
-    use super::*;
-    use crate::runtime::Runtime;
-
-    #[test]
-    fn every_built_in_tool_is_embedded_with_code_the_runtime_engine_accepts() {
-        let runtime = Runtime::new().expect("runtime");
-        assert!(tools().len() > 20, "{} tools embedded", tools().len());
-        assert_eq!(
-            compile_settings::engine_fingerprint(runtime.engine()),
-            BUILD_ENGINE_FINGERPRINT,
-            "the runtime's engine and the build script's differ: share the setting in compile_settings.rs"
-        );
-        for tool in tools() {
-            assert!(
-                precompiled(runtime.engine(), tool.wasm).is_some(),
-                "{} has no usable precompiled code",
-                tool.file_name()
-            );
-        }
-    }
-
-    #[test]
-    fn other_bytes_get_no_embedded_code() {
-        let runtime = Runtime::new().expect("runtime");
-        let mut altered = tools()[0].wasm.to_vec();
-        altered.push(0);
-        assert!(precompiled(runtime.engine(), &altered).is_none());
-        assert!(precompiled(runtime.engine(), b"\0asm").is_none());
-    }
-
-    #[test]
-    fn an_engine_configured_otherwise_gets_no_embedded_code() {
-        // As on a machine whose engine differs from the build's: the loader compiles instead.
-        let mut config = wasmtime::Config::new();
-        compile_settings::apply(&mut config);
-        config.consume_fuel(false);
-        let other = Engine::new(&config).expect("engine");
-        assert_ne!(
-            compile_settings::engine_fingerprint(&other),
-            BUILD_ENGINE_FINGERPRINT
-        );
-        assert!(precompiled(&other, tools()[0].wasm).is_none());
-    }
-
-    #[test]
-    fn the_recorded_hashes_are_the_modules_hashes() {
-        use sha2::{Digest, Sha256};
-        for tool in tools() {
-            assert_eq!(tool.sha256(), hex::encode(Sha256::digest(tool.wasm)));
-            assert!(tool.file_name().ends_with(".wasm"), "{}", tool.file_name());
-            assert_eq!(sha256_of(tool.wasm), Some(tool.sha256()));
-            // A copy of the bytes (at another address) is the same tool.
-            let copy: Vec<u8> = tool.wasm.to_vec();
-            assert_eq!(sha256_of(&copy), Some(tool.sha256()));
-        }
-        assert_eq!(sha256_of(b"\0asm"), None);
-    }
-
-    #[test]
-    fn embedded_sources_are_recognised() {
-        assert!(is_embedded(&tools()[0].source()));
-        assert!(!is_embedded(Path::new("/plugins/click.wasm")));
-    }
 }

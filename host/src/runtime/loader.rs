@@ -274,7 +274,7 @@ impl Loader {
 
     fn remembered(&self, flags_json: &str) -> Remembered<'_> {
         let budget = format!("{:?}", definition_limits(self.policy.base_limits));
-        Remembered::new(&self.cache, flags_json, &budget)
+        Remembered::new(&self.cache, super::embedded::tools(), flags_json, &budget)
     }
 
     /// An embedded tool's code, deserialised and linked on its first call, with the import

@@ -10,11 +10,12 @@
 //! the tools are described by running their code, as without a cache, and the record is
 //! written again.
 
+use super::ToolDefinition;
 use super::bindings::Annotations;
 use super::cache::{
     CompiledCache, HmacSha256, read_entry, seal_with, store_atomically, unseal_with,
 };
-use super::{ToolDefinition, embedded};
+use super::embedded::EmbeddedTool;
 use crate::runtime::definition::{category_info, category_named};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -42,13 +43,20 @@ struct Stored {
 /// The embedded tools' definitions for one set of flags and one definition budget.
 pub struct Remembered<'a> {
     cache: &'a CompiledCache,
+    /// The embedded tools the definitions are of, in order (the binary's, or a test's).
+    tools: &'static [EmbeddedTool],
     context: Vec<u8>,
 }
 
 impl<'a> Remembered<'a> {
     /// `budget` names the definition budget (its `Debug` form): a definition a smaller budget
     /// would have stopped must not be remembered past a change of limits.
-    pub fn new(cache: &'a CompiledCache, flags_json: &str, budget: &str) -> Remembered<'a> {
+    pub fn new(
+        cache: &'a CompiledCache,
+        tools: &'static [EmbeddedTool],
+        flags_json: &str,
+        budget: &str,
+    ) -> Remembered<'a> {
         let mut context = Vec::new();
         for part in [
             "definitions v1",
@@ -59,11 +67,15 @@ impl<'a> Remembered<'a> {
             context.extend_from_slice(part.as_bytes());
             context.push(0);
         }
-        for tool in embedded::tools() {
+        for tool in tools {
             context.extend_from_slice(tool.sha256().as_bytes());
             context.push(0);
         }
-        Remembered { cache, context }
+        Remembered {
+            cache,
+            tools,
+            context,
+        }
     }
 
     /// The record's file: one per context, in the cache folder (none without a folder).
@@ -80,8 +92,8 @@ impl<'a> Remembered<'a> {
         self.cache.record_mac(&self.context)
     }
 
-    /// The definitions, in [`embedded::tools`] order, when a record for exactly this context
-    /// verifies.
+    /// The definitions, in the order of [`Remembered::new`]'s `tools`, when a record for exactly
+    /// this context verifies.
     pub fn load(&self) -> Option<Vec<ToolDefinition>> {
         let path = self.path()?;
         let entry = match read_entry(&path) {
@@ -109,7 +121,7 @@ impl<'a> Remembered<'a> {
         })?;
         let stored: Vec<Stored> =
             serde_json::from_slice(body).map_err(|error| format!("unreadable: {error}"))?;
-        let tools = embedded::tools();
+        let tools = self.tools;
         if stored.len() != tools.len() {
             return Err("it lists other tools".into());
         }
@@ -125,10 +137,10 @@ impl<'a> Remembered<'a> {
             .collect()
     }
 
-    /// Remembers `definitions`, given in [`embedded::tools`] order.
+    /// Remembers `definitions`, given in [`Remembered::new`]'s `tools` order.
     pub fn store(&self, definitions: &[&ToolDefinition]) {
         let Some(path) = self.path() else { return };
-        let tools = embedded::tools();
+        let tools = self.tools;
         if definitions.len() != tools.len() {
             return;
         }
@@ -187,8 +199,19 @@ mod tests {
     use crate::runtime::Category;
     use crate::runtime::bindings_for_tests::definition;
 
+    /// Three tools standing in for a binary's embedded ones (the library embeds none).
+    fn tools() -> &'static [EmbeddedTool] {
+        static TOOLS: std::sync::OnceLock<Vec<EmbeddedTool>> = std::sync::OnceLock::new();
+        TOOLS.get_or_init(|| {
+            ["click.wasm", "fill.wasm", "take_snapshot.wasm"]
+                .into_iter()
+                .map(EmbeddedTool::stand_in)
+                .collect()
+        })
+    }
+
     fn definitions() -> Vec<ToolDefinition> {
-        embedded::tools()
+        tools()
             .iter()
             .map(|tool| {
                 let mut defined = definition(tool.file_name(), Category::Network, &["slim"]);
@@ -209,7 +232,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let cache = open_cache(dir.path());
         let defined = definitions();
-        let remembered = Remembered::new(&cache, "{\"slim\":false}", "budget");
+        assert_eq!(defined.len(), 3);
+        let remembered = Remembered::new(&cache, tools(), "{\"slim\":false}", "budget");
         assert!(remembered.load().is_none());
         remembered.store(&defined.iter().collect::<Vec<_>>());
         let loaded = remembered.load().expect("remembered");
@@ -217,9 +241,9 @@ mod tests {
         for (loaded, defined) in loaded.iter().zip(&defined) {
             assert_eq!(format!("{loaded:?}"), format!("{defined:?}"));
         }
-        let other_flags = Remembered::new(&cache, "{\"slim\":true}", "budget");
+        let other_flags = Remembered::new(&cache, tools(), "{\"slim\":true}", "budget");
         assert!(other_flags.load().is_none());
-        let other_budget = Remembered::new(&cache, "{\"slim\":false}", "other");
+        let other_budget = Remembered::new(&cache, tools(), "{\"slim\":false}", "other");
         assert!(other_budget.load().is_none());
     }
 
@@ -227,7 +251,7 @@ mod tests {
     fn an_altered_or_planted_record_is_refused() {
         let dir = tempfile::tempdir().expect("temp dir");
         let cache = open_cache(dir.path());
-        let remembered = Remembered::new(&cache, "{}", "budget");
+        let remembered = Remembered::new(&cache, tools(), "{}", "budget");
         remembered.store(&definitions().iter().collect::<Vec<_>>());
         let path = remembered.path().expect("path");
         let mut entry = std::fs::read(&path).expect("record");
@@ -243,10 +267,10 @@ mod tests {
         // So does a record sealed under another install's key.
         let elsewhere = tempfile::tempdir().expect("temp dir");
         let other_cache = open_cache(elsewhere.path());
-        Remembered::new(&other_cache, "{}", "budget")
+        Remembered::new(&other_cache, tools(), "{}", "budget")
             .store(&definitions().iter().collect::<Vec<_>>());
         let planted = std::fs::read(
-            Remembered::new(&other_cache, "{}", "budget")
+            Remembered::new(&other_cache, tools(), "{}", "budget")
                 .path()
                 .expect("path"),
         )
@@ -260,7 +284,7 @@ mod tests {
     #[test]
     fn without_a_folder_nothing_is_remembered() {
         let cache = CompiledCache::in_memory(&wasmtime::Engine::default());
-        let remembered = Remembered::new(&cache, "{}", "budget");
+        let remembered = Remembered::new(&cache, tools(), "{}", "budget");
         remembered.store(&definitions().iter().collect::<Vec<_>>());
         assert!(remembered.load().is_none());
     }

@@ -42,7 +42,7 @@ pub use response::Response;
 pub mod __bindings {
     wit_bindgen::generate!({
         // The crate's own copy of the contract (kept equal to the newest wit/since_vX.Y.Z by
-        // host/build.rs), so the published crate builds on its own.
+        // server/build.rs), so the published crate builds on its own.
         path: "wit",
         world: "plugin",
         pub_export_macro: true,

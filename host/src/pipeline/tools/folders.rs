@@ -71,7 +71,7 @@ impl ToolFolders {
         let mut loaded: Vec<LoadedTool> = Vec::new();
         if self.embedded_builtins {
             if embedded::tools().is_empty() {
-                return Err("this binary was built without its built-in tools (DEVTOOLS_MCP_SKIP_PLUGIN_BUILD); pass --builtin-plugins DIR".into());
+                return Err("this program embeds no built-in tools (built with DEVTOOLS_MCP_SKIP_PLUGIN_BUILD, or not the devtools-mcp binary); pass --builtin-plugins DIR".into());
             }
             match self.loader.remembered_builtins(&self.flags_json) {
                 Some(tools) => loaded.extend(tools.map_err(|error| error.to_string())?),

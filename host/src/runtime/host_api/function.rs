@@ -304,7 +304,7 @@ mod tests {
     }
 
     /// docs/plugins.md shows the table the server enforces: regenerate it with
-    /// `DEVTOOLS_MCP_WRITE_DOCS=1 cargo test -p devtools-mcp --lib capability_table` after
+    /// `DEVTOOLS_MCP_WRITE_DOCS=1 cargo test -p devtools-mcp-host --lib capability_table` after
     /// changing a declaration.
     #[test]
     fn the_documented_capability_table_is_the_enforced_one() {
@@ -322,7 +322,7 @@ mod tests {
         assert_eq!(
             &text[start..stop],
             generated,
-            "docs/plugins.md's capability table differs from the declarations (regenerate it: DEVTOOLS_MCP_WRITE_DOCS=1 cargo test -p devtools-mcp --lib capability_table)"
+            "docs/plugins.md's capability table differs from the declarations (regenerate it: DEVTOOLS_MCP_WRITE_DOCS=1 cargo test -p devtools-mcp-host --lib capability_table)"
         );
     }
 }

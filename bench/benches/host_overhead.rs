@@ -1,7 +1,7 @@
 //! Micro benchmarks of the host around a tool that does nothing (`tests/fixtures/plugins/noop`):
 //! what a call costs besides the browser work it asks for.
 //!
-//! `cargo bench -p devtools-mcp --bench host_overhead` (needs Chromium for `pipeline_call`).
+//! `cargo bench -p devtools-mcp-bench --bench host_overhead` (needs Chromium for `pipeline_call`).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use devtools_mcp::browser::BrowserOptions;

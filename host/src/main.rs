@@ -1,6 +1,0 @@
-//! devtools-mcp: an MCP server for driving Chromium in which every tool is a sandboxed
-//! WebAssembly component (see `devtools_mcp::cli` for what the binary does).
-
-fn main() -> std::process::ExitCode {
-    devtools_mcp::cli::main()
-}

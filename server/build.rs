@@ -1,0 +1,175 @@
+//! Builds the built-in tool plugins for wasm32-unknown-unknown and places them next to the
+//! binary, in `plugins/`, so that `cargo build`, `cargo run` and `cargo test` need nothing
+//! else (the test plugins are built by `tests/fixtures/built-plugins`, for tests only).
+//!
+//! The built-in tools are also embedded in the binary (`src/builtins.rs`, handed to the host's
+//! `runtime::embedded`), each with its code compiled ahead of time by the same wasmtime,
+//! configured by the same `host/src/runtime/compile_settings.rs` as the runtime's engine: an
+//! installed binary is self-contained and its first start compiles nothing. Cross builds embed
+//! the wasm only (the code would be for the wrong machine); the binary then compiles it once,
+//! into its cache.
+//!
+//! This is the only slow build script, and the host library does not wait for it: cargo runs
+//! it while the library compiles. The nested cargo uses its own target directory (beside ours,
+//! see `wasm_build.rs`), so it never waits on the lock of the build that runs this script.
+
+#[path = "../host/src/runtime/compile_settings.rs"]
+mod compile_settings;
+
+#[path = "../host/build_common.rs"]
+mod build_common;
+mod wasm_build;
+
+use build_common::{newest_contract, read, write};
+use std::fmt::Write as _;
+use std::path::Path;
+use wasm_build::{Places, WASM_TARGET};
+
+fn main() {
+    let workspace = wasm_build::workspace(1);
+    // Relative to this package, so a target dir shared by several checkouts (CI reusing a
+    // developer's build, worktrees) watches the files of the checkout being built.
+    for watched in ["plugins", "wit", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed=../{watched}");
+    }
+    // The tools are built against the SDK's copy of the contract: bring it in step first.
+    let contract = newest_contract(&workspace.join("wit"));
+    sync_sdk_wit(&contract, &workspace.join("plugins/sdk/wit"));
+    let places = Places::from_env();
+    let out_dir = &places.out_dir;
+    if wasm_build::skipped() {
+        embed(out_dir, Path::new(""), &[]);
+        return;
+    }
+    // The test plugins are built by `tests/fixtures/built-plugins`, a dev-dependency.
+    let builtin = wasm_build::crates_in(&workspace.join("plugins"));
+    wasm_build::build(&workspace, &places.wasm_target_dir, WASM_TARGET, &builtin);
+    let built = places.built(WASM_TARGET);
+    embed(out_dir, &built, &builtin);
+    wasm_build::copy_modules(&built, &builtin, &places.profile_dir.join("plugins"));
+}
+
+/// Writes `embedded_tools.rs` into OUT_DIR: for each built-in tool its file name, its module
+/// bytes and (for native builds) its code compiled ahead of time, all `include_bytes!`-ed from
+/// copies in OUT_DIR; and the fingerprint of the engine that compiled the code. `src/builtins.rs`
+/// includes it.
+fn embed(out_dir: &Path, built: &Path, names: &[String]) {
+    let embedded_dir = out_dir.join("embedded");
+    if let Err(error) = std::fs::create_dir_all(&embedded_dir) {
+        panic!("cannot create {}: {error}", embedded_dir.display());
+    }
+    let engine = precompiling_engine();
+    let fingerprint = engine
+        .as_ref()
+        .map(compile_settings::engine_fingerprint)
+        .unwrap_or_default();
+    let mut table = String::new();
+    for name in names {
+        let file_name = format!("{}.wasm", name.replace('-', "_"));
+        let module = read(&built.join(&file_name));
+        let wasm_copy = embedded_dir.join(&file_name);
+        write(&wasm_copy, &module);
+        let precompiled = match &engine {
+            Some(engine) => {
+                let compiled = precompile(engine, &file_name, &module);
+                let path = embedded_dir.join(format!("{file_name}.cwasm"));
+                write(&path, &compiled);
+                format!("Some(include_bytes!({:?}))", path.display().to_string())
+            }
+            None => "None".to_string(),
+        };
+        let sha256: String = <sha2::Sha256 as sha2::Digest>::digest(&module)
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        // Names and hashes are held in the table itself, by value: as string literals they
+        // would sit beside the modules in `.rodata`, and reading them at every start would
+        // fault in (and read around) 63 slices of megabytes of code nothing runs yet.
+        assert!(
+            file_name.len() <= 64 && file_name.is_ascii(),
+            "tool file name too long: {file_name}"
+        );
+        let padded = format!("{file_name:\0<64}");
+        let _ = writeln!(
+            table,
+            "    unsafe {{ EmbeddedTool::new(*b{padded:?}, {}, *b{sha256:?}, include_bytes!({:?}), {precompiled}) }},",
+            file_name.len(),
+            wasm_copy.display().to_string()
+        );
+    }
+    // SAFETY (of each `EmbeddedTool::new`): the code is `precompile_component` output of the
+    // engine whose fingerprint is recorded, for exactly the module beside it.
+    let generated = format!(
+        "/// The built-in tools, in file-name order.\n\
+         static TOOLS: [EmbeddedTool; {count}] = [\n{table}];\n\
+         /// The tools and the fingerprint of the engine that compiled their code (empty: none did).\n\
+         pub static BUILTINS: Builtins = Builtins::new({fingerprint:?}, &TOOLS);\n",
+        count = names.len()
+    );
+    write(&out_dir.join("embedded_tools.rs"), generated.as_bytes());
+}
+
+/// The engine the runtime will use, for a native build; `None` when cross-compiling (code
+/// compiled here would be for this machine, not the target).
+fn precompiling_engine() -> Option<wasmtime::Engine> {
+    if wasm_build::env("TARGET") != wasm_build::env("HOST") {
+        println!(
+            "cargo:warning=cross build: the built-in tools are embedded as wasm and compiled at first start"
+        );
+        return None;
+    }
+    let mut config = wasmtime::Config::new();
+    compile_settings::apply(&mut config);
+    match wasmtime::Engine::new(&config) {
+        Ok(engine) => Some(engine),
+        Err(error) => panic!("cannot create the wasmtime engine to precompile the tools: {error}"),
+    }
+}
+
+/// A core module (as the wasm target emits it) made a component, then compiled: the same
+/// steps the loader takes at run time.
+fn precompile(engine: &wasmtime::Engine, file_name: &str, module: &[u8]) -> Vec<u8> {
+    let component = if wasmparser::Parser::is_component(module) {
+        module.to_vec()
+    } else {
+        wit_component::ComponentEncoder::default()
+            .module(module)
+            .and_then(|encoder| encoder.validate(true).encode())
+            .unwrap_or_else(|error| panic!("cannot make {file_name} a component: {error:#}"))
+    };
+    engine
+        .precompile_component(&component)
+        .unwrap_or_else(|error| panic!("cannot compile {file_name}: {error:#}"))
+}
+
+/// The SDK crate carries its own copy of the contract (a published crate cannot reach
+/// `../../wit`): make `plugins/sdk/wit` equal to the newest `wit/since_vX.Y.Z` (only `.wit`
+/// files; unchanged files are not rewritten). Commit the copy with the change to `wit/`.
+fn sync_sdk_wit(contract: &Path, copy: &Path) {
+    let wit_files = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                    .filter(|name| name.ends_with(".wit"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let wanted = wit_files(contract);
+    if wanted.is_empty() {
+        panic!("no .wit files in {}", contract.display());
+    }
+    if let Err(error) = std::fs::create_dir_all(copy) {
+        panic!("cannot create {}: {error}", copy.display());
+    }
+    for stale in wit_files(copy).iter().filter(|name| !wanted.contains(name)) {
+        let _removed = std::fs::remove_file(copy.join(stale));
+    }
+    for name in &wanted {
+        write(&copy.join(name), &read(&contract.join(name)));
+    }
+}
