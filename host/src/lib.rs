@@ -1,5 +1,6 @@
-//! devtools-mcp as a library: the server's parts, for the `devtools-mcp` binary (`main.rs`
-//! calls [`cli::main`]) and for the micro benchmarks in `benches/`.
+//! devtools-mcp as a library: the server's parts, for the `devtools-mcp` binary (`server/`,
+//! whose `main.rs` calls [`cli::main`] with the built-in tools it embeds), the end-to-end tests,
+//! the fuzz targets and the micro benchmarks (`bench/benches/`).
 //!
 //! # Layers
 //!
