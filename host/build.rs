@@ -5,7 +5,7 @@
 
 mod build_common;
 
-use build_common::{newest_contract, read, write};
+use build_common::{names_ending, newest_contract, read, write};
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -46,24 +46,11 @@ fn env(name: &str) -> String {
 /// WIT is read from the newest contract, which `plugins/sdk/wit` is a copy of (../server's
 /// build script keeps that copy in step, and may be writing it while this runs).
 fn sdk_files(sdk: &Path, contract: &Path) -> String {
-    let listed = |dir: &Path, extension: &str| -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .map(|entry| entry.file_name().to_string_lossy().into_owned())
-                    .filter(|name| name.ends_with(extension))
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
-    };
     let mut files: Vec<(String, PathBuf)> = Vec::new();
-    for name in listed(&sdk.join("src"), ".rs") {
+    for name in names_ending(&sdk.join("src"), ".rs") {
         files.push((format!("src/{name}"), sdk.join("src").join(&name)));
     }
-    for name in listed(contract, ".wit") {
+    for name in names_ending(contract, ".wit") {
         files.push((format!("wit/{name}"), contract.join(&name)));
     }
     files.push(("README.md".to_string(), sdk.join("README.md")));
@@ -130,20 +117,9 @@ fn contracts(wit: &Path) -> String {
 /// WIT is the one place that says which capability an interface is.
 fn interface_capabilities(contract: &Path) -> String {
     let mut pairs = Vec::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(contract)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|entry| entry.path())
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    for file in files
-        .iter()
-        .filter(|path| path.extension().is_some_and(|ext| ext == "wit"))
-    {
-        let text = String::from_utf8(read(file)).unwrap_or_default();
+    for name in names_ending(contract, ".wit") {
+        let file = contract.join(name);
+        let text = String::from_utf8(read(&file)).unwrap_or_default();
         let mut capability: Option<String> = None;
         for line in text.lines().map(str::trim) {
             if let Some(doc) = line.strip_prefix("///") {

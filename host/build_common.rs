@@ -1,6 +1,6 @@
 //! What both build scripts need (this package's, and ../server's, which builds the built-in
-//! tools against the contract): the newest contract folder, and file reads and writes that fail
-//! the build with the path.
+//! tools against the contract): the newest contract folder, file listings, and reads and
+//! writes that fail the build with the path.
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +29,21 @@ pub fn newest_contract(wit: &Path) -> PathBuf {
         Some((_, path)) => path,
         None => panic!("no wit/since_vX.Y.Z folder in {}", wit.display()),
     }
+}
+
+/// The names of the files in `dir` that end with `suffix`, sorted (none if `dir` is missing).
+pub fn names_ending(dir: &Path, suffix: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(suffix))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
 }
 
 /// The file's bytes; a missing or unreadable file fails the build with its path.

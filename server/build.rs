@@ -20,7 +20,7 @@ mod compile_settings;
 mod build_common;
 mod wasm_build;
 
-use build_common::{newest_contract, read, write};
+use build_common::{names_ending, newest_contract, read, write};
 use std::fmt::Write as _;
 use std::path::Path;
 use wasm_build::{Places, WASM_TARGET};
@@ -146,27 +146,17 @@ fn precompile(engine: &wasmtime::Engine, file_name: &str, module: &[u8]) -> Vec<
 /// `../../wit`): make `plugins/sdk/wit` equal to the newest `wit/since_vX.Y.Z` (only `.wit`
 /// files; unchanged files are not rewritten). Commit the copy with the change to `wit/`.
 fn sync_sdk_wit(contract: &Path, copy: &Path) {
-    let wit_files = |dir: &Path| -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .map(|entry| entry.file_name().to_string_lossy().into_owned())
-                    .filter(|name| name.ends_with(".wit"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
-    };
-    let wanted = wit_files(contract);
+    let wanted = names_ending(contract, ".wit");
     if wanted.is_empty() {
         panic!("no .wit files in {}", contract.display());
     }
     if let Err(error) = std::fs::create_dir_all(copy) {
         panic!("cannot create {}: {error}", copy.display());
     }
-    for stale in wit_files(copy).iter().filter(|name| !wanted.contains(name)) {
+    for stale in names_ending(copy, ".wit")
+        .iter()
+        .filter(|name| !wanted.contains(name))
+    {
         let _removed = std::fs::remove_file(copy.join(stale));
     }
     for name in &wanted {
