@@ -436,25 +436,28 @@ mod tests {
     use crate::serve::tenants::token_hash_hex;
     use std::path::Path;
 
-    fn registry(extra: &str) -> Registry {
-        let root = std::env::temp_dir().join("devtools-mcp-registry-unit");
+    /// The registry, and the temporary folder holding alice's sandbox root (removed on drop).
+    fn registry(extra: &str) -> (Registry, tempfile::TempDir) {
+        let scratch = tempfile::tempdir().expect("a temporary folder");
+        let root = scratch.path().join("alice");
         let text = format!(
             "[[tenant]]\nname = \"alice\"\ntoken_sha256 = {:?}\nsandbox_root = {:?}\n{extra}\n",
             token_hash_hex("token"),
             root.display().to_string()
         );
         let table = TenantTable::parse(&text, Path::new("tenants.toml")).expect("valid file");
-        Registry::new(
+        let registry = Registry::new(
             PathBuf::from("tenants.toml"),
             table,
             BrowserOptions::default(),
             Duration::ZERO,
-        )
+        );
+        (registry, scratch)
     }
 
     #[tokio::test]
     async fn a_tenant_with_a_call_in_flight_is_never_closed_as_idle() {
-        let registry = registry("");
+        let (registry, _scratch) = registry("");
         let tenant = registry.authenticate("token").expect("alice");
         let ticket = registry.enter(&tenant).expect("enter");
         registry.close_idle().await;
@@ -467,7 +470,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_session_quota_holds_across_closing_an_idle_tenant() {
-        let registry = registry("max_sessions = 1");
+        let (registry, _scratch) = registry("max_sessions = 1");
         let tenant = registry.authenticate("token").expect("alice");
         drop(registry.enter(&tenant).expect("enter"));
         let first = registry.open_session(&tenant).expect("the first session");

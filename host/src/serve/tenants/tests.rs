@@ -4,10 +4,13 @@ fn table(text: &str) -> Result<TenantTable, TenantsError> {
     TenantTable::parse(text, Path::new("tenants.toml"))
 }
 
-fn entry(name: &str, token: &str, extra: &str) -> String {
-    let root = std::env::temp_dir()
-        .join("devtools-mcp-tenants-unit")
-        .join(name);
+/// A temporary folder for the tenants' sandbox roots, which parsing creates; removed on drop.
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temporary folder")
+}
+
+fn entry(scratch: &tempfile::TempDir, name: &str, token: &str, extra: &str) -> String {
+    let root = scratch.path().join(name);
     format!(
         "[[tenant]]\nname = {name:?}\ntoken_sha256 = {:?}\nsandbox_root = {:?}\n{extra}\n",
         token_hash_hex(token),
@@ -17,7 +20,9 @@ fn entry(name: &str, token: &str, extra: &str) -> String {
 
 #[test]
 fn authenticates_by_token_and_refuses_unknown_and_revoked_ones() {
-    let text = entry("alice", "secret-a", "") + &entry("bob", "secret-b", "revoked = true");
+    let scratch = scratch();
+    let text = entry(&scratch, "alice", "secret-a", "")
+        + &entry(&scratch, "bob", "secret-b", "revoked = true");
     let table = table(&text).expect("valid file");
     assert_eq!(
         table.authenticate("secret-a").map(|t| t.name.clone()),
@@ -30,22 +35,23 @@ fn authenticates_by_token_and_refuses_unknown_and_revoked_ones() {
 
 #[test]
 fn rejects_unknown_keys_bad_hashes_and_duplicates() {
-    let unknown = entry("alice", "a", "max_page = 3");
+    let scratch = scratch();
+    let unknown = entry(&scratch, "alice", "a", "max_page = 3");
     assert!(matches!(table(&unknown), Err(TenantsError::Parse { .. })));
     let bad_hash = "[[tenant]]\nname = \"a\"\ntoken_sha256 = \"abc\"\nsandbox_root = \"/tmp\"\n";
     let error = table(bad_hash).expect_err("bad hash");
     assert!(error.to_string().contains("hash-token"), "{error}");
-    let twice = entry("alice", "a", "") + &entry("alice", "b", "");
+    let twice = entry(&scratch, "alice", "a", "") + &entry(&scratch, "alice", "b", "");
     assert!(matches!(
         table(&twice),
         Err(TenantsError::DuplicateName { .. })
     ));
-    let same_token = entry("alice", "a", "") + &entry("bob", "a", "");
+    let same_token = entry(&scratch, "alice", "a", "") + &entry(&scratch, "bob", "a", "");
     assert!(matches!(
         table(&same_token),
         Err(TenantsError::DuplicateToken { .. })
     ));
-    let bad_name = entry("Alice!", "a", "");
+    let bad_name = entry(&scratch, "Alice!", "a", "");
     assert!(matches!(
         table(&bad_name),
         Err(TenantsError::BadName { .. })
@@ -54,7 +60,9 @@ fn rejects_unknown_keys_bad_hashes_and_duplicates() {
 
 #[test]
 fn policy_allows_by_name_or_category_minus_denied() {
+    let scratch = scratch();
     let text = entry(
+        &scratch,
         "alice",
         "a",
         "tools = [\"list_pages\"]\ncategories = [\"navigation\"]\ndeny_tools = [\"close_page\"]",
@@ -70,7 +78,8 @@ fn policy_allows_by_name_or_category_minus_denied() {
 
 #[test]
 fn the_documented_example_file_parses() {
-    let root = std::env::temp_dir().join("devtools-mcp-tenants-example");
+    let scratch = scratch();
+    let root = scratch.path();
     let text = include_str!("../../../../docs/tenants.example.toml")
         .replace("/srv/devtools-mcp", &root.display().to_string());
     let table = table(&text).expect("docs/tenants.example.toml is valid");
@@ -104,10 +113,17 @@ fn the_documented_example_file_parses() {
 
 #[test]
 fn egress_lists_are_validated_and_the_metrics_token_is_optional() {
-    let bad = entry("alice", "a", "egress_allow = [\"http://10.0.0.1/\"]");
+    let scratch = scratch();
+    let bad = entry(
+        &scratch,
+        "alice",
+        "a",
+        "egress_allow = [\"http://10.0.0.1/\"]",
+    );
     let error = table(&bad).expect_err("a URL is not a rule");
     assert!(error.to_string().contains("egress_allow"), "{error}");
     let good = entry(
+        &scratch,
         "alice",
         "a",
         "egress_deny = [\"10.0.0.0/8\", \"*.ads.example\"]\negress_public = false",
@@ -124,7 +140,7 @@ fn egress_lists_are_validated_and_the_metrics_token_is_optional() {
     let same = format!(
         "metrics_token_sha256 = {:?}\n{}",
         token_hash_hex("a"),
-        entry("alice", "a", "")
+        entry(&scratch, "alice", "a", "")
     );
     assert!(matches!(
         table(&same),
