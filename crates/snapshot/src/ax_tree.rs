@@ -7,7 +7,7 @@ use std::collections::hash_map::Entry;
 use rustc_hash::FxHashMap;
 
 use super::ax_node::{Arena, AxNode, NodeKey, RawNode, Span};
-use super::cdp::{CdpNode, JsValue, ReplyError, read_full_ax_tree};
+use super::cdp::{CdpNode, JsValue, ReplyError, read_full_ax_tree, read_full_ax_tree_cbor};
 
 /// Deepest raw nesting that is walked. Blink's HTML parser stops nesting at 512, so real
 /// pages stay far below; the cap only keeps hostile input from exhausting the stack.
@@ -102,6 +102,17 @@ impl<'a> AxTree<'a> {
         let mut arena = Arena::default();
         let mut position = 0;
         let nodes = read_full_ax_tree(text, |payload| {
+            position += 1;
+            RawNode::new(payload, position, &mut arena)
+        })?;
+        Ok(AxTree::link(nodes, arena))
+    }
+
+    /// [`AxTree::from_reply`] for the reply as the browser's CBOR pipe carries it.
+    pub fn from_cbor_reply(message: &'a [u8]) -> Result<Option<AxTree<'a>>, ReplyError> {
+        let mut arena = Arena::default();
+        let mut position = 0;
+        let nodes = read_full_ax_tree_cbor(message, |payload| {
             position += 1;
             RawNode::new(payload, position, &mut arena)
         })?;
@@ -435,6 +446,38 @@ mod tests {
             roles(tree.serialize(true)),
             ["RootWebArea Top", " Iframe ", "  RootWebArea "]
         );
+    }
+
+    #[test]
+    fn the_reply_read_from_cbor_gives_the_tree_its_json_gives() {
+        let mut replies = Vec::new();
+        let form: Value =
+            serde_json::from_str(include_str!("testdata/form.json")).expect("capture");
+        let steps: Value =
+            serde_json::from_str(include_str!("testdata/sequence.json")).expect("capture");
+        let frames = form["frames"].as_array().into_iter().flatten();
+        for capture in std::iter::once(&form)
+            .chain(frames)
+            .chain(steps.as_array().into_iter().flatten())
+        {
+            replies.push(json!({ "id": 1, "result": { "nodes": capture["nodes"] } }));
+        }
+        replies.push(json!({ "id": 2, "result": { "nodes": sample_nodes() } }));
+        replies.push(json!({ "id": 3, "result": { "nodes": [{"nodeId": 1}, null, {"nodeId": "2", "role": 5}] } }));
+        replies.push(json!({ "id": 4, "result": null }));
+        replies.push(json!({ "id": 5, "error": { "code": -32000, "message": "Frame not found" } }));
+        assert!(replies.len() > 5);
+        for reply in replies {
+            let text = reply.to_string();
+            let cbor = devtools_cbor::from_json(&reply).expect("encodes");
+            for interesting in [true, false] {
+                let from_text = AxTree::from_reply(&text)
+                    .map(|tree| tree.and_then(|t| t.serialize(interesting)));
+                let from_cbor = AxTree::from_cbor_reply(&cbor)
+                    .map(|tree| tree.and_then(|t| t.serialize(interesting)));
+                assert_eq!(from_cbor, from_text, "{text:.200}");
+            }
+        }
     }
 
     #[test]

@@ -504,6 +504,30 @@ pub fn read_full_ax_tree<'a, T>(
     reply.map_err(ReplyError::Protocol)
 }
 
+/// [`read_full_ax_tree`] over the reply as the browser's CBOR pipe carries it: the same
+/// visitors, with text borrowed from the message and every field Puppeteer does not read
+/// (the names' sources, the internal roles) skipped by its length instead of scanned.
+pub fn read_full_ax_tree_cbor<'a, T>(
+    message: &'a [u8],
+    mut map: impl FnMut(CdpNode<'a>) -> T,
+) -> Result<Vec<T>, ReplyError> {
+    let seed = ReplySeed {
+        capacity: cbor_node_capacity(message),
+        map: &mut map,
+    };
+    let reply = devtools_cbor::from_message_seed(message, seed)
+        .map_err(|error| ReplyError::Malformed(error.to_string()))?;
+    reply.map_err(ReplyError::Protocol)
+}
+
+/// [`node_capacity`] for a CBOR message: one `nodeId` key (a 6-byte text string's head and
+/// bytes) per node; a page's text could only add to it through strings of that exact form,
+/// and the reservation is capped the same way.
+fn cbor_node_capacity(message: &[u8]) -> usize {
+    let keys = memchr::memmem::find_iter(message, b"\x66nodeId").count();
+    keys.min(message.len() / 16)
+}
+
 /// The `nodes` array alone (`[{…}, …]`), as tests and captures hold it.
 pub fn parse_nodes(text: &str) -> Result<Vec<CdpNode<'_>>, ReplyError> {
     let nodes: List<MaybeNode> =

@@ -200,7 +200,7 @@ impl BrowserConn {
         args.extend(launch_args(options));
         args.extend([
             "--remote-debugging-port=0".to_string(),
-            "--remote-debugging-pipe".to_string(),
+            pipe::PIPE_FLAG.to_string(),
             format!("--user-data-dir={}", profile_dir.display()),
         ]);
         if options.extensions {
@@ -228,6 +228,8 @@ impl BrowserConn {
             .await
             .map_err(|error| failed(error.to_string()))?;
         let mut connection = Self::with_handler(browser, handler, true, temporary);
+        // Our thin connection runs over the pipe, not a second WebSocket.
+        connection.raw = piped.raw;
         connection.pipe = Some(Arc::new(piped.link));
         connection.own_process = Some(OwnProcess::watch(piped.child, connection.alive.clone()));
         Ok(connection)

@@ -4,104 +4,61 @@
 //! Chromium exits when the pipe closes, so a server that is killed outright never leaves its
 //! browser running. chromiumoxide cannot hand the child extra descriptors, so the server
 //! starts Chromium itself, passes it its ends of two anonymous pipes, connects chromiumoxide to
-//! the WebSocket address Chromium prints, and keeps the pipe. Anonymous pipes have no name in
-//! the file system: nothing a plugin or a tenant can write to reaches them.
+//! the WebSocket address Chromium prints, and runs our own thin connection (`raw`) over the
+//! pipe, in CBOR mode. Anonymous pipes have no name in the file system: nothing a plugin or a
+//! tenant can write to reaches them.
 
+use super::raw::RawLink;
+use super::{CdpError, timeouts};
 use command_fds::{CommandFdExt, FdMapping};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
-use tokio::sync::Mutex;
 
 /// The descriptors Chromium reads commands from and writes replies to.
 const CHILD_READS: i32 = 3;
 const CHILD_WRITES: i32 = 4;
-/// Replies on the pipe are read up to this size (a `PWA.*` reply is tiny; this bounds a
-/// misbehaving browser).
-const MAX_MESSAGE: usize = 8 << 20;
-/// One command's bound.
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Our end of the pipe: commands go out NUL-terminated, replies come back the same way.
+/// The flag that asks for the pipe, in the mode our side speaks: CBOR, the browser's own
+/// form of every message, so it does not convert megabytes of replies to JSON first.
+pub const PIPE_FLAG: &str = "--remote-debugging-pipe=cbor";
+
+/// Browser-level commands on the pipe (`PWA.*`, offered there only), sent on the thin
+/// connection that runs over it (see `raw`).
 pub struct PipeLink {
-    io: Mutex<PipeIo>,
-}
-
-struct PipeIo {
-    to_browser: pipe::Sender,
-    from_browser: BufReader<pipe::Receiver>,
-    next_id: u64,
+    raw: Arc<RawLink>,
 }
 
 impl PipeLink {
-    /// Sends one browser-level command and reads until its reply; events the browser sends
-    /// on the pipe are skipped (nothing subscribes to any). A protocol error is the browser's
-    /// message.
-    pub async fn call(&self, method: &str, params: Value) -> Result<Value, String> {
-        let mut io = self.io.lock().await;
-        let exchange = async {
-            io.next_id += 1;
-            let id = io.next_id;
-            let mut message = json!({ "id": id, "method": method, "params": params }).to_string();
-            message.push('\0');
-            io.to_browser
-                .write_all(message.as_bytes())
-                .await
-                .map_err(|error| format!("The browser's DevTools pipe is closed: {error}"))?;
-            loop {
-                let mut frame = Vec::new();
-                let read = (&mut io.from_browser)
-                    .take(MAX_MESSAGE as u64)
-                    .read_until(0, &mut frame)
-                    .await
-                    .map_err(|error| format!("The browser's DevTools pipe failed: {error}"))?;
-                if read == 0 {
-                    return Err("The browser closed its DevTools pipe.".to_string());
-                }
-                if frame.last() != Some(&0) {
-                    return Err(
-                        "The browser sent an oversized message on its DevTools pipe.".into(),
-                    );
-                }
-                frame.pop();
-                let Ok(reply) = serde_json::from_slice::<Value>(&frame) else {
-                    continue;
-                };
-                if reply["id"] != id {
-                    continue;
-                }
-                if let Some(error) = reply.get("error") {
-                    return Err(error["message"]
-                        .as_str()
-                        .unwrap_or("Protocol error")
-                        .to_string());
-                }
-                return Ok(reply["result"].clone());
-            }
+    /// Sends one browser-level command; a protocol error is the browser's message.
+    pub async fn call(&self, method: &'static str, params: Value) -> Result<Value, String> {
+        let reply = async {
+            let client = self.raw.client().await?;
+            client
+                .call(None, method, params, timeouts::CAPTURE)
+                .await?
+                .result()
         };
-        match tokio::time::timeout(COMMAND_TIMEOUT, exchange).await {
-            Ok(result) => result,
-            Err(_) => Err(format!(
-                "Timeout running {method}: the browser did not answer on its DevTools pipe within {} s.",
-                COMMAND_TIMEOUT.as_secs()
-            )),
-        }
+        reply.await.map_err(|error: CdpError| error.to_string())
     }
 }
 
-/// A launched Chromium with its pipe and the WebSocket address it printed.
+/// A launched Chromium, the thin connection over its pipe, and the WebSocket address it
+/// printed.
 pub struct PipedBrowser {
     pub child: Child,
+    pub raw: Arc<RawLink>,
     pub link: PipeLink,
     pub ws_url: String,
 }
 
 /// Starts `executable` with `args` (which must ask for `--remote-debugging-port` and
-/// `--remote-debugging-pipe`), the pipe on fds 3 and 4, and waits up to `timeout` for the
+/// [`PIPE_FLAG`]), the pipe on fds 3 and 4, and waits up to `timeout` for the
 /// WebSocket address on its stderr. The child is killed if this fails, or when dropped.
 pub async fn launch(
     executable: &Path,
@@ -151,15 +108,11 @@ pub async fn launch(
         .map_err(|error| format!("cannot use the DevTools pipe: {error}"))?;
     let from_browser = pipe::Receiver::from_owned_fd(we_read.into())
         .map_err(|error| format!("cannot use the DevTools pipe: {error}"))?;
+    let raw = RawLink::over_pipe(to_browser, from_browser);
     Ok(PipedBrowser {
         child,
-        link: PipeLink {
-            io: Mutex::new(PipeIo {
-                to_browser,
-                from_browser: BufReader::new(from_browser),
-                next_id: 0,
-            }),
-        },
+        link: PipeLink { raw: raw.clone() },
+        raw,
         ws_url,
     })
 }

@@ -1,43 +1,77 @@
-//! A thin CDP client of our own: a second WebSocket to the browser, for the commands whose
+//! A thin CDP client of our own: a second connection to the browser, for the commands whose
 //! replies are large. chromiumoxide parses every message it reads into its typed `Message`
 //! (an untagged enum, so serde first buffers the whole document) and then into a
 //! `serde_json::Value`; for the 3.7 MB `Accessibility.getFullAXTree` of a 4,000-element page
 //! that was most of the snapshot's CPU and all of its memory peak. Here a reply is routed by
 //! its `id` without being parsed and handed over as text, which the snapshot engine then
-//! parses once, in place. The WebSocket itself is ours too (`socket`), to read a reply of
-//! megabytes into one buffer of its size.
+//! parses once, in place.
+//!
+//! The connection runs over the browser's DevTools pipe in CBOR mode when this server
+//! launched the browser (`cbor_pipe`: the browser then skips converting megabytes to JSON,
+//! and a reply is converted here only if its reader wants text), and over a WebSocket of our
+//! own otherwise (`socket`, which reads a reply of megabytes into one buffer of its size).
 //!
 //! The connection attaches its own flat sessions to the targets it is asked about (a page,
 //! or a cross-process iframe) and enables no domain, so it receives no events to speak of
 //! but those of its attachments (see `attachments`).
 
 mod attachments;
+mod cbor_pipe;
 mod socket;
 
 use super::CdpError;
 use attachments::Attachments;
 pub use attachments::Child;
 use serde_json::{Value, json};
-use socket::{Payload, Writer};
+use socket::Payload;
 use std::collections::{HashMap, HashSet};
+use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex as StdMutex};
+use std::sync::{Arc, Mutex as StdMutex, OnceLock};
 use std::time::Duration;
+use tokio::net::unix::pipe;
 use tokio::sync::{Mutex, oneshot};
 
-type Waiters = Arc<StdMutex<HashMap<u64, oneshot::Sender<Payload>>>>;
+type Waiters = Arc<StdMutex<HashMap<u64, oneshot::Sender<Message>>>>;
 
-/// Where the browser's DevTools WebSocket is, and our connection to it once made.
+/// One whole message, in the form it crossed the wire in.
+struct Message {
+    payload: Payload,
+    /// CBOR from the pipe; JSON text otherwise.
+    cbor: bool,
+}
+
+/// How to reach the browser, and our connection once made.
 pub struct RawLink {
-    url: String,
+    route: Route,
     client: Mutex<Option<Arc<RawClient>>>,
+}
+
+enum Route {
+    /// A WebSocket address, connected on first use and again after a drop.
+    WebSocket(String),
+    /// The pipe of a browser this server launched: connected from the start, and never
+    /// again once closed (the browser exits with it).
+    Pipe,
 }
 
 impl RawLink {
     pub fn new(url: String) -> Arc<RawLink> {
         Arc::new(RawLink {
-            url,
+            route: Route::WebSocket(url),
             client: Mutex::new(None),
+        })
+    }
+
+    /// The connection over the browser's DevTools pipe (in CBOR mode), our ends of it.
+    pub fn over_pipe(to_browser: pipe::Sender, from_browser: pipe::Receiver) -> Arc<RawLink> {
+        let client = RawClient::start(
+            Incoming::Pipe(cbor_pipe::Reader::new(from_browser)),
+            Outgoing::Pipe(cbor_pipe::Writer::new(to_browser)),
+        );
+        Arc::new(RawLink {
+            route: Route::Pipe,
+            client: Mutex::new(Some(Arc::new(client))),
         })
     }
 
@@ -47,16 +81,68 @@ impl RawLink {
         if let Some(live) = client.as_ref().filter(|c| c.alive.load(Ordering::SeqCst)) {
             return Ok(live.clone());
         }
-        let connected = Arc::new(RawClient::connect(&self.url).await?);
+        let Route::WebSocket(url) = &self.route else {
+            return Err(CdpError::Protocol(
+                "The browser's DevTools pipe is closed.".to_string(),
+            ));
+        };
+        let (reader, writer) = socket::connect(url).await.map_err(|error| {
+            CdpError::Protocol(format!("cannot open a DevTools connection: {error}"))
+        })?;
+        let connected = Arc::new(RawClient::start(
+            Incoming::Socket(reader),
+            Outgoing::Socket(writer),
+        ));
         *client = Some(connected.clone());
         Ok(connected)
     }
 }
 
-/// One WebSocket to the browser: commands go out through `writer`, and a reader task hands
+/// Where replies and events come from.
+enum Incoming {
+    Socket(socket::Reader),
+    Pipe(cbor_pipe::Reader),
+}
+
+impl Incoming {
+    async fn next(&mut self) -> io::Result<Option<Message>> {
+        let (payload, cbor) = match self {
+            Incoming::Socket(reader) => (reader.next_text().await?, false),
+            Incoming::Pipe(reader) => (reader.next_message().await?, true),
+        };
+        Ok(payload.map(|payload| Message { payload, cbor }))
+    }
+}
+
+impl Message {
+    /// The `id` of a reply (`None` for an event), read without parsing the rest.
+    fn reply_id(&self) -> Option<u64> {
+        match self.cbor {
+            true => devtools_cbor::reply_id(self.payload.bytes()),
+            false => reply_id(self.payload.bytes()),
+        }
+    }
+}
+
+/// Where commands go.
+enum Outgoing {
+    Socket(socket::Writer),
+    Pipe(cbor_pipe::Writer),
+}
+
+impl Outgoing {
+    async fn send(&mut self, message: &Value) -> io::Result<()> {
+        match self {
+            Outgoing::Socket(writer) => writer.send_text(&message.to_string()).await,
+            Outgoing::Pipe(writer) => writer.send(message).await,
+        }
+    }
+}
+
+/// One connection to the browser: commands go out through `writer`, and a reader task hands
 /// each reply's text to the caller waiting for its `id`.
 pub struct RawClient {
-    writer: Mutex<Writer>,
+    writer: Mutex<Outgoing>,
     waiters: Waiters,
     next_id: AtomicU64,
     alive: Arc<AtomicBool>,
@@ -79,13 +165,41 @@ impl Drop for RawClient {
 }
 
 /// A reply's whole message (`{"id":…,"result":…}`), not parsed yet.
-pub struct RawReply(Payload);
+pub struct RawReply {
+    message: Message,
+    /// The JSON text of a CBOR reply, made on first ask.
+    converted: OnceLock<Result<String, String>>,
+}
 
 impl RawReply {
-    /// The message's text; checked for UTF-8 here, where it is read, and nowhere before.
+    fn new(message: Message) -> RawReply {
+        RawReply {
+            message,
+            converted: OnceLock::new(),
+        }
+    }
+
+    /// The message's text; checked for UTF-8 (or converted from CBOR) here, where it is
+    /// read, and nowhere before.
     pub fn text(&self) -> Result<&str, CdpError> {
-        std::str::from_utf8(self.0.bytes())
-            .map_err(|error| CdpError::Protocol(format!("unreadable reply: {error}")))
+        let bytes = self.message.payload.bytes();
+        let unreadable = |error: &dyn std::fmt::Display| {
+            CdpError::Protocol(format!("unreadable reply: {error}"))
+        };
+        if !self.message.cbor {
+            return std::str::from_utf8(bytes).map_err(|error| unreadable(&error));
+        }
+        let converted = self.converted.get_or_init(|| {
+            let text = devtools_cbor::to_json(bytes).map_err(|error| error.to_string())?;
+            String::from_utf8(text).map_err(|error| error.to_string())
+        });
+        converted.as_deref().map_err(|error| unreadable(&error))
+    }
+
+    /// The message as the browser's CBOR pipe carried it, when it came that way: readers
+    /// of large replies deserialize it directly (see `devtools_cbor::from_message_seed`).
+    pub fn cbor(&self) -> Option<&[u8]> {
+        self.message.cbor.then(|| self.message.payload.bytes())
     }
 
     /// The `result` as JSON, for small replies; the browser's error message otherwise.
@@ -101,19 +215,18 @@ impl RawReply {
 }
 
 impl RawClient {
-    async fn connect(url: &str) -> Result<RawClient, CdpError> {
-        let (mut reader, writer) = socket::connect(url).await.map_err(|error| {
-            CdpError::Protocol(format!("cannot open a DevTools connection: {error}"))
-        })?;
+    /// Starts the task that routes what `incoming` reads to the callers waiting for it.
+    fn start(mut incoming: Incoming, writer: Outgoing) -> RawClient {
         let waiters: Waiters = Arc::default();
         let alive = Arc::new(AtomicBool::new(true));
         let attachments: Arc<StdMutex<Attachments>> = Arc::default();
         let (routes, flag, seen) = (waiters.clone(), alive.clone(), attachments.clone());
         let reader = tokio::spawn(async move {
-            while let Ok(Some(message)) = reader.next_text().await {
-                let Some(id) = reply_id(message.bytes()) else {
-                    if let Ok(mut seen) = seen.lock() {
-                        seen.observe(message.bytes());
+            while let Ok(Some(message)) = incoming.next().await {
+                let Some(id) = message.reply_id() else {
+                    let event = RawReply::new(message);
+                    if let (Ok(text), Ok(mut seen)) = (event.text(), seen.lock()) {
+                        seen.observe(text.as_bytes());
                     }
                     continue;
                 };
@@ -128,7 +241,7 @@ impl RawClient {
                 waiting.clear();
             }
         });
-        Ok(RawClient {
+        RawClient {
             writer: Mutex::new(writer),
             waiters,
             next_id: AtomicU64::new(1),
@@ -138,7 +251,7 @@ impl RawClient {
             attachments,
             auto_attached: StdMutex::default(),
             reader,
-        })
+        }
     }
 
     /// Sends `method` (on `session`, or to the browser) and waits for its reply's text.
@@ -163,7 +276,7 @@ impl RawClient {
             self.writer
                 .lock()
                 .await
-                .send_text(&message.to_string())
+                .send(&message)
                 .await
                 .map_err(|_| closed())?;
             receiver.await.map_err(|_| closed())
@@ -173,7 +286,7 @@ impl RawClient {
             waiters.remove(&id);
         }
         match answer {
-            Ok(reply) => reply.map(RawReply),
+            Ok(reply) => reply.map(RawReply::new),
             Err(_) => Err(CdpError::Timeout {
                 method,
                 seconds: timeout.as_secs(),
@@ -293,7 +406,8 @@ fn reply_id(message: &[u8]) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{RawReply, reply_id, socket};
+    use super::{Message, RawReply, reply_id, socket};
+    use serde_json::json;
 
     #[test]
     fn replies_are_routed_by_their_id() {
@@ -308,8 +422,43 @@ mod tests {
         // unreadable instead of waiting for a reply that never comes.
         let broken = b"{\"id\":1,\xff}";
         assert_eq!(reply_id(broken), Some(1));
-        let reply = RawReply(socket::Payload::Heap(broken.to_vec()));
+        let reply = RawReply::new(Message {
+            payload: socket::Payload::Heap(broken.to_vec()),
+            cbor: false,
+        });
         let error = reply.text().expect_err("not UTF-8");
         assert!(error.to_string().contains("unreadable reply"), "{error}");
+    }
+
+    #[test]
+    fn a_cbor_reply_reads_as_its_json_or_says_why_not() {
+        let good = devtools_cbor::from_json(&json!({ "id": 4, "result": { "a": 1, "b": "é" } }))
+            .expect("encodes");
+        let message = Message {
+            payload: socket::Payload::Heap(good.clone()),
+            cbor: true,
+        };
+        assert_eq!(message.reply_id(), Some(4));
+        let reply = RawReply::new(message);
+        assert_eq!(reply.result().expect("result"), json!({ "a": 1, "b": "é" }));
+        assert_eq!(reply.cbor(), Some(good.as_slice()));
+
+        let broken = devtools_cbor::from_json(&json!({ "id": 5, "result": { "a": 1 } }));
+        let mut broken = broken.expect("encodes");
+        let value_at = broken.len() - 3;
+        broken[value_at] = 0xc1;
+        let message = Message {
+            payload: socket::Payload::Heap(broken),
+            cbor: true,
+        };
+        // Routed to its caller by its id, who learns why it cannot be read.
+        assert_eq!(message.reply_id(), Some(5));
+        let error = RawReply::new(message).text().expect_err("unreadable");
+        assert!(
+            error
+                .to_string()
+                .starts_with("unreadable reply: unexpected CBOR byte 0xc1"),
+            "{error}"
+        );
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 const NOT_READY: &str = "Couldn't fetch install info";
 
 /// One browser-level `PWA.*` command; errors read as the reference's Puppeteer puts them.
-async fn command(pipe: &PipeLink, method: &str, params: Value) -> Result<Value, String> {
+async fn command(pipe: &PipeLink, method: &'static str, params: Value) -> Result<Value, String> {
     pipe.call(method, params)
         .await
         .map_err(|error| format!("Protocol error ({method}): {error}"))

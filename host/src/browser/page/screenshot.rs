@@ -2,7 +2,7 @@
 //! it for the reference (same `Page.captureScreenshot` parameters, `optimizeForSpeed: true`),
 //! with the server-wide format, quality and max-size flags.
 
-use crate::browser::cdp::raw::RawLink;
+use crate::browser::cdp::raw::{RawLink, RawReply};
 use crate::browser::cdp::{run_within, timeouts};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -171,20 +171,6 @@ pub async fn capture(
 /// megabytes) is kept as text and its `data` decoded where it lies, instead of going through
 /// chromiumoxide's message types (an untagged enum that buffers the whole reply) first.
 async fn capture_image(raw: &RawLink, target: &str, params: Value) -> Result<Vec<u8>, String> {
-    #[derive(serde::Deserialize)]
-    struct Reply<'a> {
-        #[serde(borrow)]
-        result: Option<Shot<'a>>,
-        error: Option<ProtocolError>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Shot<'a> {
-        data: &'a str,
-    }
-    #[derive(serde::Deserialize)]
-    struct ProtocolError {
-        message: String,
-    }
     let client = raw.client().await.map_err(|error| error.to_string())?;
     let mut session = client
         .session(target, timeouts::CAPTURE)
@@ -206,13 +192,10 @@ async fn capture_image(raw: &RawLink, target: &str, params: Value) -> Result<Vec
     let mut reply = call(session.clone())
         .await
         .map_err(|error| error.to_string())?;
-    let stale = |reply: &crate::browser::cdp::raw::RawReply| {
-        reply
-            .text()
-            .ok()
-            .and_then(|text| serde_json::from_str::<Reply>(text).ok())
-            .and_then(|reply| reply.error)
-            .is_some_and(|error| error.message.contains("Session with given id not found"))
+    let stale = |reply: &RawReply| {
+        read_image(reply).is_ok_and(|shot| {
+            shot.is_err_and(|error| error.contains("Session with given id not found"))
+        })
     };
     if stale(&reply) {
         // A stale session (its target was swapped or detached): attach afresh once.
@@ -223,16 +206,54 @@ async fn capture_image(raw: &RawLink, target: &str, params: Value) -> Result<Vec
             .map_err(|error| error.to_string())?;
         reply = call(session).await.map_err(|error| error.to_string())?;
     }
-    let text = reply.text().map_err(|error| error.to_string())?;
-    let parsed: Reply = serde_json::from_str(text)
-        .map_err(|error| format!("The browser sent an unreadable screenshot reply: {error}"))?;
-    if let Some(error) = parsed.error {
-        return Err(error.message);
+    read_image(&reply)?
+}
+
+/// A screenshot reply's image (or the browser's error), read where it lies: from the CBOR
+/// pipe the image is the bytes themselves; from a WebSocket, base64 text decoded in place.
+fn read_image(reply: &RawReply) -> Result<Result<Vec<u8>, String>, String> {
+    #[derive(serde::Deserialize)]
+    struct Reply<Image> {
+        result: Option<Shot<Image>>,
+        error: Option<ProtocolError>,
     }
-    let data = parsed.result.map(|shot| shot.data).unwrap_or_default();
-    STANDARD
-        .decode(data)
-        .map_err(|error| format!("The browser sent an undecodable image: {error}"))
+    #[derive(serde::Deserialize)]
+    struct Shot<Image> {
+        data: Image,
+    }
+    #[derive(serde::Deserialize)]
+    struct ProtocolError {
+        message: String,
+    }
+    let unreadable = |error: &dyn std::fmt::Display| {
+        format!("The browser sent an unreadable screenshot reply: {error}")
+    };
+    let (result, error) = match reply.cbor() {
+        Some(message) => {
+            let parsed: Reply<&[u8]> =
+                devtools_cbor::from_message_seed(message, std::marker::PhantomData)
+                    .map_err(|error| unreadable(&error))?;
+            let image = parsed.result.map(|shot| shot.data.to_vec());
+            (image, parsed.error)
+        }
+        None => {
+            let text = reply.text().map_err(|error| error.to_string())?;
+            let parsed: Reply<&str> =
+                serde_json::from_str(text).map_err(|error| unreadable(&error))?;
+            let image =
+                match parsed.result {
+                    Some(shot) => Some(STANDARD.decode(shot.data).map_err(|error| {
+                        format!("The browser sent an undecodable image: {error}")
+                    })?),
+                    None => None,
+                };
+            (image, parsed.error)
+        }
+    };
+    Ok(match error {
+        Some(error) => Err(error.message),
+        None => Ok(result.unwrap_or_default()),
+    })
 }
 
 /// `getSourceBox`: what a downscale has to fit, with the device pixel ratio. Boxes are in

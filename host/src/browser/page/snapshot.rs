@@ -322,9 +322,19 @@ fn frame_snapshot(
             )
             .await
             .map_err(|error| error.to_string())?;
-        let text = reply.text().map_err(|error| error.to_string())?;
-        walk.reply_bytes += text.len();
-        let Some(tree) = AxTree::from_reply(text).map_err(|error| error.to_string())? else {
+        // Read as the browser sent it: CBOR from the pipe, JSON text from a WebSocket.
+        let tree = match reply.cbor() {
+            Some(message) => {
+                walk.reply_bytes += message.len();
+                AxTree::from_cbor_reply(message)
+            }
+            None => {
+                let text = reply.text().map_err(|error| error.to_string())?;
+                walk.reply_bytes += text.len();
+                AxTree::from_reply(text)
+            }
+        };
+        let Some(tree) = tree.map_err(|error| error.to_string())? else {
             return Ok(None);
         };
         let iframes = if depth < MAX_FRAME_DEPTH {

@@ -39,7 +39,7 @@ impl Payload {
     }
 
     /// A zeroed buffer of `len` bytes to read a message into.
-    fn zeroed(len: usize) -> io::Result<Payload> {
+    pub(super) fn zeroed(len: usize) -> io::Result<Payload> {
         if len < MAPPED_FROM {
             return Ok(Payload::Heap(vec![0; len]));
         }
@@ -49,7 +49,7 @@ impl Payload {
         Ok(Payload::Mapped { map, len })
     }
 
-    fn bytes_mut(&mut self) -> &mut [u8] {
+    pub(super) fn bytes_mut(&mut self) -> &mut [u8] {
         match self {
             Payload::Heap(bytes) => bytes,
             Payload::Mapped { map, len } => &mut map[..*len],
