@@ -1,6 +1,7 @@
 //! The browser's own floor: the scenario's browser work sent straight to Chromium over its
-//! DevTools pipe (`--remote-debugging-pipe`, fds 3 and 4), with no MCP server in between and
-//! nothing but the commands each step needs. A server can only be slower than this, so a
+//! DevTools pipe (`--remote-debugging-pipe=cbor`, fds 3 and 4: the browser's fastest wire, on
+//! which it sends its replies without converting them to JSON), with no MCP server in between
+//! and nothing but the commands each step needs. A server can only be slower than this, so a
 //! goal below `floor / reference` cannot be met by any server driving this Chromium.
 //!
 //! The steps follow the scenario (same fixture pages, same order, same think time before the
@@ -12,7 +13,7 @@
 //! text is in the document; each real page is `Page.navigate` until `load` (untimed), then
 //! its `Accessibility.getFullAXTree`.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Read, Write};
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -44,7 +45,7 @@ fn flags(profile: &Path) -> Vec<String> {
     [
         "--headless=new",
         "--no-sandbox",
-        "--remote-debugging-pipe",
+        "--remote-debugging-pipe=cbor",
         "--no-first-run",
         "--no-default-browser-check",
         "--disable-background-networking",
@@ -173,42 +174,40 @@ fn steps(
 /// parsing megabytes here would be counted as the browser's time.
 const WHOLE_MESSAGE_LIMIT: usize = 64 << 10;
 
-/// One message: whole when small, else its `id`, `method`, `sessionId` and `error` alone,
-/// plus, with `keep_big`, the unparsed text as `rawText`.
+/// One message (CBOR, converted to JSON as a server would): whole when small, else its `id`
+/// alone (a big message is a reply), plus, with `keep_big`, its JSON text as `rawText`.
 fn read_message(frame: Vec<u8>, keep_big: bool) -> Option<Value> {
     if frame.len() <= WHOLE_MESSAGE_LIMIT {
-        return serde_json::from_slice(&frame).ok();
+        return serde_json::from_slice(&devtools_cbor::to_json(&frame).ok()?).ok();
     }
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Envelope {
-        id: Option<u64>,
-        method: Option<String>,
-        session_id: Option<String>,
-        error: Option<Value>,
-    }
-    let envelope: Envelope = serde_json::from_slice(&frame).ok()?;
     let mut message = serde_json::Map::new();
-    let fields = [
-        ("id", envelope.id.map(Value::from)),
-        ("method", envelope.method.map(Value::from)),
-        ("sessionId", envelope.session_id.map(Value::from)),
-        ("error", envelope.error),
-    ];
-    for (key, value) in fields {
-        if let Some(value) = value {
-            message.insert(key.to_owned(), value);
-        }
+    if let Some(id) = devtools_cbor::reply_id(&frame) {
+        message.insert("id".to_owned(), Value::from(id));
+    } else {
+        return serde_json::from_slice(&devtools_cbor::to_json(&frame).ok()?).ok();
     }
     if keep_big {
-        let text = String::from_utf8(frame).ok()?;
+        let text = String::from_utf8(devtools_cbor::to_json(&frame).ok()?).ok()?;
         message.insert("rawText".to_owned(), Value::String(text));
     }
     Some(Value::Object(message))
 }
 
+/// The next whole message on the pipe: an envelope's header, then what it announces.
+fn next_frame(reader: &mut impl Read) -> Option<Vec<u8>> {
+    let mut header = [0u8; devtools_cbor::HEADER_LEN];
+    reader.read_exact(&mut header).ok()?;
+    let len = devtools_cbor::content_len(&header).ok()?;
+    let mut frame = header.to_vec();
+    frame.resize(devtools_cbor::HEADER_LEN + len, 0);
+    reader
+        .read_exact(&mut frame[devtools_cbor::HEADER_LEN..])
+        .ok()?;
+    Some(frame)
+}
+
 /// A Chromium driven over its DevTools pipe: commands out, replies and events in (a reader
-/// thread splits the NUL-terminated messages).
+/// thread splits the messages).
 struct Browser {
     child: Child,
     to_browser: std::fs::File,
@@ -253,10 +252,9 @@ impl Browser {
         // Only the child holds its ends now: a dead browser reads as end-of-file.
         drop(command);
         let (sender, messages) = channel();
-        let reader = BufReader::new(std::fs::File::from(OwnedFd::from(we_read)));
+        let mut reader = BufReader::new(std::fs::File::from(OwnedFd::from(we_read)));
         std::thread::spawn(move || {
-            for frame in reader.split(0) {
-                let Ok(frame) = frame else { break };
+            while let Some(frame) = next_frame(&mut reader) {
                 let Some(message) = read_message(frame, keep_big) else {
                     continue;
                 };
@@ -282,8 +280,7 @@ impl Browser {
         if let Some(session) = session {
             message["sessionId"] = session.into();
         }
-        let mut bytes = message.to_string().into_bytes();
-        bytes.push(0);
+        let bytes = devtools_cbor::from_json(&message).map_err(|e| e.to_string())?;
         self.to_browser
             .write_all(&bytes)
             .map_err(|e| format!("the browser's pipe is closed: {e}"))?;
