@@ -2,7 +2,8 @@
 """How long Accessibility.getFullAXTree takes on the browser's DevTools pipe in its JSON mode
 (`--remote-debugging-pipe`) and in its CBOR mode (`--remote-debugging-pipe=cbor`, the form the
 browser keeps messages in, which the server uses): `python3 bench/probes/pipe-modes.py URL
-[CHROMIUM] [ROUNDS]`. Each round launches one browser per mode, alternating, loads URL, and
+[CHROMIUM] [ROUNDS] [SAVE]`. With SAVE, the last CBOR reply is written there, for
+`cargo run -p devtools-cbor --example convert -- SAVE`. Each round launches one browser per mode, alternating, loads URL, and
 times five calls until the whole reply has arrived (the reply is framed, not parsed).
 Chromium's CBOR: every map and array in an envelope (tag 24 over a byte string with a 4-byte
 length), see crates/cbor.
@@ -110,6 +111,7 @@ class Browser:
         self.inp = os.fdopen(r2, 'rb', buffering=0)
         self.buf = bytearray()
         self.next_id = 0
+        self.last_big = b''
 
     def read(self):
         """The next whole message's bytes."""
@@ -141,6 +143,7 @@ class Browser:
         while True:
             reply = self.read()
             if big and len(reply) > 100000:
+                self.last_big = reply
                 return len(reply)
             decoded = json.loads(reply) if self.mode == 'json' else Dec(reply).item()
             if decoded.get('id') == self.next_id:
@@ -156,10 +159,11 @@ class Browser:
 
 def main():
     if len(sys.argv) < 2:
-        raise SystemExit('usage: pipe-modes.py URL [CHROMIUM] [ROUNDS]')
+        raise SystemExit('usage: pipe-modes.py URL [CHROMIUM] [ROUNDS] [SAVE]')
     url = sys.argv[1]
     chromium = sys.argv[2] if len(sys.argv) > 2 else '/usr/bin/chromium'
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    save = sys.argv[4] if len(sys.argv) > 4 else None
     times = {'json': [], 'cbor': []}
     for _ in range(rounds):
         for mode in ('json', 'cbor'):
@@ -175,6 +179,9 @@ def main():
                     elapsed = (time.perf_counter() - started) * 1000
                     times[mode].append(elapsed)
                     print(f'{mode}: {elapsed:.0f} ms, {size} bytes', flush=True)
+                if save and mode == 'cbor':
+                    with open(save, 'wb') as file:
+                        file.write(browser.last_big)
             finally:
                 browser.close()
     for mode, values in times.items():

@@ -6,8 +6,10 @@
 //! base64, non-finite numbers as null.
 
 use crate::CborError;
+use crate::cursor::Cursor;
 use base64::Engine;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use std::borrow::Cow;
 use std::fmt;
 
 /// Nesting a reader may descend into (serde_json's own bound: visitors recurse).
@@ -46,98 +48,32 @@ pub fn from_message_seed<'de, S: DeserializeSeed<'de>>(
         return Err(CborError::NotAnEnvelope.into());
     }
     let mut deserializer = Deserializer {
-        input: message,
-        pos: 0,
+        cursor: Cursor::new(message),
         depth: 0,
     };
     let value = seed.deserialize(&mut deserializer)?;
-    match message.len() - deserializer.pos {
+    match message.len() - deserializer.cursor.pos {
         0 => Ok(value),
         extra => Err(CborError::Trailing(extra).into()),
     }
 }
 
-/// Reads items from `input` at `pos`.
+/// Reads the items of one message.
 pub struct Deserializer<'de> {
-    input: &'de [u8],
-    pos: usize,
+    cursor: Cursor<'de>,
+    /// Maps and arrays open around the item being read.
     depth: usize,
 }
 
 impl<'de> Deserializer<'de> {
-    fn peek(&self) -> Result<u8, DeError> {
-        Ok(*self
-            .input
-            .get(self.pos)
-            .ok_or(CborError::Truncated(self.pos))?)
-    }
-
-    fn take(&mut self, len: u64) -> Result<&'de [u8], DeError> {
-        let input: &'de [u8] = self.input;
-        let end = usize::try_from(len)
-            .ok()
-            .and_then(|len| self.pos.checked_add(len))
-            .filter(|end| *end <= input.len())
-            .ok_or(CborError::Truncated(self.pos))?;
-        let bytes = &input[self.pos..end];
-        self.pos = end;
-        Ok(bytes)
-    }
-
-    fn unexpected(&self, at: usize, why: &'static str) -> DeError {
-        CborError::Unexpected {
-            byte: self.input.get(at).copied().unwrap_or(0),
-            at,
-            why,
-        }
-        .into()
-    }
-
-    /// An item's initial byte and its argument (`None` for indefinite length).
-    fn head(&mut self) -> Result<(u8, Option<u64>), DeError> {
-        let at = self.pos;
-        let initial = self.peek()?;
-        self.pos += 1;
-        let info = initial & 0x1f;
-        match info {
-            0..=23 => Ok((initial, Some(u64::from(info)))),
-            24..=27 => {
-                let bytes = self
-                    .take(1 << (info - 24))
-                    .map_err(|_| DeError::from(CborError::Truncated(at)))?;
-                let value = bytes.iter().fold(0u64, |v, b| (v << 8) | u64::from(*b));
-                Ok((initial, Some(value)))
-            }
-            31 => Ok((initial, None)),
-            _ => Err(self.unexpected(at, "reserved additional information")),
-        }
-    }
-
-    /// Tag 24's byte string head; returns where the envelope ends.
-    fn envelope(&mut self, at: usize) -> Result<usize, DeError> {
-        let (inner, len) = self.head()?;
-        let (2, Some(len)) = (inner >> 5, len) else {
-            return Err(self.unexpected(at, "an envelope must hold a byte string"));
-        };
-        let end = usize::try_from(len)
-            .ok()
-            .and_then(|len| self.pos.checked_add(len))
-            .filter(|end| *end <= self.input.len())
-            .ok_or(CborError::Truncated(self.pos))?;
-        if !matches!(self.peek()? >> 5, 4 | 5) {
-            return Err(self.unexpected(self.pos, "an envelope must hold a map or an array"));
-        }
-        Ok(end)
-    }
-
     /// Skips one item: an enveloped map or array in one step.
     fn skip(&mut self) -> Result<(), DeError> {
         let mut open: Vec<Option<u64>> = Vec::new();
         loop {
             if let Some(top) = open.last_mut() {
                 let ended = match top {
-                    None if self.peek()? == 0xff => {
-                        self.pos += 1;
+                    None if self.cursor.peek()? == 0xff => {
+                        self.cursor.pos += 1;
                         true
                     }
                     Some(0) => true,
@@ -154,23 +90,19 @@ impl<'de> Deserializer<'de> {
                     *remaining -= 1;
                 }
             }
-            let at = self.pos;
-            let (initial, argument) = self.head()?;
+            let at = self.cursor.pos;
+            let (initial, argument) = self.cursor.head()?;
             match (initial >> 5, argument) {
                 (0 | 1, Some(_)) | (7, Some(20..=23)) if initial < 0xf8 => {}
                 (7, Some(_)) if matches!(initial, 0xf9..=0xfb) => {}
                 (2 | 3, Some(len)) => {
-                    self.take(len)?;
+                    self.cursor.take(len)?;
                 }
                 (6, Some(24)) => {
-                    self.pos = self.envelope(at)?;
+                    self.cursor.pos = self.cursor.envelope(at)?;
                 }
                 (6, Some(22)) => {
-                    let (inner, len) = self.head()?;
-                    let (2, Some(len)) = (inner >> 5, len) else {
-                        return Err(self.unexpected(at, "tag 22 must hold a byte string"));
-                    };
-                    self.take(len)?;
+                    self.cursor.binary(at)?;
                 }
                 (4, count) => {
                     if open.len() >= MAX_NESTING {
@@ -189,7 +121,12 @@ impl<'de> Deserializer<'de> {
                     open.push(items);
                     continue;
                 }
-                _ => return Err(self.unexpected(at, "not an item Chromium writes")),
+                _ => {
+                    return Err(self
+                        .cursor
+                        .unexpected(at, "not an item Chromium writes")
+                        .into());
+                }
             }
             if open.is_empty() {
                 return Ok(());
@@ -223,8 +160,8 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
     type Error = DeError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        let at = self.pos;
-        let (initial, argument) = self.head()?;
+        let at = self.cursor.pos;
+        let (initial, argument) = self.cursor.head()?;
         match (initial >> 5, argument) {
             (0, Some(n)) => visitor.visit_u64(n),
             (1, Some(n)) => match i64::try_from(n) {
@@ -232,39 +169,23 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
                 Err(_) => visitor.visit_f64(-1.0 - n as f64),
             },
             (2, Some(len)) => {
-                let bytes = self.take(len)?;
-                if bytes.len() % 2 == 1 {
-                    return Err(self.unexpected(at, "a UTF-16 string of an odd number of bytes"));
-                }
-                let units = bytes
-                    .chunks_exact(2)
-                    .map(|u| u16::from_le_bytes([u[0], u[1]]));
-                let text: String = char::decode_utf16(units)
-                    .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
-                    .collect();
-                visitor.visit_string(text)
+                let bytes = self.cursor.take(len)?;
+                visitor.visit_string(self.cursor.utf16(bytes, at)?)
             }
-            (3, Some(len)) => {
-                let bytes = self.take(len)?;
-                match std::str::from_utf8(bytes) {
-                    Ok(text) => visitor.visit_borrowed_str(text),
-                    Err(_) => visitor.visit_string(String::from_utf8_lossy(bytes).into_owned()),
-                }
-            }
+            (3, Some(len)) => match String::from_utf8_lossy(self.cursor.take(len)?) {
+                Cow::Borrowed(text) => visitor.visit_borrowed_str(text),
+                Cow::Owned(repaired) => visitor.visit_string(repaired),
+            },
             (4 | 5, _) => {
-                self.pos = at;
+                self.cursor.pos = at;
                 self.container(None, visitor)
             }
             (6, Some(24)) => {
-                let end = self.envelope(at)?;
+                let end = self.cursor.envelope(at)?;
                 self.container(Some(end), visitor)
             }
             (6, Some(22)) => {
-                let (inner, len) = self.head()?;
-                let (2, Some(len)) = (inner >> 5, len) else {
-                    return Err(self.unexpected(at, "tag 22 must hold a byte string"));
-                };
-                let bytes = self.take(len)?;
+                let bytes = self.cursor.binary(at)?;
                 visitor.visit_string(base64::engine::general_purpose::STANDARD.encode(bytes))
             }
             (7, _) => match initial {
@@ -277,15 +198,21 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
                     visitor,
                 ),
                 0xfb => visit_double(f64::from_bits(argument.unwrap_or(0)), visitor),
-                _ => Err(self.unexpected(at, "not an item Chromium writes")),
+                _ => Err(self
+                    .cursor
+                    .unexpected(at, "not an item Chromium writes")
+                    .into()),
             },
-            _ => Err(self.unexpected(at, "not an item Chromium writes")),
+            _ => Err(self
+                .cursor
+                .unexpected(at, "not an item Chromium writes")
+                .into()),
         }
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        if matches!(self.peek()?, 0xf6 | 0xf7) {
-            self.pos += 1;
+        if matches!(self.cursor.peek()?, 0xf6 | 0xf7) {
+            self.cursor.pos += 1;
             visitor.visit_none()
         } else {
             visitor.visit_some(self)
@@ -295,16 +222,12 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
     /// Binary data (tag 22) as the bytes themselves, borrowed from the message; anything
     /// else as [`deserialize_any`](de::Deserializer::deserialize_any) gives it.
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        if self.peek()? != 0xd6 {
+        if self.cursor.peek()? != 0xd6 {
             return self.deserialize_any(visitor);
         }
-        let at = self.pos;
-        self.pos += 1;
-        let (inner, len) = self.head()?;
-        let (2, Some(len)) = (inner >> 5, len) else {
-            return Err(self.unexpected(at, "tag 22 must hold a byte string"));
-        };
-        visitor.visit_borrowed_bytes(self.take(len)?)
+        let at = self.cursor.pos;
+        self.cursor.pos += 1;
+        visitor.visit_borrowed_bytes(self.cursor.binary(at)?)
     }
 
     fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
@@ -330,12 +253,15 @@ impl<'de> Deserializer<'de> {
         visitor: V,
     ) -> Result<V::Value, DeError> {
         self.nest()?;
-        let (initial, argument) = self.head()?;
+        let (initial, argument) = self.cursor.head()?;
         let is_map = initial >> 5 == 5;
         let remaining = match (is_map, argument) {
             (_, None) => None,
             (false, Some(n)) => Some(n),
-            (true, Some(n)) => Some(n.checked_mul(2).ok_or(CborError::Truncated(self.pos))?),
+            (true, Some(n)) => Some(
+                n.checked_mul(2)
+                    .ok_or(CborError::Truncated(self.cursor.pos))?,
+            ),
         };
         let mut access = Access {
             de: self,
@@ -351,8 +277,8 @@ impl<'de> Deserializer<'de> {
             access.take_one();
             access.de.skip()?;
         }
-        if end.is_some_and(|end| end != self.pos) {
-            return Err(CborError::EnvelopeLength(self.pos).into());
+        if end.is_some_and(|end| end != self.cursor.pos) {
+            return Err(CborError::EnvelopeLength(self.cursor.pos).into());
         }
         self.depth -= 1;
         Ok(value)
@@ -371,8 +297,8 @@ impl Access<'_, '_> {
     fn more(&mut self) -> Result<bool, DeError> {
         match self.remaining {
             Some(left) => Ok(left > 0),
-            None if self.de.peek()? == 0xff => {
-                self.de.pos += 1;
+            None if self.de.cursor.peek()? == 0xff => {
+                self.de.cursor.pos += 1;
                 self.remaining = Some(0);
                 Ok(false)
             }
@@ -398,10 +324,11 @@ impl<'de> MapAccess<'de> for Access<'_, 'de> {
         if !self.more()? {
             return Ok(None);
         }
-        if !matches!(self.de.peek()? >> 5, 2 | 3) {
-            return Err(self
-                .de
-                .unexpected(self.de.pos, "a map key must be a string"));
+        if !matches!(self.de.cursor.peek()? >> 5, 2 | 3) {
+            let cursor = &self.de.cursor;
+            return Err(cursor
+                .unexpected(cursor.pos, "a map key must be a string")
+                .into());
         }
         self.take_one();
         seed.deserialize(&mut *self.de).map(Some)
@@ -409,7 +336,10 @@ impl<'de> MapAccess<'de> for Access<'_, 'de> {
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, DeError> {
         if !self.more()? {
-            return Err(self.de.unexpected(self.de.pos, "a map ends after a key"));
+            let cursor = &self.de.cursor;
+            return Err(cursor
+                .unexpected(cursor.pos, "a map ends after a key")
+                .into());
         }
         self.take_one();
         seed.deserialize(&mut *self.de)

@@ -2,6 +2,7 @@
 //! once and written once, and no input (the browser's, or a corrupted one) can overflow the
 //! stack or make it panic.
 
+use crate::cursor::Cursor;
 use crate::{CborError, MAX_DEPTH};
 use base64::Engine;
 
@@ -14,20 +15,20 @@ pub fn to_json(message: &[u8]) -> Result<Vec<u8>, CborError> {
     }
     // Keys and quotes make the JSON form a little larger than the CBOR one.
     let mut decoder = Decoder {
-        input: message,
-        pos: 0,
+        cursor: Cursor::new(message),
         out: Vec::with_capacity(message.len() + message.len() / 8),
         stack: Vec::new(),
     };
     decoder.item()?;
     while let Some(top) = decoder.stack.last() {
-        let at_break = top.remaining.is_none() && decoder.peek()? == 0xff;
+        let cursor = &mut decoder.cursor;
+        let at_break = top.remaining.is_none() && cursor.peek()? == 0xff;
         if at_break || top.remaining == Some(0) {
             if at_break {
                 if top.kind == Kind::Map && top.count % 2 == 1 {
-                    return Err(decoder.unexpected("a map ends after a key"));
+                    return Err(cursor.unexpected(cursor.pos, "a map ends after a key"));
                 }
-                decoder.pos += 1;
+                cursor.pos += 1;
             }
             decoder.close()?;
             continue;
@@ -35,7 +36,7 @@ pub fn to_json(message: &[u8]) -> Result<Vec<u8>, CborError> {
         decoder.separator();
         decoder.item()?;
     }
-    match message.len() - decoder.pos {
+    match message.len() - decoder.cursor.pos {
         0 => Ok(decoder.out),
         extra => Err(CborError::Trailing(extra)),
     }
@@ -59,66 +60,12 @@ struct Container {
 }
 
 struct Decoder<'a> {
-    input: &'a [u8],
-    pos: usize,
+    cursor: Cursor<'a>,
     out: Vec<u8>,
     stack: Vec<Container>,
 }
 
-impl<'a> Decoder<'a> {
-    fn peek(&self) -> Result<u8, CborError> {
-        self.input
-            .get(self.pos)
-            .copied()
-            .ok_or(CborError::Truncated(self.pos))
-    }
-
-    fn take(&mut self, len: usize) -> Result<&'a [u8], CborError> {
-        let end = self
-            .pos
-            .checked_add(len)
-            .filter(|end| *end <= self.input.len())
-            .ok_or(CborError::Truncated(self.pos))?;
-        let input: &'a [u8] = self.input;
-        self.pos = end;
-        Ok(&input[end - len..end])
-    }
-
-    fn unexpected(&self, why: &'static str) -> CborError {
-        CborError::Unexpected {
-            byte: self.input.get(self.pos).copied().unwrap_or(0),
-            at: self.pos,
-            why,
-        }
-    }
-
-    /// An item's initial byte and its argument (`None` for indefinite length).
-    fn head(&mut self) -> Result<(u8, Option<u64>), CborError> {
-        let initial = self.peek()?;
-        let info = initial & 0x1f;
-        let argument = match info {
-            0..=23 => {
-                self.pos += 1;
-                return Ok((initial, Some(u64::from(info))));
-            }
-            24..=27 => {
-                let at = self.pos;
-                self.pos += 1;
-                let width = 1usize << (info - 24);
-                let bytes = self.take(width).map_err(|_| CborError::Truncated(at))?;
-                bytes
-                    .iter()
-                    .fold(0u64, |value, b| (value << 8) | u64::from(*b))
-            }
-            31 => {
-                self.pos += 1;
-                return Ok((initial, None));
-            }
-            _ => return Err(self.unexpected("reserved additional information")),
-        };
-        Ok((initial, Some(argument)))
-    }
-
+impl Decoder<'_> {
     /// `,` or `:` before the next item of the open container.
     fn separator(&mut self) {
         if let Some(top) = self.stack.last()
@@ -134,16 +81,15 @@ impl<'a> Decoder<'a> {
 
     /// One item: a scalar is written whole, a map or array is opened.
     fn item(&mut self) -> Result<(), CborError> {
-        let start = self.pos;
+        let start = self.cursor.pos;
         let wants_key = self
             .stack
             .last()
             .is_some_and(|top| top.kind == Kind::Map && top.count % 2 == 0);
-        let (initial, argument) = self.head()?;
+        let (initial, argument) = self.cursor.head()?;
         let major = initial >> 5;
         if wants_key && major != 2 && major != 3 {
-            self.pos = start;
-            return Err(self.unexpected("a map key must be a string"));
+            return Err(self.cursor.unexpected(start, "a map key must be a string"));
         }
         match (major, argument) {
             (0, Some(n)) => self
@@ -155,35 +101,23 @@ impl<'a> Decoder<'a> {
                     .extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
             }
             (2, Some(len)) => {
-                let bytes = self.take(usize::try_from(len).unwrap_or(usize::MAX))?;
-                if bytes.len() % 2 == 1 {
-                    self.pos = start;
-                    return Err(self.unexpected("a UTF-16 string of an odd number of bytes"));
-                }
-                let units = bytes
-                    .chunks_exact(2)
-                    .map(|u| u16::from_le_bytes([u[0], u[1]]));
-                let text: String = char::decode_utf16(units)
-                    .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
-                    .collect();
+                let bytes = self.cursor.take(len)?;
+                let text = self.cursor.utf16(bytes, start)?;
                 write_string(&mut self.out, &text);
             }
             (3, Some(len)) => {
-                let bytes = self.take(usize::try_from(len).unwrap_or(usize::MAX))?;
-                match std::str::from_utf8(bytes) {
-                    Ok(text) => write_string(&mut self.out, text),
-                    Err(_) => write_string(&mut self.out, &String::from_utf8_lossy(bytes)),
-                }
+                // Borrowed when valid (as Chromium writes it), repaired otherwise.
+                let text = String::from_utf8_lossy(self.cursor.take(len)?);
+                write_string(&mut self.out, &text);
             }
             (4 | 5, _) => self.open(initial, argument, None)?,
-            (6, Some(24)) => self.envelope(start)?,
+            (6, Some(24)) => {
+                let end = self.cursor.envelope(start)?;
+                let (initial, argument) = self.cursor.head()?;
+                self.open(initial, argument, Some(end))?;
+            }
             (6, Some(22)) => {
-                let (inner, len) = self.head()?;
-                let (2, Some(len)) = (inner >> 5, len) else {
-                    self.pos = start;
-                    return Err(self.unexpected("tag 22 must hold a byte string"));
-                };
-                let bytes = self.take(usize::try_from(len).unwrap_or(usize::MAX))?;
+                let bytes = self.cursor.binary(start)?;
                 let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
                 write_string(&mut self.out, &encoded);
             }
@@ -195,35 +129,12 @@ impl<'a> Decoder<'a> {
                 write_f64(&mut self.out, f64::from(f32::from_bits(bits as u32)));
             }
             (7, Some(bits)) if initial == 0xfb => write_f64(&mut self.out, f64::from_bits(bits)),
-            _ => {
-                self.pos = start;
-                return Err(self.unexpected("not an item Chromium writes"));
-            }
+            _ => return Err(self.cursor.unexpected(start, "not an item Chromium writes")),
         }
         if !matches!(major, 4..=6) || (major == 6 && argument == Some(22)) {
             self.completed();
         }
         Ok(())
-    }
-
-    /// Tag 24 over a byte string that holds exactly one map or array.
-    fn envelope(&mut self, start: usize) -> Result<(), CborError> {
-        let (inner, len) = self.head()?;
-        let (2, Some(len)) = (inner >> 5, len) else {
-            self.pos = start;
-            return Err(self.unexpected("an envelope must hold a byte string"));
-        };
-        let end = self
-            .pos
-            .checked_add(usize::try_from(len).unwrap_or(usize::MAX))
-            .filter(|end| *end <= self.input.len())
-            .ok_or(CborError::Truncated(self.pos))?;
-        let (initial, argument) = self.head()?;
-        if !matches!(initial >> 5, 4 | 5) {
-            self.pos -= 1;
-            return Err(self.unexpected("an envelope must hold a map or an array"));
-        }
-        self.open(initial, argument, Some(end))
     }
 
     fn open(
@@ -243,7 +154,10 @@ impl<'a> Decoder<'a> {
         let remaining = match (kind, argument) {
             (_, None) => None,
             (Kind::Array, Some(n)) => Some(n),
-            (Kind::Map, Some(n)) => Some(n.checked_mul(2).ok_or(CborError::Truncated(self.pos))?),
+            (Kind::Map, Some(n)) => Some(
+                n.checked_mul(2)
+                    .ok_or(CborError::Truncated(self.cursor.pos))?,
+            ),
         };
         self.out.push(if kind == Kind::Map { b'{' } else { b'[' });
         self.stack.push(Container {
@@ -260,8 +174,8 @@ impl<'a> Decoder<'a> {
         let Some(done) = self.stack.pop() else {
             return Ok(());
         };
-        if done.envelope_end.is_some_and(|end| end != self.pos) {
-            return Err(CborError::EnvelopeLength(self.pos));
+        if done.envelope_end.is_some_and(|end| end != self.cursor.pos) {
+            return Err(CborError::EnvelopeLength(self.cursor.pos));
         }
         self.out
             .push(if done.kind == Kind::Map { b'}' } else { b']' });

@@ -15,6 +15,7 @@
 //!   JSON form carries as base64 text;
 //! - integers are 32-bit; other numbers are doubles.
 
+mod cursor;
 mod de;
 mod decode;
 mod encode;

@@ -99,20 +99,23 @@ impl<'a> AxTree<'a> {
     /// The tree of a whole `Accessibility.getFullAXTree` reply message, parsed in place:
     /// `Ok(None)` when it has no nodes.
     pub fn from_reply(text: &'a str) -> Result<Option<AxTree<'a>>, ReplyError> {
-        let mut arena = Arena::default();
-        let mut position = 0;
-        let nodes = read_full_ax_tree(text, |payload| {
-            position += 1;
-            RawNode::new(payload, position, &mut arena)
-        })?;
-        Ok(AxTree::link(nodes, arena))
+        AxTree::read(|node| read_full_ax_tree(text, node))
     }
 
     /// [`AxTree::from_reply`] for the reply as the browser's CBOR pipe carries it.
     pub fn from_cbor_reply(message: &'a [u8]) -> Result<Option<AxTree<'a>>, ReplyError> {
+        AxTree::read(|node| read_full_ax_tree_cbor(message, node))
+    }
+
+    /// The tree of the nodes `read` hands, each to the function it is given, in order.
+    fn read(
+        read: impl FnOnce(
+            &mut dyn FnMut(CdpNode<'a>) -> RawNode<'a>,
+        ) -> Result<Vec<RawNode<'a>>, ReplyError>,
+    ) -> Result<Option<AxTree<'a>>, ReplyError> {
         let mut arena = Arena::default();
         let mut position = 0;
-        let nodes = read_full_ax_tree_cbor(message, |payload| {
+        let nodes = read(&mut |payload| {
             position += 1;
             RawNode::new(payload, position, &mut arena)
         })?;
