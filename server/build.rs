@@ -28,8 +28,9 @@ use wasm_build::{Places, WASM_TARGET};
 fn main() {
     let workspace = wasm_build::workspace(1);
     // Relative to this package, so a target dir shared by several checkouts (CI reusing a
-    // developer's build, worktrees) watches the files of the checkout being built.
-    for watched in ["plugins", "wit", "Cargo.lock"] {
+    // developer's build, worktrees) watches the files of the checkout being built. The root
+    // manifest holds the `plugin` profile the tools are built with.
+    for watched in ["plugins", "wit", "Cargo.lock", "Cargo.toml"] {
         println!("cargo:rerun-if-changed=../{watched}");
     }
     // The tools are built against the SDK's copy of the contract: bring it in step first.

@@ -241,6 +241,9 @@ fn servers(connect: [String; 2]) -> [(&'static str, Vec<String>); 2] {
 
 /// The scenario of a new user: look, act on their page, open a page, look again, each call a
 /// new server process; the browser must end with exactly the user's page and the new one.
+/// Records the page's key events, as `evaluate_script`'s function argument.
+const KEY_RECORDER: &str = "\"() => { window.keys = []; for (const type of ['keydown', 'keyup']) addEventListener(type, event => keys.push(`${type} ${event.key}`)); return true; }\"";
+
 fn attach_scenario(pages: &FixtureServer, by_ws_endpoint: bool) {
     let mut transcripts = Vec::new();
     for index in 0..2 {
@@ -261,6 +264,20 @@ fn attach_scenario(pages: &FixtureServer, by_ws_endpoint: bool) {
             (
                 "evaluate_script",
                 vec![("pageId", "1"), ("function", "\"() => location.pathname\"")],
+            ),
+            // Keys go over the server's own connection to the browser, a WebSocket when
+            // attached: they must reach the page, in order.
+            (
+                "evaluate_script",
+                vec![("pageId", "2"), ("function", KEY_RECORDER)],
+            ),
+            ("press_key", vec![("pageId", "2"), ("key", "Shift+A")]),
+            (
+                "evaluate_script",
+                vec![
+                    ("pageId", "2"),
+                    ("function", "\"() => window.keys.join()\""),
+                ],
             ),
         ];
         let mut transcript = Vec::new();
@@ -286,6 +303,11 @@ fn attach_scenario(pages: &FixtureServer, by_ws_endpoint: bool) {
             !ours || transcript[4].contains("RootWebArea \"Next\""),
             "{name}: a later process must act on the page an earlier one opened:\n{}",
             transcript[4]
+        );
+        assert!(
+            !ours || transcript[8].contains("\"keydown Shift,keydown A,keyup A,keyup Shift\""),
+            "{name}: the keys must reach the attached browser's page in order:\n{}",
+            transcript[8]
         );
         assert_eq!(
             browser.page_urls(),

@@ -104,7 +104,11 @@ pub async fn send(
     timeout: Duration,
 ) -> Result<Value, CdpError> {
     let method = command.method;
-    match tokio::time::timeout(timeout, page.execute(command)).await {
+    let started = std::time::Instant::now();
+    let answer = tokio::time::timeout(timeout, page.execute(command)).await;
+    let micros = started.elapsed().as_micros();
+    tracing::trace!(method, micros, "page command answered");
+    match answer {
         Ok(Ok(response)) => Ok(response.result),
         // chromiumoxide's own cut-off, before ours.
         Ok(Err(chromiumoxide::error::CdpError::Timeout)) => Err(CdpError::Timeout {

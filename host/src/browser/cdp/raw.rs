@@ -16,6 +16,7 @@
 //! but those of its attachments (see `attachments`).
 
 mod attachments;
+mod batch;
 mod cbor_pipe;
 mod socket;
 

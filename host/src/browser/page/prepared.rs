@@ -5,7 +5,6 @@
 
 use super::actions::interaction_failed;
 use super::{McpPage, PageLink, input, settle};
-use chromiumoxide::Page;
 
 /// An input action, its elements resolved, to perform on the page's link.
 pub struct Action {
@@ -121,7 +120,7 @@ impl PageLink {
     /// if it did.
     pub async fn perform(&self, action: Action) -> Result<Option<String>, String> {
         let work = async {
-            let done = run(&self.page, &action.kind).await;
+            let done = run(self, &action.kind).await;
             match &action.uid {
                 Some(uid) => done.map_err(|error| interaction_failed(uid, &error)),
                 None => done,
@@ -132,18 +131,19 @@ impl PageLink {
     }
 }
 
-async fn run(page: &Page, kind: &Kind) -> Result<(), String> {
+async fn run(link: &PageLink, kind: &Kind) -> Result<(), String> {
+    let (page, raw) = (&link.page, &*link.raw);
     match kind {
         Kind::Hover { object_id } => input::hover(page, object_id).await,
-        Kind::Fill { object_id, value } => input::fill(page, object_id, value).await,
+        Kind::Fill { object_id, value } => input::fill(page, raw, object_id, value).await,
         Kind::Type { text, submit_key } => {
-            input::type_text(page, text).await?;
+            input::type_text(page, raw, text).await?;
             match submit_key {
-                Some(key) => input::press_named_key(page, key).await,
+                Some(key) => input::press_named_key(page, raw, key).await,
                 None => Ok(()),
             }
         }
-        Kind::Press { key } => input::press_key(page, key).await,
+        Kind::Press { key } => input::press_key(page, raw, key).await,
         Kind::Drag { from, to } => input::drag(page, from, to).await,
         Kind::Upload { object_id, paths } => input::upload_files(page, object_id, paths).await,
         Kind::Click { object_id, count } => input::click_times(page, object_id, *count).await,

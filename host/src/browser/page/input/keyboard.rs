@@ -6,8 +6,8 @@
 //! that layout in its order; the reference's `keyboard.ts` accepts exactly these names in the
 //! same order, so its error message lists them from here too.
 
-use crate::browser::cdp::run;
-use chromiumoxide::Page;
+use crate::browser::cdp::raw::RawLink;
+use crate::browser::cdp::timeouts;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 
@@ -208,18 +208,23 @@ pub fn definition(name: &str) -> Option<&'static KeyDefinition> {
 }
 
 /// Puppeteer's keyboard for one call: the modifiers held and the keys down, so key events carry
-/// the same `modifiers`, `text` and `autoRepeat` as the reference's.
+/// the same `modifiers`, `text` and `autoRepeat` as the reference's. The events go to the page
+/// over the thin connection (`RawLink::run_in_order`): input goes to the page whichever of its
+/// sessions sends it, and there each answer comes back sooner.
 pub struct Keyboard<'a> {
-    page: &'a Page,
+    raw: &'a RawLink,
+    target: &'a str,
     modifiers: u32,
     pressed: HashSet<&'static str>,
 }
 
 impl<'a> Keyboard<'a> {
-    pub fn new(page: &'a Page) -> Self {
+    /// The keyboard of the page whose target id is `target`.
+    pub fn new(raw: &'a RawLink, target: &'a str) -> Self {
         let (modifiers, pressed) = (0, HashSet::new());
         Keyboard {
-            page,
+            raw,
+            target,
             modifiers,
             pressed,
         }
@@ -228,14 +233,21 @@ impl<'a> Keyboard<'a> {
     /// Puppeteer's `keyboard.down`: a key with text is a `keyDown`, one without a `rawKeyDown`.
     pub async fn down(&mut self, name: &str) -> Result<(), String> {
         let event = self.down_event(name)?;
-        run(self.page, "Input.dispatchKeyEvent", event).await?;
-        Ok(())
+        self.send(&[("Input.dispatchKeyEvent", event)]).await
     }
 
     pub async fn up(&mut self, name: &str) -> Result<(), String> {
         let event = self.up_event(name)?;
-        run(self.page, "Input.dispatchKeyEvent", event).await?;
-        Ok(())
+        self.send(&[("Input.dispatchKeyEvent", event)]).await
+    }
+
+    /// Sends the events in order, all at once, and waits until the page has handled each.
+    async fn send(&self, events: &[(&'static str, Value)]) -> Result<(), String> {
+        self.raw
+            .run_in_order(self.target, events, timeouts::COMMAND)
+            .await
+            .map(drop)
+            .map_err(|error| error.to_string())
     }
 
     fn down_event(&mut self, name: &str) -> Result<Value, String> {
@@ -286,12 +298,7 @@ impl<'a> Keyboard<'a> {
                 events.push(("Input.insertText", json!({ "text": ch })));
             }
         }
-        // `try_join_all` polls the sends in order, so the commands leave in order.
-        let sends = events
-            .into_iter()
-            .map(|(method, params)| run(self.page, method, params));
-        futures::future::try_join_all(sends).await?;
-        Ok(())
+        self.send(&events).await
     }
 }
 
