@@ -282,10 +282,13 @@ impl RawClient {
                 .map_err(|_| closed())?;
             receiver.await.map_err(|_| closed())
         };
+        let started = std::time::Instant::now();
         let answer = tokio::time::timeout(timeout, exchange).await;
         if let Ok(mut waiters) = self.waiters.lock() {
             waiters.remove(&id);
         }
+        let micros = started.elapsed().as_micros();
+        tracing::trace!(method, micros, "thin connection answered");
         match answer {
             Ok(reply) => reply.map(RawReply::new),
             Err(_) => Err(CdpError::Timeout {
