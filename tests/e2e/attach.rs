@@ -239,11 +239,12 @@ fn servers(connect: [String; 2]) -> [(&'static str, Vec<String>); 2] {
     [("ours", ours), ("1.11.0", reference)]
 }
 
-/// The scenario of a new user: look, act on their page, open a page, look again, each call a
-/// new server process; the browser must end with exactly the user's page and the new one.
 /// Records the page's key events, as `evaluate_script`'s function argument.
 const KEY_RECORDER: &str = "\"() => { window.keys = []; for (const type of ['keydown', 'keyup']) addEventListener(type, event => keys.push(`${type} ${event.key}`)); return true; }\"";
 
+/// The scenario of a new user: look, act on their page, open a page, look again, press a key,
+/// each call a new server process; the browser must end with exactly the user's page and the
+/// new one.
 fn attach_scenario(pages: &FixtureServer, by_ws_endpoint: bool) {
     let mut transcripts = Vec::new();
     for index in 0..2 {

@@ -1,8 +1,8 @@
 //! Commands sent together on a target's session, answered in order: what a page's input events
 //! need. The browser handles a target's commands in the order they arrive, so sending them all
 //! at once keeps their order and saves a round trip each; on the thin connection each answer
-//! also skips chromiumoxide's message routing (for a `fill`, typing "Ada Lovelace" as 24 key
-//! events took 15-27 ms over chromiumoxide's WebSocket and 9-14 ms over the pipe).
+//! also skips chromiumoxide's message routing (a `fill` typing "Ada Lovelace", 24 key events:
+//! 15-27 ms over chromiumoxide's WebSocket, 11-27 ms here; Chromium alone takes 12-14 ms).
 
 use super::{RawClient, RawLink};
 use crate::browser::cdp::CdpError;
