@@ -52,6 +52,8 @@ pub struct BrowserOptions {
     pub isolated: bool,
     pub user_data_dir: Option<PathBuf>,
     pub chrome_args: Vec<String>,
+    /// `--ignoreDefaultChromeArg`: default arguments the launched browser is not given.
+    pub ignore_default_chrome_args: Vec<String>,
     pub viewport: Option<(u32, u32)>,
     pub proxy_server: Option<String>,
     pub accept_insecure_certs: bool,

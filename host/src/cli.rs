@@ -317,6 +317,7 @@ pub(crate) fn browser_options(args: &Args) -> BrowserOptions {
         isolated: Args::enabled(args.isolated),
         user_data_dir: args.user_data_dir.clone(),
         chrome_args: args.chrome_arg.clone(),
+        ignore_default_chrome_args: args.ignore_default_chrome_arg.clone(),
         viewport: args.viewport,
         proxy_server: args.proxy_server.clone(),
         accept_insecure_certs: Args::enabled(args.accept_insecure_certs),

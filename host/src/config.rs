@@ -5,6 +5,7 @@
 
 pub mod commands;
 pub mod file;
+mod unknown;
 
 use clap::{ArgAction, CommandFactory, Parser};
 use serde::Serialize;
@@ -52,6 +53,10 @@ pub struct Args {
     /// Extra argument for the launched browser (repeatable).
     #[arg(long, allow_hyphen_values = true)]
     pub chrome_arg: Vec<String>,
+    /// A default argument the launched browser is not given (repeatable), as Puppeteer's
+    /// `ignoreDefaultArgs`: `--ignoreDefaultChromeArg=--hide-scrollbars`.
+    #[arg(long, allow_hyphen_values = true)]
+    pub ignore_default_chrome_arg: Vec<String>,
     /// Proxy server passed to the launched browser.
     #[arg(long)]
     pub proxy_server: Option<String>,
@@ -320,23 +325,24 @@ impl Args {
         argv: I,
     ) -> Result<Args, clap::Error> {
         let argv: Vec<String> = argv.into_iter().collect();
-        let mut args = Args::try_parse_from(normalize(argv.clone()))?;
+        let (normalized, ignored) = normalize(argv.clone());
+        let mut args = Args::try_parse_from(normalized)?;
+        unknown::report(&args, &ignored)?;
         if let Some(config) = args.config.clone() {
             let options = file::read(&config).map_err(|message| {
                 Args::command().error(clap::error::ErrorKind::InvalidValue, message)
             })?;
-            args = Args::try_parse_from(normalize(file::with_options(argv, &options))).map_err(
-                |error| {
-                    Args::command().error(
-                        clap::error::ErrorKind::InvalidValue,
-                        format!(
-                            "Invalid JSON config file {}: {}",
-                            config.display(),
-                            file::first_line(&error.to_string())
-                        ),
-                    )
-                },
-            )?;
+            let (normalized, _) = normalize(file::with_options(argv, &options));
+            args = Args::try_parse_from(normalized).map_err(|error| {
+                Args::command().error(
+                    clap::error::ErrorKind::InvalidValue,
+                    format!(
+                        "Invalid JSON config file {}: {}",
+                        config.display(),
+                        file::first_line(&error.to_string())
+                    ),
+                )
+            })?;
         }
         args.apply_defaults();
         args.apply_cli_defaults();
@@ -443,17 +449,20 @@ impl Args {
 }
 
 /// Rewrites `--fooBar` to `--foo-bar` and `--no-foo-bar` to `--foo-bar=false`, so one clap
-/// definition accepts every spelling the reference's yargs accepts.
-fn normalize<I: IntoIterator<Item = String>>(argv: I) -> Vec<String> {
+/// definition accepts every spelling the reference's yargs accepts. Flags no command knows are
+/// left out, with their value, and returned (as written) for the reference's warning.
+fn normalize<I: IntoIterator<Item = String>>(argv: I) -> (Vec<String>, Vec<String>) {
     let argv = subcommand_last(argv.into_iter().collect());
     let mut out = Vec::new();
+    let mut ignored = Vec::new();
     let mut after_double_dash = false;
     let mut argv = argv.into_iter().enumerate().peekable();
     while let Some((index, arg)) = argv.next() {
-        // The value of `--chrome-arg` is a browser flag: pass it through untouched.
-        let is_chrome_arg_value = out
-            .last()
-            .is_some_and(|previous: &String| previous == "--chrome-arg");
+        // The value of `--chrome-arg` (or `--ignore-default-chrome-arg`) is a browser flag:
+        // pass it through untouched.
+        let is_chrome_arg_value = out.last().is_some_and(|previous: &String| {
+            previous == "--chrome-arg" || previous == "--ignore-default-chrome-arg"
+        });
         if index == 0
             || after_double_dash
             || is_chrome_arg_value
@@ -469,6 +478,16 @@ fn normalize<I: IntoIterator<Item = String>>(argv: I) -> Vec<String> {
             None => (arg[2..].to_string(), None),
         };
         let kebab = kebab(&name);
+        let known =
+            unknown::is_known(&kebab) || kebab.strip_prefix("no-").is_some_and(unknown::is_known);
+        if !known {
+            ignored.push(format!("--{name}"));
+            // Its value, if it has one, goes with it (`--x value`), as yargs reads it.
+            if value.is_none() {
+                argv.next_if(|(_, next)| !next.starts_with('-') && !unknown::is_subcommand(next));
+            }
+            continue;
+        }
         match (kebab.strip_prefix("no-"), value) {
             (Some(positive), None) => {
                 out.push(format!("--{positive}=false"));
@@ -485,7 +504,7 @@ fn normalize<I: IntoIterator<Item = String>>(argv: I) -> Vec<String> {
             (_, None) => out.push(format!("--{kebab}")),
         }
     }
-    out
+    (out, ignored)
 }
 
 /// `devtools-mcp call <tool> [params] --flags...` reads naturally, but clap wants the server

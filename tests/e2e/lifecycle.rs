@@ -446,3 +446,45 @@ async fn pages_open_and_close_in_a_row_without_waiting_out_a_timeout() {
     }
     server.shutdown().await;
 }
+
+/// 1.11.0's launch flags: `--ignoreDefaultChromeArg` leaves a default out of the browser's
+/// arguments (here `--hide-scrollbars`, so a tall page shows its scrollbar again), and a flag
+/// this server does not know is reported as the reference reports it, not a reason to refuse
+/// to start (a client configured for a newer chrome-devtools-mcp still gets a server).
+#[tokio::test]
+async fn a_default_browser_flag_can_be_left_out_and_unknown_flags_only_warn() {
+    let scrollbar = json!({ "function": "() => { document.body.style.height = '5000px'; \
+        return innerWidth - document.documentElement.clientWidth; }" });
+    let width = |text: &str| -> u32 {
+        let number = text.lines().find_map(|line| line.trim().parse().ok());
+        number.unwrap_or_else(|| panic!("no width in: {text}"))
+    };
+    let server = McpServer::start(&[]).await;
+    let hidden = server.call("evaluate_script", scrollbar.clone()).await;
+    assert_eq!(
+        width(&hidden.text),
+        0,
+        "headless hides scrollbars by default"
+    );
+    server.shutdown().await;
+
+    let flags = [
+        "--ignoreDefaultChromeArg=--hide-scrollbars",
+        "--someFutureFlag",
+        "its-value",
+        "--another-future-flag=1",
+    ];
+    let server = McpServer::start(&flags).await;
+    let shown = server.call("evaluate_script", scrollbar).await;
+    assert!(
+        width(&shown.text) > 0,
+        "the scrollbar takes room without the default --hide-scrollbars: {}",
+        shown.text
+    );
+    let stderr = server.stderr();
+    assert!(
+        stderr.contains("Unknown arguments: --someFutureFlag,--another-future-flag"),
+        "the reference's warning: {stderr}"
+    );
+    server.shutdown().await;
+}

@@ -98,6 +98,63 @@ fn a_boolean_flag_never_takes_a_subcommand_as_its_value() {
 fn chrome_args_keep_their_dashes() {
     let args = parse(&["--chromeArg=--no-sandbox", "--chrome-arg", "--no-zygote"]);
     assert_eq!(args.chrome_arg, vec!["--no-sandbox", "--no-zygote"]);
+    let args = parse(&[
+        "--ignoreDefaultChromeArg=--hide-scrollbars",
+        "--ignore-default-chrome-arg",
+        "--mute-audio",
+    ]);
+    assert_eq!(
+        args.ignore_default_chrome_arg,
+        vec!["--hide-scrollbars", "--mute-audio"]
+    );
+}
+
+/// As the reference's yargs: a flag nobody knows is reported and left out, with its value,
+/// and the server starts; a subcommand is never taken for such a value.
+#[test]
+fn unknown_flags_are_left_out_with_their_values() {
+    let argv = [
+        "devtools-mcp",
+        "--someNewFlag",
+        "value",
+        "--headless",
+        "--other-new=1",
+        "--no-third-new",
+        "--isolated",
+    ];
+    let (normalized, ignored) = super::normalize(argv.map(String::from));
+    assert_eq!(
+        ignored,
+        vec!["--someNewFlag", "--other-new", "--no-third-new"]
+    );
+    assert_eq!(
+        normalized,
+        vec!["devtools-mcp", "--headless=true", "--isolated=true"]
+    );
+    let args = parse(&["--someNewFlag", "--headless", "false"]);
+    assert_eq!(args.headless, Some(false));
+    let (normalized, ignored) =
+        super::normalize(["devtools-mcp", "--newBoolean", "serve"].map(String::from));
+    assert_eq!(ignored, vec!["--newBoolean"]);
+    assert_eq!(normalized, vec!["devtools-mcp", "serve"]);
+    // Subcommands' own flags are known.
+    let (_, ignored) = super::normalize(
+        ["devtools-mcp", "plugin", "new", "demo", "--lang", "rust"].map(String::from),
+    );
+    assert!(ignored.is_empty(), "{ignored:?}");
+    // Our own commands refuse them: a misspelt restriction must not go unnoticed.
+    for command in [&["serve"][..], &["plugin", "check", "x.wasm"][..]] {
+        let mut argv = vec!["devtools-mcp", "--no-javascript-evalution"];
+        argv.extend_from_slice(command);
+        let refused = Args::try_parse_compatible(argv.iter().map(|arg| arg.to_string()));
+        let error = refused
+            .expect_err("an unknown flag on our own command")
+            .to_string();
+        assert!(
+            error.contains("Unknown arguments: --no-javascript-evalution"),
+            "{error}"
+        );
+    }
 }
 
 #[test]

@@ -1,9 +1,7 @@
 //! A live connection to Chromium: launched with a DevTools pipe, or connected to a running
 //! browser (with `--wsHeaders` through a relay), watched so its death is known at once.
 
-use super::launch::{
-    AUTOMATION_ARGS_WITH_POPUP_BLOCKING, default_profile_dir, find_chromium, launch_args,
-};
+use super::launch::{browser_args, default_profile_dir, find_chromium};
 use super::{pipe, raw, ws_headers};
 use crate::browser::{BrowserError, BrowserOptions};
 use chromiumoxide::Browser;
@@ -190,36 +188,7 @@ impl BrowserConn {
             executable: executable.display().to_string(),
             reason,
         };
-        let mut args: Vec<String> = AUTOMATION_ARGS_WITH_POPUP_BLOCKING
-            .iter()
-            .map(|arg| (*arg).to_string())
-            .collect();
-        if !options.block_popups {
-            args.push("--disable-popup-blocking".into());
-        }
-        args.extend(launch_args(options));
-        args.extend([
-            "--remote-debugging-port=0".to_string(),
-            pipe::PIPE_FLAG.to_string(),
-            format!("--user-data-dir={}", profile_dir.display()),
-        ]);
-        if options.extensions {
-            args.extend([
-                "--load-extension=".to_string(),
-                "--enable-unsafe-extension-debugging".to_string(),
-            ]);
-        } else {
-            args.push("--disable-extensions".into());
-        }
-        if let Some((width, height)) = options.viewport {
-            args.push(format!("--window-size={width},{height}"));
-        }
-        if options.headless {
-            args.extend(["--headless=new", "--hide-scrollbars", "--mute-audio"].map(String::from));
-        }
-        if options.accept_insecure_certs {
-            args.push("--ignore-certificate-errors".into());
-        }
+        let args = browser_args(options, profile_dir);
         let piped = pipe::launch(executable, &args, Duration::from_secs(30))
             .await
             .map_err(failed)?;

@@ -1,10 +1,10 @@
 //! The flags Chromium is launched with, and where it and its profile are found.
 
 use crate::browser::BrowserOptions;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// chromiumoxide's default flags (Puppeteer's) without `--disable-popup-blocking`.
-pub(super) const AUTOMATION_ARGS_WITH_POPUP_BLOCKING: [&str; 23] = [
+const AUTOMATION_ARGS_WITH_POPUP_BLOCKING: [&str; 23] = [
     "--disable-background-networking",
     "--enable-features=NetworkService,NetworkServiceInProcess",
     "--disable-background-timer-throttling",
@@ -30,9 +30,48 @@ pub(super) const AUTOMATION_ARGS_WITH_POPUP_BLOCKING: [&str; 23] = [
     "--lang=en_US",
 ];
 
+/// Everything the launched browser is given: Puppeteer's defaults (less those named by
+/// `--ignoreDefaultChromeArg`, which, as Puppeteer's `ignoreDefaultArgs`, removes defaults only),
+/// then ours and the user's ([`launch_args`]), the DevTools pipe and the profile.
+pub(super) fn browser_args(options: &BrowserOptions, profile_dir: &Path) -> Vec<String> {
+    let mut defaults: Vec<String> = AUTOMATION_ARGS_WITH_POPUP_BLOCKING
+        .iter()
+        .map(|arg| (*arg).to_string())
+        .collect();
+    if !options.block_popups {
+        defaults.push("--disable-popup-blocking".into());
+    }
+    if options.extensions {
+        defaults.push("--enable-unsafe-extension-debugging".into());
+    } else {
+        defaults.push("--disable-extensions".into());
+    }
+    if options.headless {
+        defaults.extend(["--headless=new", "--hide-scrollbars", "--mute-audio"].map(String::from));
+    }
+    defaults.retain(|arg| !options.ignore_default_chrome_args.contains(arg));
+    let mut args = defaults;
+    args.extend(launch_args(options));
+    args.extend([
+        "--remote-debugging-port=0".to_string(),
+        super::pipe::PIPE_FLAG.to_string(),
+        format!("--user-data-dir={}", profile_dir.display()),
+    ]);
+    if options.extensions {
+        args.push("--load-extension=".to_string());
+    }
+    if let Some((width, height)) = options.viewport {
+        args.push(format!("--window-size={width},{height}"));
+    }
+    if options.accept_insecure_certs {
+        args.push("--ignore-certificate-errors".into());
+    }
+    args
+}
+
 /// Flags that keep Chromium from calling home (this network refuses it, and it stalls) plus the
 /// reference's fixed ones and the user's `--chromeArg`s.
-pub(super) fn launch_args(options: &BrowserOptions) -> Vec<String> {
+fn launch_args(options: &BrowserOptions) -> Vec<String> {
     let mut args: Vec<String> = [
         "--no-first-run",
         "--disable-background-networking",
@@ -87,4 +126,55 @@ pub(super) fn default_profile_dir() -> PathBuf {
         .unwrap_or_else(std::env::temp_dir)
         .join("devtools-mcp")
         .join("chrome-profile")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headless(ignored: &[&str], chrome_args: &[&str]) -> Vec<String> {
+        let options = BrowserOptions {
+            headless: true,
+            ignore_default_chrome_args: ignored.iter().map(|arg| arg.to_string()).collect(),
+            chrome_args: chrome_args.iter().map(|arg| arg.to_string()).collect(),
+            ..BrowserOptions::default()
+        };
+        browser_args(&options, Path::new("/profile"))
+    }
+
+    #[test]
+    fn ignored_defaults_are_left_out_and_nothing_else() {
+        let all = headless(&[], &[]);
+        for default in [
+            "--hide-scrollbars",
+            "--disable-extensions",
+            "--disable-sync",
+        ] {
+            assert!(
+                all.iter().any(|arg| arg == default),
+                "{default} missing: {all:?}"
+            );
+        }
+        // A default, a flag of ours (not a default, as in 1.11.0) and a user's flag named.
+        let named = [
+            "--hide-scrollbars",
+            "--hide-crash-restore-bubble",
+            "--no-zygote",
+        ];
+        let some = headless(&named, &["--no-zygote"]);
+        assert!(
+            !some.iter().any(|arg| arg == "--hide-scrollbars"),
+            "{some:?}"
+        );
+        assert!(some.iter().any(|arg| arg == "--hide-crash-restore-bubble"));
+        assert!(some.iter().any(|arg| arg == "--no-zygote"));
+        assert_eq!(some.len(), all.len(), "only the one default is gone");
+        // The user's flags come after the defaults, so theirs win where Chromium keeps the last.
+        let user = headless(&[], &["--headless=old"]);
+        let position = |flag: &str| user.iter().position(|arg| arg == flag);
+        assert!(
+            position("--headless=new") < position("--headless=old"),
+            "{user:?}"
+        );
+    }
 }
