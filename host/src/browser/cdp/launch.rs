@@ -169,6 +169,18 @@ mod tests {
         assert!(some.iter().any(|arg| arg == "--hide-crash-restore-bubble"));
         assert!(some.iter().any(|arg| arg == "--no-zygote"));
         assert_eq!(some.len(), all.len(), "only the one default is gone");
+        // A tenant's egress proxy is not a default: naming it leaves it in place.
+        let proxied = BrowserOptions {
+            proxy_server: Some("http://127.0.0.1:9".into()),
+            ignore_default_chrome_args: vec!["--proxy-server=http://127.0.0.1:9".into()],
+            ..BrowserOptions::default()
+        };
+        let args = browser_args(&proxied, Path::new("/profile"));
+        assert!(
+            args.iter()
+                .any(|arg| arg == "--proxy-server=http://127.0.0.1:9"),
+            "{args:?}"
+        );
         // The user's flags come after the defaults, so theirs win where Chromium keeps the last.
         let user = headless(&[], &["--headless=old"]);
         let position = |flag: &str| user.iter().position(|arg| arg == flag);
