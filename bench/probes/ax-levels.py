@@ -7,70 +7,11 @@ snapshot never prints: on `std::string::String`'s page they are 48% of the nodes
 time (the reply parsed as JSON, over the browser's JSON pipe), the node counts, the roles of the
 nodes the level-by-level walk skipped, and whether every node it fetched equals the full tree's.
 """
-import collections, json, os, subprocess, sys, tempfile, time
+import collections, json, sys, time
+
+from chromium_pipe import JsonBrowser
 
 LEAVES = {'StaticText', 'InlineTextBox', 'LineBreak', 'text'}
-
-
-class Browser:
-    """Chromium on its DevTools pipe in JSON mode (NUL-terminated messages)."""
-
-    def __init__(self, chromium):
-        r1, w1 = os.pipe()  # the browser reads
-        r2, w2 = os.pipe()  # the browser writes
-        # dup2 onto the same number would keep close-on-exec: the child's ends must survive exec.
-        os.set_inheritable(r1, True)
-        os.set_inheritable(w2, True)
-        def fds():
-            os.dup2(r1, 3)
-            os.dup2(w2, 4)
-        self.profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
-        self.process = subprocess.Popen(
-            [chromium, '--headless', '--no-sandbox', '--remote-debugging-pipe',
-             '--user-data-dir=' + self.profile.name, 'about:blank'],
-            preexec_fn=fds, close_fds=False, stderr=subprocess.DEVNULL)
-        os.close(r1)
-        os.close(w2)
-        self.out = os.fdopen(w1, 'wb', buffering=0)
-        self.inp = os.fdopen(r2, 'rb', buffering=0)
-        self.buf = bytearray()
-        self.next_id = 0
-
-    def send(self, method, params, session):
-        self.next_id += 1
-        message = {'id': self.next_id, 'method': method, 'params': params}
-        if session:
-            message['sessionId'] = session
-        self.out.write(json.dumps(message).encode() + b'\0')
-        return self.next_id
-
-    def replies(self, ids):
-        """The results of the commands `ids`, in their order."""
-        wanted, got = set(ids), {}
-        while wanted:
-            end = self.buf.find(b'\0')
-            if end < 0:
-                chunk = self.inp.read(1 << 22)
-                if not chunk:
-                    raise SystemExit('the browser closed its pipe')
-                self.buf += chunk
-                continue
-            message = json.loads(bytes(self.buf[:end]))
-            del self.buf[:end + 1]
-            if message.get('id') in wanted:
-                if 'error' in message:
-                    raise SystemExit(f"{message['error']}")
-                wanted.discard(message['id'])
-                got[message['id']] = message['result']
-        return [got[i] for i in ids]
-
-    def call(self, method, params=None, session=None):
-        return self.replies([self.send(method, params or {}, session)])[0]
-
-    def close(self):
-        self.process.kill()
-        self.process.wait()
-        self.profile.cleanup()
 
 
 def by_levels(browser, session):
@@ -97,7 +38,7 @@ def main():
     url = sys.argv[1]
     chromium = sys.argv[2] if len(sys.argv) > 2 else '/usr/bin/chromium'
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
-    browser = Browser(chromium)
+    browser = JsonBrowser(chromium)
     try:
         target = browser.call('Target.createTarget', {'url': 'about:blank'})['targetId']
         attached = browser.call('Target.attachToTarget', {'targetId': target, 'flatten': True})

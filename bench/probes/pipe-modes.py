@@ -8,7 +8,9 @@ times five calls until the whole reply has arrived (the reply is framed, not par
 Chromium's CBOR: every map and array in an envelope (tag 24 over a byte string with a 4-byte
 length), see crates/cbor.
 """
-import json, os, struct, subprocess, sys, tempfile, time
+import json, struct, sys, time
+
+from chromium_pipe import launch
 
 def head(major, n):
     """A CBOR item's head: its major type and argument."""
@@ -92,23 +94,8 @@ class Dec:
 class Browser:
     def __init__(self, mode, chromium):
         self.mode = mode
-        r1, w1 = os.pipe()  # the browser reads
-        r2, w2 = os.pipe()  # the browser writes
-        # dup2 onto the same number would keep close-on-exec: the child's ends must survive exec.
-        os.set_inheritable(r1, True)
-        os.set_inheritable(w2, True)
         flag = '--remote-debugging-pipe' + ('=cbor' if mode == 'cbor' else '')
-        def fds():
-            os.dup2(r1, 3)
-            os.dup2(w2, 4)
-        self.profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
-        self.process = subprocess.Popen(
-            [chromium, '--headless', '--no-sandbox', flag, '--user-data-dir=' + self.profile.name, 'about:blank'],
-            preexec_fn=fds, close_fds=False, stderr=subprocess.DEVNULL)
-        os.close(r1)
-        os.close(w2)
-        self.out = os.fdopen(w1, 'wb', buffering=0)
-        self.inp = os.fdopen(r2, 'rb', buffering=0)
+        self.process, self.profile, self.out, self.inp = launch(chromium, flag)
         self.buf = bytearray()
         self.next_id = 0
         self.last_big = b''

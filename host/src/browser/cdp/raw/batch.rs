@@ -2,7 +2,8 @@
 //! need. The browser handles a target's commands in the order they arrive, so sending them all
 //! at once keeps their order and saves a round trip each; on the thin connection each answer
 //! also skips chromiumoxide's message routing (a `fill` typing "Ada Lovelace", 24 key events:
-//! 15-27 ms over chromiumoxide's WebSocket, 11-27 ms here; Chromium alone takes 12-14 ms).
+//! 15-27 ms over chromiumoxide's WebSocket, 11-27 ms here; Chromium alone, with no server in
+//! between: `bench/probes/key-events.py`).
 
 use super::{RawClient, RawLink};
 use crate::browser::cdp::CdpError;
