@@ -23,6 +23,7 @@ mod http;
 mod input;
 mod install;
 mod integrity;
+mod launch_flags;
 mod lifecycle;
 mod lighthouse;
 mod oauth;

@@ -3,55 +3,82 @@
 use crate::browser::BrowserOptions;
 use std::path::{Path, PathBuf};
 
-/// chromiumoxide's default flags (Puppeteer's) without `--disable-popup-blocking`.
-const AUTOMATION_ARGS_WITH_POPUP_BLOCKING: [&str; 23] = [
+/// Puppeteer 24's default flags, the ones chrome-devtools-mcp 1.11.0 launches Chromium with
+/// (`ChromeLauncher.defaultArgs`), in its order; `--disable-popup-blocking` is added only where
+/// popups are not blocked (a tenant's browser blocks them), and the two feature lists are
+/// [`features`], merged with the user's.
+const PUPPETEER_ARGS: [&str; 25] = [
+    "--allow-pre-commit-input",
     "--disable-background-networking",
-    "--enable-features=NetworkService,NetworkServiceInProcess",
     "--disable-background-timer-throttling",
     "--disable-backgrounding-occluded-windows",
     "--disable-breakpad",
     "--disable-client-side-phishing-detection",
     "--disable-component-extensions-with-background-pages",
+    "--disable-crash-reporter",
     "--disable-default-apps",
     "--disable-dev-shm-usage",
-    "--disable-features=TranslateUI",
     "--disable-hang-monitor",
+    "--disable-infobars",
     "--disable-ipc-flooding-protection",
     "--disable-prompt-on-repost",
     "--disable-renderer-backgrounding",
+    "--disable-search-engine-choice-screen",
     "--disable-sync",
+    "--enable-automation",
+    "--export-tagged-pdf",
     "--force-color-profile=srgb",
+    "--generate-pdf-document-outline",
     "--metrics-recording-only",
     "--no-first-run",
-    "--enable-automation",
     "--password-store=basic",
     "--use-mock-keychain",
-    "--enable-blink-features=IdleDetection",
-    "--lang=en_US",
 ];
+
+/// The Chromium features Puppeteer 24 turns off by default.
+const DISABLED_FEATURES: [&str; 9] = [
+    "Translate",
+    "AcceptCHFrame",
+    "MediaRouter",
+    "OptimizationHints",
+    "WebUIReloadButton",
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+    "ProcessPerSiteUpToMainFrameThreshold",
+    "IsolateSandboxedIframes",
+];
+
+/// The Chromium features Puppeteer 24 turns on by default.
+const ENABLED_FEATURES: [&str; 1] = ["PdfOopif"];
 
 /// Everything the launched browser is given: Puppeteer's defaults (less those named by
 /// `--ignoreDefaultChromeArg`, which, as Puppeteer's `ignoreDefaultArgs`, removes defaults only),
 /// then ours and the user's ([`launch_args`]), the DevTools pipe and the profile.
 pub(super) fn browser_args(options: &BrowserOptions, profile_dir: &Path) -> Vec<String> {
-    let mut defaults: Vec<String> = AUTOMATION_ARGS_WITH_POPUP_BLOCKING
+    let (features, user_args) = features(&options.chrome_args);
+    let mut defaults: Vec<String> = PUPPETEER_ARGS
         .iter()
         .map(|arg| (*arg).to_string())
         .collect();
     if !options.block_popups {
-        defaults.push("--disable-popup-blocking".into());
+        let after = defaults
+            .iter()
+            .position(|arg| arg == "--disable-ipc-flooding-protection")
+            .map_or(0, |index| index + 1);
+        defaults.insert(after, "--disable-popup-blocking".into());
+    }
+    defaults.extend(features);
+    if options.headless {
+        defaults.extend(["--headless=new", "--hide-scrollbars", "--mute-audio"].map(String::from));
     }
     if options.extensions {
         defaults.push("--enable-unsafe-extension-debugging".into());
     } else {
         defaults.push("--disable-extensions".into());
     }
-    if options.headless {
-        defaults.extend(["--headless=new", "--hide-scrollbars", "--mute-audio"].map(String::from));
-    }
     defaults.retain(|arg| !options.ignore_default_chrome_args.contains(arg));
     let mut args = defaults;
-    args.extend(launch_args(options));
+    args.extend(launch_args(options, user_args));
     args.extend([
         "--remote-debugging-port=0".to_string(),
         super::pipe::PIPE_FLAG.to_string(),
@@ -69,9 +96,34 @@ pub(super) fn browser_args(options: &BrowserOptions, profile_dir: &Path) -> Vec<
     args
 }
 
+/// The default `--disable-features` and `--enable-features` switches with the user's features
+/// merged in, as Puppeteer does (Chromium keeps only the last of each switch, so a user's own
+/// list would otherwise drop the defaults), and the user's other flags. A feature both lists
+/// name stays enabled.
+fn features(chrome_args: &[String]) -> ([String; 2], Vec<&str>) {
+    let mut disabled: Vec<&str> = DISABLED_FEATURES.to_vec();
+    let mut enabled: Vec<&str> = ENABLED_FEATURES.to_vec();
+    let mut others = Vec::new();
+    for arg in chrome_args {
+        if let Some(list) = arg.strip_prefix("--disable-features=") {
+            disabled.extend(list.split(',').map(str::trim).filter(|f| !f.is_empty()));
+        } else if let Some(list) = arg.strip_prefix("--enable-features=") {
+            enabled.extend(list.split(',').map(str::trim).filter(|f| !f.is_empty()));
+        } else {
+            others.push(arg.as_str());
+        }
+    }
+    disabled.retain(|feature| !enabled.contains(feature));
+    let switches = [
+        format!("--disable-features={}", disabled.join(",")),
+        format!("--enable-features={}", enabled.join(",")),
+    ];
+    (switches, others)
+}
+
 /// Flags that keep Chromium from calling home (this network refuses it, and it stalls) plus the
 /// reference's fixed ones and the user's `--chromeArg`s.
-fn launch_args(options: &BrowserOptions) -> Vec<String> {
+fn launch_args(options: &BrowserOptions, user_args: Vec<&str>) -> Vec<String> {
     let mut args: Vec<String> = [
         "--no-first-run",
         "--disable-background-networking",
@@ -93,14 +145,13 @@ fn launch_args(options: &BrowserOptions) -> Vec<String> {
     if let Some(proxy) = &options.proxy_server {
         args.push(format!("--proxy-server={proxy}"));
     }
-    let own_blink_features = options
-        .chrome_args
+    let own_blink_features = user_args
         .iter()
         .any(|arg| arg.starts_with("--enable-blink-features"));
     if options.webmcp && !own_blink_features {
         args.push("--enable-blink-features=WebMCP".into());
     }
-    args.extend(options.chrome_args.iter().cloned());
+    args.extend(user_args.into_iter().map(String::from));
     args
 }
 
@@ -140,6 +191,87 @@ mod tests {
             ..BrowserOptions::default()
         };
         browser_args(&options, Path::new("/profile"))
+    }
+
+    #[test]
+    fn the_defaults_are_puppeteer_24s_as_1_11_0_launches_them() {
+        let args = headless(&[], &[]);
+        // Ours (`--disable-component-update`, ...) follow the defaults.
+        let defaults: Vec<&str> = args.iter().take(32).map(String::as_str).collect();
+        // chrome-devtools-mcp 1.11.0's `puppeteer.launch` (headless, no extensions), up to the
+        // profile and pipe flags, which Puppeteer adds elsewhere.
+        let reference = [
+            "--allow-pre-commit-input",
+            "--disable-background-networking",
+            "--disable-background-timer-throttling",
+            "--disable-backgrounding-occluded-windows",
+            "--disable-breakpad",
+            "--disable-client-side-phishing-detection",
+            "--disable-component-extensions-with-background-pages",
+            "--disable-crash-reporter",
+            "--disable-default-apps",
+            "--disable-dev-shm-usage",
+            "--disable-hang-monitor",
+            "--disable-infobars",
+            "--disable-ipc-flooding-protection",
+            "--disable-popup-blocking",
+            "--disable-prompt-on-repost",
+            "--disable-renderer-backgrounding",
+            "--disable-search-engine-choice-screen",
+            "--disable-sync",
+            "--enable-automation",
+            "--export-tagged-pdf",
+            "--force-color-profile=srgb",
+            "--generate-pdf-document-outline",
+            "--metrics-recording-only",
+            "--no-first-run",
+            "--password-store=basic",
+            "--use-mock-keychain",
+            "--disable-features=Translate,AcceptCHFrame,MediaRouter,OptimizationHints,WebUIReloadButton,WebUIOmniboxPopup,WebUIOmniboxAimPopup,ProcessPerSiteUpToMainFrameThreshold,IsolateSandboxedIframes",
+            "--enable-features=PdfOopif",
+            "--headless=new",
+            "--hide-scrollbars",
+            "--mute-audio",
+            "--disable-extensions",
+        ];
+        assert_eq!(defaults, reference);
+        // A tenant's browser blocks popups: the one default it leaves out.
+        let blocking = BrowserOptions {
+            headless: true,
+            block_popups: true,
+            ..BrowserOptions::default()
+        };
+        let args = browser_args(&blocking, Path::new("/profile"));
+        assert!(!args.iter().any(|arg| arg == "--disable-popup-blocking"));
+        assert_eq!(args.len(), headless(&[], &[]).len() - 1);
+    }
+
+    #[test]
+    fn the_users_feature_lists_are_merged_into_the_defaults() {
+        let args = headless(
+            &[],
+            &[
+                "--disable-features=Foo, Bar",
+                "--no-zygote",
+                "--enable-features=Translate,Baz",
+                "--disable-features=Qux",
+            ],
+        );
+        let switches = |prefix: &str| -> Vec<&String> {
+            args.iter().filter(|arg| arg.starts_with(prefix)).collect()
+        };
+        assert_eq!(
+            switches("--disable-features="),
+            [
+                "--disable-features=AcceptCHFrame,MediaRouter,OptimizationHints,WebUIReloadButton,WebUIOmniboxPopup,WebUIOmniboxAimPopup,ProcessPerSiteUpToMainFrameThreshold,IsolateSandboxedIframes,Foo,Bar,Qux"
+            ],
+            "one switch, the user's features after the defaults, Translate enabled by the user"
+        );
+        assert_eq!(
+            switches("--enable-features="),
+            ["--enable-features=PdfOopif,Translate,Baz"]
+        );
+        assert!(args.iter().any(|arg| arg == "--no-zygote"));
     }
 
     #[test]

@@ -1,0 +1,138 @@
+//! The browser this server launches gets the flags chrome-devtools-mcp 1.11.0 launches it with
+//! (Puppeteer 24's defaults, the user's `--chromeArg`s with their feature lists merged in), read
+//! from the running Chromium's command line, not from our code.
+
+use crate::support::reference::{ensure_installed, node_missing, start_reference};
+use crate::support::{McpServer, browser_args, descendants};
+use serde_json::json;
+use std::collections::BTreeSet;
+
+/// Flags only one side gives, each for a reason: `(flag or its prefix, why)`.
+const OURS_ONLY: &[(&str, &str)] = &[
+    (
+        "--disable-component-update",
+        "Chromium must not call home from a sandboxed network",
+    ),
+    (
+        "--no-startup-window",
+        "the session opens its first page itself, at once",
+    ),
+    (
+        "--remote-debugging-port=0",
+        "the WebSocket of an attached client and our side connections",
+    ),
+    (
+        "--remote-debugging-pipe=cbor",
+        "the pipe in CBOR, smaller for large replies",
+    ),
+    (
+        "--user-data-dir=",
+        "a temporary profile of each server's own naming",
+    ),
+];
+const THEIRS_ONLY: &[(&str, &str)] = &[
+    (
+        "about:blank",
+        "Puppeteer's start page, where ours opens no window",
+    ),
+    ("--remote-debugging-pipe", "the pipe in JSON"),
+    (
+        "--user-data-dir=",
+        "a temporary profile of each server's own naming",
+    ),
+];
+
+/// The launched browser's flags: the command line of the one Chromium process below `server`
+/// that is not a child of another (no `--type=`).
+fn browser_flags(server: u32) -> BTreeSet<String> {
+    let mut found = Vec::new();
+    for pid in descendants(server) {
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|byte| *byte == 0)
+            .filter(|arg| !arg.is_empty())
+            .map(|arg| String::from_utf8_lossy(arg).into_owned())
+            .collect();
+        let chromium = args
+            .first()
+            .is_some_and(|program| program.ends_with("/chromium") || program.ends_with("/chrome"));
+        if chromium && !args.iter().any(|arg| arg.starts_with("--type=")) {
+            found.push(args[1..].to_vec());
+        }
+    }
+    assert_eq!(
+        found.len(),
+        1,
+        "one browser process below {server}: {found:?}"
+    );
+    found.remove(0).into_iter().collect()
+}
+
+fn unexplained(
+    flags: &BTreeSet<String>,
+    other: &BTreeSet<String>,
+    explained: &[(&str, &str)],
+) -> Vec<String> {
+    flags
+        .difference(other)
+        .filter(|flag| {
+            !explained.iter().any(|(known, _)| {
+                flag.as_str() == *known || (known.ends_with('=') && flag.starts_with(known))
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn the_browser_gets_the_flags_1_11_0_launches_it_with() {
+    if let Some(reason) = node_missing() {
+        eprintln!(
+            "\n!!!!!!!!\n!!! SKIPPED the launch-flag comparison with chrome-devtools-mcp 1.11.0: {reason}.\n!!!!!!!!\n"
+        );
+        return;
+    }
+    if let Err(error) = ensure_installed() {
+        panic!("{error}");
+    }
+    // A user's own feature lists, one feature enabled that a default disables.
+    let user = [
+        "--chromeArg=--disable-features=BackForwardCache",
+        "--chromeArg=--enable-features=Translate",
+        "--ignoreDefaultChromeArg=--disable-infobars",
+    ];
+    let theirs = start_reference(&user).await;
+    let mut args = browser_args();
+    args.extend(user.map(String::from));
+    let ours = match McpServer::start_with(args, Vec::new()).await {
+        Ok(server) => server,
+        Err(message) => panic!("{message}"),
+    };
+    let mut flags = Vec::new();
+    for server in [&ours, &theirs] {
+        let pages = server.call("list_pages", json!({})).await;
+        assert!(!pages.is_error, "{}", pages.text);
+        flags.push(browser_flags(server.pid()));
+    }
+    ours.shutdown().await;
+    theirs.shutdown().await;
+    let (ours, theirs) = (&flags[0], &flags[1]);
+
+    assert!(
+        ours.contains("--disable-features=AcceptCHFrame,MediaRouter,OptimizationHints,WebUIReloadButton,WebUIOmniboxPopup,WebUIOmniboxAimPopup,ProcessPerSiteUpToMainFrameThreshold,IsolateSandboxedIframes,BackForwardCache"),
+        "the user's disabled feature joins the defaults, Translate left enabled: {ours:?}"
+    );
+    assert!(
+        ours.contains("--enable-features=PdfOopif,Translate"),
+        "{ours:?}"
+    );
+    assert!(!ours.contains("--disable-infobars"), "{ours:?}");
+    let ours_only = unexplained(ours, theirs, OURS_ONLY);
+    let theirs_only = unexplained(theirs, ours, THEIRS_ONLY);
+    assert!(
+        ours_only.is_empty() && theirs_only.is_empty(),
+        "the browsers' flags differ\n  only ours: {ours_only:?}\n  only 1.11.0's: {theirs_only:?}"
+    );
+}
