@@ -207,8 +207,11 @@ fn a_reply_s_id_is_read_without_converting_it() {
 /// The real messages the fuzz target starts from (Chromium 142: events, replies, a small
 /// accessibility tree, a screenshot, an evaluation with a lone surrogate).
 fn captured() -> Vec<Vec<u8>> {
-    let folder =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/cdp_cbor");
+    // The checkout being tested (cargo test sets it when it runs the binary), not the one that
+    // compiled it: a shared target directory reuses a test binary across checkouts.
+    let manifest_dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    let folder = std::path::Path::new(&manifest_dir).join("../../fuzz/corpus/cdp_cbor");
     let mut messages: Vec<Vec<u8>> = std::fs::read_dir(&folder)
         .expect("the fuzz corpus")
         .map(|entry| std::fs::read(entry.expect("entry").path()).expect("read"))
