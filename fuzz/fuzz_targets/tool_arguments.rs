@@ -26,7 +26,7 @@ fn tools() -> &'static Vec<(String, Map<String, Value>, jsonschema::Validator)> 
             .into_iter()
             .filter_map(|(name, schema)| {
                 let Value::Object(schema) = schema else { return None };
-                let validator = jsonschema::validator_for(&Value::Object(schema.clone())).ok()?;
+                let validator = devtools_mcp::schema::compile(&schema).ok()?;
                 Some((name, schema, validator))
             })
             .collect()
@@ -53,7 +53,11 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             else {
                 return;
             };
-            let Ok(validator) = jsonschema::validator_for(&Value::Object(schema.clone())) else {
+            // As the loader takes a plugin's schema: bounded, then built (linear-time patterns).
+            if devtools_mcp::schema::bound(&schema).is_err() {
+                return;
+            }
+            let Ok(validator) = devtools_mcp::schema::compile(&schema) else {
                 return;
             };
             let _ = arguments::input_validation_message("fuzzed", &arguments, &schema);
