@@ -38,35 +38,47 @@ pub struct Floor {
     pub big_tree: Option<String>,
 }
 
-/// The flags both servers give their Chromium (Puppeteer's automation set: no throttling of
-/// background renderers and timers, no first-run or background work; headless with the
-/// screen size that sets the screenshot's size), and the pipe.
+/// The flags both servers give their Chromium: Puppeteer 24's defaults, as chrome-devtools-mcp
+/// 1.11.0 launches it and devtools-mcp does too (`host/src/browser/cdp/launch.rs`; no throttling
+/// of background renderers and timers, no first-run or background work), headless with the
+/// screen size that sets the screenshot's size, and the pipe.
 fn flags(profile: &Path) -> Vec<String> {
     [
         "--headless=new",
         "--no-sandbox",
         "--remote-debugging-pipe=cbor",
-        "--no-first-run",
-        "--no-default-browser-check",
+        "--allow-pre-commit-input",
         "--disable-background-networking",
         "--disable-background-timer-throttling",
         "--disable-backgrounding-occluded-windows",
-        "--disable-renderer-backgrounding",
-        "--disable-ipc-flooding-protection",
-        "--disable-hang-monitor",
-        "--disable-dev-shm-usage",
         "--disable-breakpad",
-        "--disable-component-update",
+        "--disable-client-side-phishing-detection",
+        "--disable-component-extensions-with-background-pages",
+        "--disable-crash-reporter",
         "--disable-default-apps",
-        "--disable-extensions",
+        "--disable-dev-shm-usage",
+        "--disable-hang-monitor",
+        "--disable-infobars",
+        "--disable-ipc-flooding-protection",
+        "--disable-popup-blocking",
+        "--disable-prompt-on-repost",
+        "--disable-renderer-backgrounding",
+        "--disable-search-engine-choice-screen",
         "--disable-sync",
         "--enable-automation",
+        "--export-tagged-pdf",
         "--force-color-profile=srgb",
+        "--generate-pdf-document-outline",
         "--metrics-recording-only",
+        "--no-first-run",
         "--password-store=basic",
         "--use-mock-keychain",
+        "--disable-features=Translate,AcceptCHFrame,MediaRouter,OptimizationHints,WebUIReloadButton,WebUIOmniboxPopup,WebUIOmniboxAimPopup,ProcessPerSiteUpToMainFrameThreshold,IsolateSandboxedIframes",
+        "--enable-features=PdfOopif",
         "--hide-scrollbars",
         "--mute-audio",
+        "--disable-extensions",
+        "--disable-component-update",
         "--screen-info={3840x2160}",
     ]
     .map(String::from)
