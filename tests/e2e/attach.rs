@@ -5,7 +5,7 @@
 //! consecutive processes must see and act on the same pages.
 
 use crate::fixtures;
-use crate::support::reference::{ensure_installed, inspector, node_missing, reference_script};
+use crate::support::reference::{inspector, reference_ready, reference_script};
 use crate::support::{FixtureServer, cache_dir, chromium_path};
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -331,25 +331,17 @@ fn attach_scenario(pages: &FixtureServer, by_ws_endpoint: bool) {
 
 #[test]
 fn attaching_by_browser_url_works_like_the_reference() {
-    if let Some(reason) = node_missing() {
-        eprintln!(
-            "\n!!! SKIPPED the attach test (MCP Inspector CLI, chrome-devtools-mcp 1.11.0): {reason}.\n"
-        );
+    if !reference_ready("the attach test (MCP Inspector CLI, chrome-devtools-mcp 1.11.0)") {
         return;
     }
-    ensure_installed().unwrap_or_else(|error| panic!("{error}"));
     attach_scenario(&fixtures::server(), false);
 }
 
 #[test]
 fn attaching_by_ws_endpoint_works_like_the_reference() {
-    if let Some(reason) = node_missing() {
-        eprintln!(
-            "\n!!! SKIPPED the attach test (MCP Inspector CLI, chrome-devtools-mcp 1.11.0): {reason}.\n"
-        );
+    if !reference_ready("the attach test (MCP Inspector CLI, chrome-devtools-mcp 1.11.0)") {
         return;
     }
-    ensure_installed().unwrap_or_else(|error| panic!("{error}"));
     attach_scenario(&fixtures::server(), true);
 }
 

@@ -8,7 +8,7 @@
 //! (README's "Not identical yet").
 
 use crate::fixtures;
-use crate::support::reference::{ensure_installed, node_missing, start_reference};
+use crate::support::reference::{reference_ready, start_reference};
 use crate::support::{FixtureServer, McpServer, Route, ToolOutput, browser_args};
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -736,14 +736,8 @@ fn listed(list: &[(&str, &str)], label: &str) -> bool {
 
 #[tokio::test]
 async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
-    if let Some(reason) = node_missing() {
-        eprintln!(
-            "\n!!!!!!!!\n!!! SKIPPED the differential test against chrome-devtools-mcp 1.11.0: {reason}.\n!!! scripts/test installs Node and the reference; run it to check drop-in compatibility.\n!!!!!!!!\n"
-        );
+    if !reference_ready("the differential test against chrome-devtools-mcp 1.11.0") {
         return;
-    }
-    if let Err(error) = ensure_installed() {
-        panic!("{error}");
     }
     let pages = fixture_pages();
     let workspace = tempfile::Builder::new()

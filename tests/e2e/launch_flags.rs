@@ -2,7 +2,7 @@
 //! (Puppeteer 24's defaults, the user's `--chromeArg`s with their feature lists merged in), read
 //! from the running Chromium's command line, not from our code.
 
-use crate::support::reference::{ensure_installed, node_missing, start_reference};
+use crate::support::reference::{reference_ready, start_reference};
 use crate::support::{McpServer, browser_args, descendants};
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -88,14 +88,8 @@ fn unexplained(
 
 #[tokio::test]
 async fn the_browser_gets_the_flags_1_11_0_launches_it_with() {
-    if let Some(reason) = node_missing() {
-        eprintln!(
-            "\n!!!!!!!!\n!!! SKIPPED the launch-flag comparison with chrome-devtools-mcp 1.11.0: {reason}.\n!!!!!!!!\n"
-        );
+    if !reference_ready("the launch-flag comparison with chrome-devtools-mcp 1.11.0") {
         return;
-    }
-    if let Err(error) = ensure_installed() {
-        panic!("{error}");
     }
     // A user's own feature lists, one feature enabled that a default disables.
     let user = [

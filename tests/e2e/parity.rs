@@ -153,11 +153,9 @@ async fn flags_change_the_list_as_in_1_11_0() {
 /// the flags, and `logging/setLevel` is accepted as 1.11.0 accepts it.
 #[tokio::test]
 async fn initialize_declares_the_capabilities_of_1_11_0() {
-    if let Some(reason) = crate::support::reference::node_missing() {
-        eprintln!("skipped: {reason}");
+    if !crate::support::reference::reference_ready("the capabilities comparison with 1.11.0") {
         return;
     }
-    crate::support::reference::ensure_installed().expect("chrome-devtools-mcp 1.11.0");
     let reference = crate::support::reference::start_reference(&[]).await;
     let ours = McpServer::start(&[]).await;
     assert_eq!(ours.capabilities(), reference.capabilities());
@@ -175,12 +173,10 @@ async fn initialize_declares_the_capabilities_of_1_11_0() {
 /// on the same Chromium: before a DevTools window is open, on opening one, and after.
 #[tokio::test]
 async fn devtools_comment_tools_answer_as_1_11_0() {
-    use crate::support::reference::{ensure_installed, node_missing, start_reference};
-    if let Some(reason) = node_missing() {
-        eprintln!("skipped: {reason}");
+    use crate::support::reference::{reference_ready, start_reference};
+    if !reference_ready("the DevTools comments comparison with 1.11.0") {
         return;
     }
-    ensure_installed().expect("chrome-devtools-mcp 1.11.0");
     let theirs = start_reference(&["--devtoolsComments"]).await;
     let ours = McpServer::start_routed(&["--devtoolsComments"]).await;
     let steps = [

@@ -51,6 +51,22 @@ pub fn node_missing() -> Option<String> {
     None
 }
 
+/// Whether a test against the reference can run here: `false`, after a note naming `what` was
+/// skipped and why, when Node is missing; otherwise the reference is installed if it is not
+/// yet (a failed install fails the test).
+pub fn reference_ready(what: &str) -> bool {
+    if let Some(reason) = node_missing() {
+        eprintln!(
+            "\n!!!!!!!!\n!!! SKIPPED {what}: {reason}.\n!!! scripts/test installs Node and chrome-devtools-mcp {REFERENCE_VERSION}; run it to compare with the reference.\n!!!!!!!!\n"
+        );
+        return false;
+    }
+    if let Err(error) = ensure_installed() {
+        panic!("{error}");
+    }
+    true
+}
+
 /// Installs the pinned packages into `tests/reference` unless they are there already.
 pub fn ensure_installed() -> Result<(), String> {
     let dir = reference_dir();
