@@ -19,11 +19,11 @@ const OURS_ONLY: &[(&str, &str)] = &[
     ),
     (
         "--remote-debugging-port=0",
-        "the WebSocket of an attached client and our side connections",
+        "chromiumoxide's WebSocket (it cannot use the pipe) and short side connections",
     ),
     (
         "--remote-debugging-pipe=cbor",
-        "the pipe in CBOR, smaller for large replies",
+        "the pipe in CBOR, the browser's own form: large replies skip the JSON conversion",
     ),
     (
         "--user-data-dir=",
