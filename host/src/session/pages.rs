@@ -339,11 +339,7 @@ impl SessionState {
             chromiumoxide::cdp::browser_protocol::target::CreateTargetParams::new("about:blank");
         params.background = Some(background);
         params.browser_context_id = context_id.map(Into::into);
-        let page = self
-            .browser()?
-            .new_page(params)
-            .await
-            .map_err(|error| error.to_string())?;
+        let page = open_target(self.browser()?, params).await?;
         let mut page = crate::browser::track(
             page,
             isolated_context.map(String::from),
@@ -486,6 +482,32 @@ fn adoptable_pages(
 
 fn target_key(page: &chromiumoxide::Page) -> String {
     page.target_id().as_ref().to_string()
+}
+
+/// How long the browser library gets to attach to a page it was asked to open and set it up
+/// (a page opens in about 100 ms). chromiumoxide waits for that attach without a deadline (a
+/// target without a session is not polled further), so a page whose renderer died, or whose
+/// session was detached, while it opened would hold the call, and the session, for good.
+const OPEN_PAGE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `Target.createTarget` through chromiumoxide, bounded by [`OPEN_PAGE_TIMEOUT`] and asked
+/// once more when the first page never got ready (seen once after every renderer of the browser
+/// was killed during a click). The page given up on is never initialised, so it is never
+/// adopted into the page table either.
+async fn open_target(
+    browser: &chromiumoxide::Browser,
+    params: chromiumoxide::cdp::browser_protocol::target::CreateTargetParams,
+) -> Result<chromiumoxide::Page, String> {
+    for attempt in 1..=2 {
+        match tokio::time::timeout(OPEN_PAGE_TIMEOUT, browser.new_page(params.clone())).await {
+            Ok(opened) => return opened.map_err(|error| error.to_string()),
+            Err(_) => tracing::warn!(attempt, "the browser did not finish opening a page"),
+        }
+    }
+    Err(format!(
+        "The browser did not finish opening the page, twice in {} s each (its renderer may have crashed while it opened). Call new_page again; list_pages shows what is open.",
+        OPEN_PAGE_TIMEOUT.as_secs()
+    ))
 }
 
 #[cfg(test)]
