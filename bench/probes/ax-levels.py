@@ -40,11 +40,7 @@ def main():
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
     browser = JsonBrowser(chromium)
     try:
-        target = browser.call('Target.createTarget', {'url': 'about:blank'})['targetId']
-        attached = browser.call('Target.attachToTarget', {'targetId': target, 'flatten': True})
-        session = attached['sessionId']
-        browser.call('Page.enable', {}, session)
-        browser.call('Page.navigate', {'url': url}, session)
+        session = browser.open(url)
         time.sleep(3)
         browser.call('Accessibility.enable', {}, session)  # getChildAXNodes needs it
         for _ in range(rounds):

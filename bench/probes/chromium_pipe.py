@@ -63,6 +63,14 @@ class JsonBrowser:
     def call(self, method, params=None, session=None):
         return self.replies([self.send(method, params or {}, session)])[0]
 
+    def open(self, url):
+        """A new page loading `url`, with the Page domain on: its flat session id."""
+        target = self.call('Target.createTarget', {'url': 'about:blank'})['targetId']
+        session = self.call('Target.attachToTarget', {'targetId': target, 'flatten': True})['sessionId']
+        self.call('Page.enable', {}, session)
+        self.call('Page.navigate', {'url': url}, session)
+        return session
+
     def close(self):
         self.process.kill()
         self.process.wait()

@@ -20,11 +20,7 @@ def main():
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 15
     browser = JsonBrowser(chromium, extra=['--headless=new'])
     try:
-        target = browser.call('Target.createTarget', {'url': 'about:blank'})['targetId']
-        attached = browser.call('Target.attachToTarget', {'targetId': target, 'flatten': True})
-        session = attached['sessionId']
-        browser.call('Page.enable', {}, session)
-        browser.call('Page.navigate', {'url': PAGE}, session)
+        session = browser.open(PAGE)
         time.sleep(1)
         times = []
         for _ in range(rounds):

@@ -38,54 +38,43 @@ pub struct Floor {
     pub big_tree: Option<String>,
 }
 
+/// Puppeteer 24's default flags, the very file the server launches Chromium with.
+#[path = "../../host/src/browser/cdp/launch/puppeteer.rs"]
+mod puppeteer;
+
 /// The flags both servers give their Chromium: Puppeteer 24's defaults, as chrome-devtools-mcp
-/// 1.11.0 launches it and devtools-mcp does too (`host/src/browser/cdp/launch.rs`; no throttling
-/// of background renderers and timers, no first-run or background work), headless with the
-/// screen size that sets the screenshot's size, and the pipe.
+/// 1.11.0 launches it and devtools-mcp does too (no throttling of background renderers and
+/// timers, no first-run or background work), headless with the screen size that sets the
+/// screenshot's size, and the pipe.
 fn flags(profile: &Path) -> Vec<String> {
-    [
-        "--headless=new",
-        "--no-sandbox",
-        "--remote-debugging-pipe=cbor",
-        "--allow-pre-commit-input",
-        "--disable-background-networking",
-        "--disable-background-timer-throttling",
-        "--disable-backgrounding-occluded-windows",
-        "--disable-breakpad",
-        "--disable-client-side-phishing-detection",
-        "--disable-component-extensions-with-background-pages",
-        "--disable-crash-reporter",
-        "--disable-default-apps",
-        "--disable-dev-shm-usage",
-        "--disable-hang-monitor",
-        "--disable-infobars",
-        "--disable-ipc-flooding-protection",
-        "--disable-popup-blocking",
-        "--disable-prompt-on-repost",
-        "--disable-renderer-backgrounding",
-        "--disable-search-engine-choice-screen",
-        "--disable-sync",
-        "--enable-automation",
-        "--export-tagged-pdf",
-        "--force-color-profile=srgb",
-        "--generate-pdf-document-outline",
-        "--metrics-recording-only",
-        "--no-first-run",
-        "--password-store=basic",
-        "--use-mock-keychain",
-        "--disable-features=Translate,AcceptCHFrame,MediaRouter,OptimizationHints,WebUIReloadButton,WebUIOmniboxPopup,WebUIOmniboxAimPopup,ProcessPerSiteUpToMainFrameThreshold,IsolateSandboxedIframes",
-        "--enable-features=PdfOopif",
-        "--hide-scrollbars",
-        "--mute-audio",
-        "--disable-extensions",
-        "--disable-component-update",
-        "--screen-info={3840x2160}",
-    ]
-    .map(String::from)
-    .into_iter()
-    .chain([format!("--user-data-dir={}", profile.display())])
-    .chain(["about:blank".to_owned()])
-    .collect()
+    let features = [
+        format!(
+            "--disable-features={}",
+            puppeteer::DISABLED_FEATURES.join(",")
+        ),
+        format!(
+            "--enable-features={}",
+            puppeteer::ENABLED_FEATURES.join(",")
+        ),
+    ];
+    ["--no-sandbox", "--remote-debugging-pipe=cbor"]
+        .into_iter()
+        .chain(puppeteer::ARGS)
+        .map(String::from)
+        .chain(features)
+        .chain(
+            puppeteer::HEADLESS_ARGS
+                .into_iter()
+                .chain([
+                    "--disable-extensions",
+                    "--disable-component-update",
+                    "--screen-info={3840x2160}",
+                ])
+                .map(String::from),
+        )
+        .chain([format!("--user-data-dir={}", profile.display())])
+        .chain(["about:blank".to_owned()])
+        .collect()
 }
 
 /// Runs the floor scenario once with a fresh browser (blocking: call from a blocking task).

@@ -42,8 +42,9 @@ const THEIRS_ONLY: &[(&str, &str)] = &[
     ),
 ];
 
-/// The launched browser's flags: the command line of the one Chromium process below `server`
-/// that is not a child of another (no `--type=`).
+/// The launched browser's flags: the command line of the one process below `server` that is
+/// Chromium's browser process (it holds the DevTools pipe; its children have a `--type=`),
+/// whatever the binary is called.
 fn browser_flags(server: u32) -> BTreeSet<String> {
     let mut found = Vec::new();
     for pid in descendants(server) {
@@ -55,10 +56,8 @@ fn browser_flags(server: u32) -> BTreeSet<String> {
             .filter(|arg| !arg.is_empty())
             .map(|arg| String::from_utf8_lossy(arg).into_owned())
             .collect();
-        let chromium = args
-            .first()
-            .is_some_and(|program| program.ends_with("/chromium") || program.ends_with("/chrome"));
-        if chromium && !args.iter().any(|arg| arg.starts_with("--type=")) {
+        let has = |prefix: &str| args.iter().any(|arg| arg.starts_with(prefix));
+        if has("--remote-debugging-pipe") && !has("--type=") {
             found.push(args[1..].to_vec());
         }
     }

@@ -1,75 +1,28 @@
 //! The flags Chromium is launched with, and where it and its profile are found.
 
+mod puppeteer;
+
 use crate::browser::BrowserOptions;
+use puppeteer::{ARGS, DISABLED_FEATURES, ENABLED_FEATURES, HEADLESS_ARGS};
 use std::path::{Path, PathBuf};
 
-/// Puppeteer 24's default flags, the ones chrome-devtools-mcp 1.11.0 launches Chromium with
-/// (`ChromeLauncher.defaultArgs`), in its order; `--disable-popup-blocking` is added only where
-/// popups are not blocked (a tenant's browser blocks them), and the two feature lists are
-/// [`features`], merged with the user's.
-const PUPPETEER_ARGS: [&str; 25] = [
-    "--allow-pre-commit-input",
-    "--disable-background-networking",
-    "--disable-background-timer-throttling",
-    "--disable-backgrounding-occluded-windows",
-    "--disable-breakpad",
-    "--disable-client-side-phishing-detection",
-    "--disable-component-extensions-with-background-pages",
-    "--disable-crash-reporter",
-    "--disable-default-apps",
-    "--disable-dev-shm-usage",
-    "--disable-hang-monitor",
-    "--disable-infobars",
-    "--disable-ipc-flooding-protection",
-    "--disable-prompt-on-repost",
-    "--disable-renderer-backgrounding",
-    "--disable-search-engine-choice-screen",
-    "--disable-sync",
-    "--enable-automation",
-    "--export-tagged-pdf",
-    "--force-color-profile=srgb",
-    "--generate-pdf-document-outline",
-    "--metrics-recording-only",
-    "--no-first-run",
-    "--password-store=basic",
-    "--use-mock-keychain",
-];
+/// Left out of Puppeteer's defaults for a browser whose popups stay blocked (a tenant's).
+const UNBLOCK_POPUPS: &str = "--disable-popup-blocking";
 
-/// The Chromium features Puppeteer 24 turns off by default.
-const DISABLED_FEATURES: [&str; 9] = [
-    "Translate",
-    "AcceptCHFrame",
-    "MediaRouter",
-    "OptimizationHints",
-    "WebUIReloadButton",
-    "WebUIOmniboxPopup",
-    "WebUIOmniboxAimPopup",
-    "ProcessPerSiteUpToMainFrameThreshold",
-    "IsolateSandboxedIframes",
-];
-
-/// The Chromium features Puppeteer 24 turns on by default.
-const ENABLED_FEATURES: [&str; 1] = ["PdfOopif"];
-
-/// Everything the launched browser is given: Puppeteer's defaults (less those named by
-/// `--ignoreDefaultChromeArg`, which, as Puppeteer's `ignoreDefaultArgs`, removes defaults only),
-/// then ours and the user's ([`launch_args`]), the DevTools pipe and the profile.
+/// Everything the launched browser is given: Puppeteer's defaults ([`puppeteer`]; a tenant's
+/// browser keeps popups blocked) less those named by `--ignoreDefaultChromeArg` (which, as
+/// Puppeteer's `ignoreDefaultArgs`, removes defaults only), then ours and the user's
+/// ([`launch_args`]), the DevTools pipe and the profile.
 pub(super) fn browser_args(options: &BrowserOptions, profile_dir: &Path) -> Vec<String> {
     let (features, user_args) = features(&options.chrome_args);
-    let mut defaults: Vec<String> = PUPPETEER_ARGS
+    let mut defaults: Vec<String> = ARGS
         .iter()
+        .filter(|arg| !(options.block_popups && **arg == UNBLOCK_POPUPS))
         .map(|arg| (*arg).to_string())
         .collect();
-    if !options.block_popups {
-        let after = defaults
-            .iter()
-            .position(|arg| arg == "--disable-ipc-flooding-protection")
-            .map_or(0, |index| index + 1);
-        defaults.insert(after, "--disable-popup-blocking".into());
-    }
     defaults.extend(features);
     if options.headless {
-        defaults.extend(["--headless=new", "--hide-scrollbars", "--mute-audio"].map(String::from));
+        defaults.extend(HEADLESS_ARGS.map(String::from));
     }
     if options.extensions {
         defaults.push("--enable-unsafe-extension-debugging".into());
@@ -196,8 +149,6 @@ mod tests {
     #[test]
     fn the_defaults_are_puppeteer_24s_as_1_11_0_launches_them() {
         let args = headless(&[], &[]);
-        // Ours (`--disable-component-update`, ...) follow the defaults.
-        let defaults: Vec<&str> = args.iter().take(32).map(String::as_str).collect();
         // chrome-devtools-mcp 1.11.0's `puppeteer.launch` (headless, no extensions), up to the
         // profile and pipe flags, which Puppeteer adds elsewhere.
         let reference = [
@@ -234,6 +185,11 @@ mod tests {
             "--mute-audio",
             "--disable-extensions",
         ];
+        let defaults: Vec<&str> = args
+            .iter()
+            .take(reference.len())
+            .map(String::as_str)
+            .collect();
         assert_eq!(defaults, reference);
         // A tenant's browser blocks popups: the one default it leaves out.
         let blocking = BrowserOptions {
