@@ -498,21 +498,88 @@ async fn open_target(
     browser: &chromiumoxide::Browser,
     params: chromiumoxide::cdp::browser_protocol::target::CreateTargetParams,
 ) -> Result<chromiumoxide::Page, String> {
+    open_within(OPEN_PAGE_TIMEOUT, || async {
+        browser
+            .new_page(params.clone())
+            .await
+            .map_err(|error| error.to_string())
+    })
+    .await
+}
+
+/// Runs `open` at most twice, each run bounded by `limit`: an answer (a page or the browser's
+/// error) is returned at once, a run that ran out of time is given up on and asked again.
+async fn open_within<T, F, Fut>(limit: Duration, mut open: F) -> Result<T, String>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, String>>,
+{
     for attempt in 1..=2 {
-        match tokio::time::timeout(OPEN_PAGE_TIMEOUT, browser.new_page(params.clone())).await {
-            Ok(opened) => return opened.map_err(|error| error.to_string()),
+        match tokio::time::timeout(limit, open()).await {
+            Ok(opened) => return opened,
             Err(_) => tracing::warn!(attempt, "the browser did not finish opening a page"),
         }
     }
     Err(format!(
         "The browser did not finish opening the page, twice in {} s each (its renderer may have crashed while it opened). Call new_page again; list_pages shows what is open.",
-        OPEN_PAGE_TIMEOUT.as_secs()
+        limit.as_secs_f64()
     ))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::shown_title;
+    use super::{open_within, shown_title};
+    use std::future::pending;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    const LIMIT: Duration = Duration::from_millis(20);
+
+    #[tokio::test]
+    async fn a_page_that_never_gets_ready_is_asked_for_once_more() {
+        let asked = AtomicUsize::new(0);
+        let opened = open_within(LIMIT, || {
+            let attempt = asked.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if attempt == 0 {
+                    pending::<()>().await;
+                }
+                Ok::<_, String>("page")
+            }
+        })
+        .await;
+        assert_eq!(opened, Ok("page"));
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn twice_not_ready_is_an_error_that_says_what_to_do() {
+        let asked = AtomicUsize::new(0);
+        let opened = open_within(LIMIT, || {
+            asked.fetch_add(1, Ordering::SeqCst);
+            pending::<Result<(), String>>()
+        })
+        .await;
+        let error = opened.expect_err("a page that never gets ready is an error");
+        assert!(error.contains("twice in 0.02 s each"), "{error}");
+        assert!(error.contains("Call new_page again"), "{error}");
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn the_browsers_own_error_is_answered_without_asking_again() {
+        let asked = AtomicUsize::new(0);
+        let opened = open_within(LIMIT, || {
+            asked.fetch_add(1, Ordering::SeqCst);
+            async { Err::<(), _>("Target.createTarget: no such browser context".to_string()) }
+        })
+        .await;
+        assert_eq!(
+            opened,
+            Err("Target.createTarget: no such browser context".into())
+        );
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+    }
 
     #[test]
     fn untitled_pages_show_no_title_as_in_1_11() {
