@@ -7,8 +7,10 @@
 //! The steps follow the scenario (same fixture pages, same order, same think time before the
 //! first page): the first page is the target created and loaded after the think time with the
 //! browser started at "initialize"; navigate is `Page.navigate` until `load`; a snapshot is
-//! `Accessibility.getFullAXTree` read whole; the screenshot is the servers' exact
-//! `Page.captureScreenshot` right after the click and the text the scenario sets, and again
+//! `Accessibility.getFullAXTree` read whole; the click is a script (untimed); a fill is one
+//! round trip that clears and focuses the field, then Puppeteer's key events for each character,
+//! all sent at once and each answered (as the servers type; no wait for a frame after them);
+//! the screenshot is the servers' exact `Page.captureScreenshot` right after that, and again
 //! after the scenario's idle pause; the fetch step is from `Page.navigate` until the fetched
 //! text is in the document; each real page is `Page.navigate` until `load` (untimed), then
 //! its `Accessibility.getFullAXTree`.
@@ -24,7 +26,7 @@ use command_fds::{CommandFdExt, FdMapping};
 use serde_json::{Value, json};
 
 use crate::scenario::{
-    FETCH_WAIT, IDLE, NAVIGATE, NEW_PAGE, SCREENSHOT, SCREENSHOT_IDLE, SNAPSHOT_BIG,
+    FETCH_WAIT, FILL, IDLE, NAVIGATE, NEW_PAGE, SCREENSHOT, SCREENSHOT_IDLE, SNAPSHOT_BIG,
     SNAPSHOT_SMALL, STEPS,
 };
 
@@ -133,10 +135,16 @@ fn steps(
     times[NAVIGATE] = Some(clock.elapsed());
     times[SNAPSHOT_SMALL] = Some(b.timed(s, "Accessibility.getFullAXTree", json!({}))?);
 
-    let act = "document.getElementById('go').click(); \
-               document.getElementById('name').value = 'Ada Lovelace'; \
-               document.getElementById('out').textContent";
-    b.call(s, "Runtime.evaluate", json!({ "expression": act }))?;
+    b.call(s, "Runtime.evaluate", json!({ "expression": CLICK }))?;
+    let clock = Instant::now();
+    b.call(s, "Runtime.evaluate", json!({ "expression": PREPARE_FILL }))?;
+    let keys: Vec<u64> = FILLED
+        .chars()
+        .flat_map(key_events)
+        .map(|event| b.send(s, "Input.dispatchKeyEvent", event))
+        .collect::<Result<_, _>>()?;
+    b.replies(&keys, "Input.dispatchKeyEvent")?;
+    times[FILL] = Some(clock.elapsed());
     let capture = json!({ "format": "png", "optimizeForSpeed": true, "fromSurface": true,
                           "captureBeyondViewport": false });
     times[SCREENSHOT] = Some(b.timed(s, "Page.captureScreenshot", capture.clone())?);
@@ -169,6 +177,34 @@ fn steps(
         real,
         big_tree,
     })
+}
+
+/// The scenario's click, by script: the floor times no click.
+const CLICK: &str = "document.getElementById('go').click()";
+/// What the scenario's fill types into the text box.
+const FILLED: &str = "Ada Lovelace";
+/// The fill's one round trip before its keys, as the servers' (clear the field, focus it).
+const PREPARE_FILL: &str =
+    "(() => { const field = document.getElementById('name'); field.value = ''; field.focus(); })()";
+
+/// The two events a character of the scenario's text is typed with: Puppeteer's key down (with
+/// its text) and key up, from its US layout, for letters and the space.
+fn key_events(ch: char) -> [Value; 2] {
+    let (code, key_code) = match ch {
+        ' ' => ("Space".to_owned(), 32),
+        _ => (
+            format!("Key{}", ch.to_ascii_uppercase()),
+            ch.to_ascii_uppercase() as u32,
+        ),
+    };
+    let key = ch.to_string();
+    [
+        json!({ "type": "keyDown", "modifiers": 0, "windowsVirtualKeyCode": key_code, "code": code,
+                "key": key, "text": key, "unmodifiedText": key, "autoRepeat": false,
+                "location": 0, "isKeypad": false }),
+        json!({ "type": "keyUp", "modifiers": 0, "key": key, "windowsVirtualKeyCode": key_code,
+                "code": code, "location": 0 }),
+    ]
 }
 
 /// Replies bigger than this keep only their envelope: the steps never read a big result, and
@@ -319,6 +355,24 @@ impl Browser {
                 self.events.push(message);
             }
         }
+    }
+
+    /// Waits for the answers to commands already sent, in any order; a protocol error is `Err`.
+    fn replies(&mut self, ids: &[u64], method: &str) -> Result<(), String> {
+        let mut left: std::collections::HashSet<u64> = ids.iter().copied().collect();
+        while !left.is_empty() {
+            let message = self.next_message(method)?;
+            match message["id"].as_u64() {
+                Some(id) if left.remove(&id) => {
+                    if let Some(error) = message.get("error") {
+                        return Err(format!("{method}: {error}"));
+                    }
+                }
+                _ if message.get("method").is_some() => self.events.push(message),
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// `call`, timed from sending to the whole reply read.
