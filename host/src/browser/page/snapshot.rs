@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// The class `DOM.resolveNode` gives a text node's remote object.
+const TEXT_NODE_CLASS: &str = "Text";
 /// Nested iframes followed by a snapshot.
 const MAX_FRAME_DEPTH: usize = 8;
 /// Replies at least this large (a page of some thousand elements) leave enough freed memory
@@ -223,6 +225,11 @@ impl McpPage {
 
     /// The DOM node behind a uid of the latest snapshot, with the reference's messages.
     pub async fn resolve_uid(&self, uid: &str) -> Result<String, String> {
+        self.resolve_node(uid).await.map(|(object_id, _)| object_id)
+    }
+
+    /// The uid's DOM node as a remote object: its id, and its class (`Text` for a text node).
+    async fn resolve_node(&self, uid: &str) -> Result<(String, String), String> {
         let snapshot = self.snapshot.as_ref().ok_or_else(|| {
             format!(
                 "No snapshot found for page {}. Use take_snapshot to capture one.",
@@ -243,16 +250,23 @@ impl McpPage {
         )
         .await
         .map_err(|_| format!("Element with uid {uid} no longer exists on the page."))?;
-        resolved["object"]["objectId"]
+        let object = &resolved["object"];
+        let object_id = object["objectId"]
             .as_str()
-            .map(String::from)
-            .ok_or_else(|| format!("Element with uid {uid} no longer exists on the page."))
+            .ok_or_else(|| format!("Element with uid {uid} no longer exists on the page."))?;
+        let class = object["className"].as_str().unwrap_or_default();
+        Ok((object_id.to_owned(), class.to_owned()))
     }
 
     /// Like `resolve_uid`, but a text node (a `StaticText` uid) stands for the element that
-    /// holds it, so it can be clicked, hovered or captured.
+    /// holds it, so it can be clicked, hovered or captured. The browser names a text node's
+    /// class (V8's, which a page's prototype tricks do not change), so an element costs no
+    /// second round trip.
     pub(super) async fn resolve_element(&self, uid: &str) -> Result<String, String> {
-        let object_id = self.resolve_uid(uid).await?;
+        let (object_id, class) = self.resolve_node(uid).await?;
+        if class != TEXT_NODE_CLASS {
+            return Ok(object_id);
+        }
         let parent = send(
             &self.page,
             cdp(
