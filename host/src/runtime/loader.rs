@@ -522,6 +522,15 @@ fn componentize(file: &Path, bytes: &[u8]) -> Result<Vec<u8>, LoadError> {
         file: file.to_path_buf(),
         reason: format!("{error:#}"),
     };
+    // wit-component trusts a module's section sizes before it validates (a code section that
+    // claims more bytes than the file holds made it slice out of bounds): it only ever sees a
+    // module that validated, with the features it validates with itself.
+    wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+        .validate_all(bytes)
+        .map_err(|error| LoadError::Componentize {
+            file: file.to_path_buf(),
+            reason: format!("it is not a valid WebAssembly module: {error}"),
+        })?;
     wit_component::ComponentEncoder::default()
         .module(bytes)
         .map_err(componentize_error)?
@@ -558,6 +567,25 @@ mod tests {
     fn garbage_is_not_wasm() {
         let error = componentize(Path::new("x.wasm"), b"hello");
         assert!(matches!(error, Err(LoadError::NotWasm { .. })));
+    }
+
+    #[test]
+    fn a_code_section_longer_than_the_file_is_an_error_not_a_panic() {
+        // The fuzzer's find: a type, a function, then a code section claiming 100 bytes of
+        // which the file holds one. wit-component sliced that section out of bounds.
+        let truncated = [
+            0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+            0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // one type: () -> ()
+            0x03, 0x02, 0x01, 0x00, // one function of that type
+            0x0a, 0x64, 0x01, // a code section of 100 bytes holding one body: cut here
+        ];
+        let outcome = std::panic::catch_unwind(|| componentize(Path::new("cut.wasm"), &truncated));
+        let error = outcome.expect("componentize panicked").err();
+        let message = error.map(|error| error.to_string()).unwrap_or_default();
+        assert!(
+            message.contains("cut.wasm") && message.contains("not a valid WebAssembly module"),
+            "{message}"
+        );
     }
 
     #[tokio::test]
