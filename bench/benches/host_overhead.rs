@@ -10,7 +10,7 @@ use devtools_mcp::pipeline::{CurrentToolSet, Pipeline, ToolSet};
 use devtools_mcp::policy::capability::Grants;
 use devtools_mcp::policy::limits::Limits;
 use devtools_mcp::policy::plugins::{Origin, Policy};
-use devtools_mcp::runtime::{CallState, CompiledCache, LoadedTool, Loader, Runtime};
+use devtools_mcp::runtime::{CallState, CompiledCache, Componentizer, LoadedTool, Loader, Runtime};
 use devtools_mcp::sandbox::Sandbox;
 use devtools_mcp::session::Session;
 use serde_json::{Map, Value, json};
@@ -45,7 +45,8 @@ fn benches(criterion: &mut Criterion) {
     let cache = tempfile::tempdir().unwrap_or_else(|error| panic!("cache dir: {error}"));
     let compiled = CompiledCache::open(wasm.engine(), &cache.path().join("compiled"))
         .unwrap_or_else(|error| panic!("cache: {error}"));
-    let loader = Loader::new(wasm.clone(), compiled, Arc::new(Policy::default()));
+    let loader = Loader::new(wasm.clone(), compiled, Arc::new(Policy::default()))
+        .with_componentizer(Componentizer::InProcess);
     let noop = load(&tokio, &loader, "noop");
 
     // Compiled code from the on-disk cache, linked, and its definition evaluated.

@@ -5,13 +5,17 @@
 //! turns a parser panic into an error; that error is a finding here), a hang or an entry that
 //! deserializes without a valid MAC.
 //!
+//! Core modules are made components as the server does it, by wit-component in a child
+//! process of the server's binary (`DEVTOOLS_MCP_BIN`, set by `scripts/fuzz`): wit-component
+//! overflows its stack on some hostile modules, which costs that child, never the server.
+//!
 //! Seeds: `scripts/fuzz` copies the built test fixtures (`test-plugins/*.wasm`) into the
 //! scratch corpus, so the fuzzer starts from real components and mutates them.
 
 #![no_main]
 
 use devtools_mcp::policy::plugins::Policy;
-use devtools_mcp::runtime::{CompiledCache, Loader, Runtime};
+use devtools_mcp::runtime::{CompiledCache, Componentizer, Loader, Runtime};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -40,7 +44,18 @@ fn harness() -> &'static Harness {
             runtime.clone(),
             CompiledCache::in_memory(runtime.engine()),
             Arc::new(policy),
-        );
+        )
+        // What the server does: wit-component in a child process of the server's binary
+        // (it can overflow its stack on a hostile module, which no harness survives).
+        .with_componentizer(Componentizer::Isolated {
+            exe: std::env::var_os("DEVTOOLS_MCP_BIN")
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "DEVTOOLS_MCP_BIN must name the devtools-mcp binary (scripts/fuzz sets it)"
+                    )
+                }),
+        });
         let cache = CompiledCache::in_memory(runtime.engine());
         Harness {
             tokio,

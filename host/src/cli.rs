@@ -41,6 +41,13 @@ const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The `devtools-mcp` binary, with the built-in tools it embeds.
 pub fn main(builtins: &'static Builtins) -> ExitCode {
+    // The loader's componentizer: this binary run again, alone with one core module.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == crate::runtime::componentize::SUBCOMMAND)
+    {
+        return crate::runtime::componentize::child_main();
+    }
     embedded::install(builtins);
     let args = Args::parse_compatible();
     init_logging(&args);

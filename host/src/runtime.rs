@@ -4,6 +4,7 @@ mod bindings;
 pub mod cache;
 mod code;
 mod compile_settings;
+pub mod componentize;
 pub mod definition;
 pub mod embedded;
 mod host_api;
@@ -15,6 +16,7 @@ mod remembered;
 pub use bindings::{Category, ToolDefinition, ToolPre};
 pub use cache::CompiledCache;
 pub use code::ToolCode;
+pub use componentize::Componentizer;
 pub use host_api::function as host_function;
 pub use host_api::{CallState, PLUGIN_FILE_EXTENSIONS, PageHandle};
 pub use loader::{

@@ -8,6 +8,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// A fresh plugin folder in `scratch`.
+/// A file of `tests/fixtures/malformed` (see its README).
+fn malformed(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/malformed")
+        .join(name)
+}
+
 fn plugin_folder(scratch: &Path) -> PathBuf {
     let plugins = scratch.join("plugins");
     std::fs::create_dir_all(&plugins).expect("plugin folder");
@@ -291,11 +298,14 @@ async fn truncated_and_mutated_components_are_named_and_never_crash_the_server()
     for index in (noop.len() / 3..noop.len()).step_by(97) {
         mutated[index] ^= 0x5a;
     }
+    let cycle = std::fs::read(malformed("wit-package-cycle.wasm")).expect("fixture");
     for (what, bytes) in [
         ("header only", noop[..8].to_vec()),
         ("half", noop[..noop.len() / 2].to_vec()),
         ("one byte short", noop[..noop.len() - 1].to_vec()),
         ("mutated", mutated),
+        // wit-component overflows its stack on it: an abort, unless it runs in a child.
+        ("WIT packages in a cycle", cycle.clone()),
     ] {
         std::fs::write(&file, &bytes).expect("write");
         let started = Instant::now();
@@ -323,6 +333,13 @@ async fn truncated_and_mutated_components_are_named_and_never_crash_the_server()
     std::fs::write(&file, &noop[..noop.len() / 2]).expect("write broken");
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(server.list_tools().await.len(), before);
+    std::fs::write(plugins.join("cycle.wasm"), &cycle).expect("write the cycle");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        server.list_tools().await.len(),
+        before,
+        "the server survived"
+    );
     std::fs::write(plugins.join("noop.wasm"), &noop).expect("write noop");
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {

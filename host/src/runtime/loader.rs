@@ -4,6 +4,7 @@
 
 use super::bindings::ToolPre;
 use super::cache::CompiledCache;
+use super::componentize::Componentizer;
 use super::remembered::Remembered;
 use super::{LoadedTool, Runtime, ToolCode, ToolDefinition};
 use crate::policy::plugins::{Origin, Policy};
@@ -123,17 +124,27 @@ pub struct Loader {
     runtime: Runtime,
     cache: Arc<CompiledCache>,
     policy: Arc<Policy>,
+    componentizer: Componentizer,
 }
 
 impl Loader {
     /// `cache`: from [`CompiledCache::open`] (a checked private folder) or
-    /// [`CompiledCache::in_memory`] (nothing written).
+    /// [`CompiledCache::in_memory`] (nothing written). Core modules are made components in a
+    /// child process of this binary ([`Componentizer::isolated`]).
     pub fn new(runtime: Runtime, cache: CompiledCache, policy: Arc<Policy>) -> Loader {
         Loader {
             runtime,
             cache: Arc::new(cache),
             policy,
+            componentizer: Componentizer::isolated(),
         }
+    }
+
+    /// Where core modules are made components: [`Componentizer::InProcess`] for code that
+    /// runs without the server's binary (the library's tests, benches, the fuzz target).
+    pub fn with_componentizer(mut self, componentizer: Componentizer) -> Loader {
+        self.componentizer = componentizer;
+        self
     }
 
     pub fn policy(&self) -> &Policy {
@@ -375,10 +386,13 @@ impl Loader {
         let engine = self.runtime.engine().clone();
         let owned_file = file.to_path_buf();
         let owned_bytes = bytes.to_vec();
+        let componentizer = self.componentizer.clone();
         let work = move || {
             caught_quietly(|| {
                 cache.load_or_compile(&engine, &owned_bytes, |bytes| {
-                    componentize(&owned_file, bytes).map_err(wasmtime::Error::from)
+                    componentizer
+                        .componentize(&owned_file, bytes)
+                        .map_err(wasmtime::Error::from)
                 })
             })
         };
@@ -486,7 +500,7 @@ fn caught_quietly<R>(work: impl FnOnce() -> R) -> std::thread::Result<R> {
     outcome
 }
 
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+pub(super) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|text| text.to_string())
@@ -505,38 +519,6 @@ pub fn wasm_files(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
         .collect();
     files.sort();
     Ok(files)
-}
-
-/// Components pass through; a core module is encoded into a component from the component type
-/// that wit-bindgen embedded in it.
-fn componentize(file: &Path, bytes: &[u8]) -> Result<Vec<u8>, LoadError> {
-    if wasmparser::Parser::is_component(bytes) {
-        return Ok(bytes.to_vec());
-    }
-    if !wasmparser::Parser::is_core_wasm(bytes) {
-        return Err(LoadError::NotWasm {
-            file: file.to_path_buf(),
-        });
-    }
-    let componentize_error = |error: anyhow::Error| LoadError::Componentize {
-        file: file.to_path_buf(),
-        reason: format!("{error:#}"),
-    };
-    // wit-component trusts a module's section sizes before it validates (a code section that
-    // claims more bytes than the file holds made it slice out of bounds): it only ever sees a
-    // module that validated, with the features it validates with itself.
-    wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
-        .validate_all(bytes)
-        .map_err(|error| LoadError::Componentize {
-            file: file.to_path_buf(),
-            reason: format!("it is not a valid WebAssembly module: {error}"),
-        })?;
-    wit_component::ComponentEncoder::default()
-        .module(bytes)
-        .map_err(componentize_error)?
-        .validate(true)
-        .encode()
-        .map_err(componentize_error)
 }
 
 fn check_imports(
@@ -563,31 +545,6 @@ fn check_imports(
 mod tests {
     use super::*;
 
-    #[test]
-    fn garbage_is_not_wasm() {
-        let error = componentize(Path::new("x.wasm"), b"hello");
-        assert!(matches!(error, Err(LoadError::NotWasm { .. })));
-    }
-
-    #[test]
-    fn a_code_section_longer_than_the_file_is_an_error_not_a_panic() {
-        // The fuzzer's find: a type, a function, then a code section claiming 100 bytes of
-        // which the file holds one. wit-component sliced that section out of bounds.
-        let truncated = [
-            0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
-            0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // one type: () -> ()
-            0x03, 0x02, 0x01, 0x00, // one function of that type
-            0x0a, 0x64, 0x01, // a code section of 100 bytes holding one body: cut here
-        ];
-        let outcome = std::panic::catch_unwind(|| componentize(Path::new("cut.wasm"), &truncated));
-        let error = outcome.expect("componentize panicked").err();
-        let message = error.map(|error| error.to_string()).unwrap_or_default();
-        assert!(
-            message.contains("cut.wasm") && message.contains("not a valid WebAssembly module"),
-            "{message}"
-        );
-    }
-
     #[tokio::test]
     async fn a_module_that_exports_no_tool_is_refused_naming_the_file() {
         // `(module)` in binary form: magic and version only.
@@ -597,7 +554,8 @@ mod tests {
         std::fs::write(&file, empty_module).expect("write module");
         let runtime = Runtime::new().expect("runtime");
         let cache = CompiledCache::in_memory(runtime.engine());
-        let loader = Loader::new(runtime, cache, Arc::default());
+        let loader = Loader::new(runtime, cache, Arc::default())
+            .with_componentizer(Componentizer::InProcess);
         let error = loader.load_file(&file, Origin::Community, "{}").await.err();
         let message = error.map(|error| error.to_string()).unwrap_or_default();
         assert!(
