@@ -26,8 +26,8 @@ const MAX_REASON_CHARS: usize = 2_000;
 pub enum Componentizer {
     /// In a child process of `exe`, the server's own binary: what the server uses.
     Isolated { exe: PathBuf },
-    /// In this process: for the library's tests, benches and the fuzz target, which run
-    /// without the server's binary (the fuzz target looks for exactly these failures).
+    /// In this process: for the library's tests and benches, which run without the server's
+    /// binary and load only modules we built.
     InProcess,
 }
 

@@ -141,7 +141,7 @@ impl Loader {
     }
 
     /// Where core modules are made components: [`Componentizer::InProcess`] for code that
-    /// runs without the server's binary (the library's tests, benches, the fuzz target).
+    /// runs without the server's binary (the library's tests and benches).
     pub fn with_componentizer(mut self, componentizer: Componentizer) -> Loader {
         self.componentizer = componentizer;
         self
@@ -374,9 +374,10 @@ impl Loader {
         })
     }
 
-    /// Componentizes and compiles (or takes from the cache) off the async workers. A panic in
-    /// any of the parsers or the compiler is caught and reported against the file: a
-    /// malformed component never takes the server (or the `--watch` task) down.
+    /// Componentizes (in a child process, see `componentize`) and compiles (or takes from the
+    /// cache) off the async workers. A panic in a parser or the compiler is caught and
+    /// reported against the file: a malformed plugin never takes the server (or the `--watch`
+    /// task) down.
     async fn compile(
         &self,
         file: &Path,
