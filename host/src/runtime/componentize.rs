@@ -55,24 +55,30 @@ impl Componentizer {
                 file: file.to_path_buf(),
             });
         }
-        // Validation is wasmparser's, which holds for hostile input: done here, it answers the
-        // common malformed module without a process.
-        let encoded = validate(bytes).and_then(|()| match self {
-            Componentizer::InProcess => encode(bytes),
+        self.encode(bytes)
+            .map_err(|reason| LoadError::Componentize {
+                file: file.to_path_buf(),
+                reason,
+            })
+    }
+
+    /// A core module's component, or why there is none. wit-component trusts a module's
+    /// section sizes before it validates (a code section claiming more bytes than the file
+    /// holds made it slice out of bounds), so it only ever sees a module that wasmparser's
+    /// validator, which holds for hostile input, accepted with the features wit-component
+    /// validates with; done here, that also answers the common malformed module without a
+    /// process.
+    pub fn encode(&self, bytes: &[u8]) -> Result<Vec<u8>, String> {
+        validate(bytes)?;
+        match self {
+            Componentizer::InProcess => wit_encode(bytes),
             Componentizer::Isolated { exe } => in_child(exe, bytes),
-        });
-        encoded.map_err(|reason| LoadError::Componentize {
-            file: file.to_path_buf(),
-            reason,
-        })
+        }
     }
 }
 
-/// Validates, then encodes. wit-component also trusts a module's section sizes before it
-/// validates (a code section claiming more bytes than the file holds made it slice out of
-/// bounds): it only ever sees a module that validated, with the features it validates with.
-fn encode(bytes: &[u8]) -> Result<Vec<u8>, String> {
-    validate(bytes)?;
+/// wit-component's part, on a module that validated.
+fn wit_encode(bytes: &[u8]) -> Result<Vec<u8>, String> {
     wit_component::ComponentEncoder::default()
         .module(bytes)
         .and_then(|encoder| encoder.validate(true).encode())
@@ -162,10 +168,10 @@ pub fn child_main() -> ExitCode {
         eprintln!("cannot read the module: {error}");
         return ExitCode::from(2);
     }
-    // A panic is a malformed module, said like any other reason (and, unlike a panic in the
-    // server's own process, not a finding for the fuzzer).
+    // The parent validated the module. A panic is a malformed module, said like any other
+    // reason (and, unlike a panic in the server's own process, not a finding for the fuzzer).
     std::panic::set_hook(Box::new(|_| {}));
-    let encoded = std::panic::catch_unwind(|| encode(&bytes)).unwrap_or_else(|panic| {
+    let encoded = std::panic::catch_unwind(|| wit_encode(&bytes)).unwrap_or_else(|panic| {
         Err(format!(
             "wit-component panicked on it ({}), so it is malformed",
             super::loader::panic_text(&panic)
@@ -241,7 +247,9 @@ mod tests {
     #[test]
     fn a_crashed_child_costs_one_module() {
         // `sh -c 'kill -SEGV $$'` stands for a componentizer the module crashed.
-        let dir = tempfile::tempdir().expect("temp dir");
+        // Beside the test binary, which runs from there: a temp dir may be mounted noexec.
+        let deps = std::env::current_exe().expect("test binary");
+        let dir = tempfile::tempdir_in(deps.parent().expect("its folder")).expect("temp dir");
         let script = dir.path().join("crash");
         std::fs::write(&script, "#!/bin/sh\nkill -SEGV $$\n").expect("write");
         let mut permissions = std::fs::metadata(&script).expect("stat").permissions();

@@ -4,6 +4,7 @@
 //! scripts (jco guest-types, tsc, componentize-js); a Python tool by componentize-py.
 
 use super::scaffold::python::COMPONENTIZE_PY_VERSION;
+use crate::runtime::Componentizer;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -162,18 +163,16 @@ fn build_rust(dir: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
             module.display()
         )
     })?;
+    // Encoded as the server's loader does it: validated, then wit-component in a child process.
     let component = if wasmparser::Parser::is_component(&bytes) {
         bytes
     } else {
-        wit_component::ComponentEncoder::default()
-            .module(&bytes)
-            .and_then(|encoder| encoder.validate(true).encode())
-            .map_err(|error| {
-                format!(
-                    "{} is not a tool module ({error:#}); does the crate call register_page_tool! or register_global_tool!?",
-                    module.display()
-                )
-            })?
+        Componentizer::isolated().encode(&bytes).map_err(|reason| {
+            format!(
+                "{} is not a tool module ({reason}); does the crate call register_page_tool! or register_global_tool!?",
+                module.display()
+            )
+        })?
     };
     let out_dir = out
         .map(Path::to_path_buf)
