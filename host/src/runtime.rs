@@ -10,6 +10,7 @@ pub mod embedded;
 mod host_api;
 pub mod limits;
 mod loader;
+mod memory_image;
 pub mod needs;
 mod remembered;
 
@@ -92,8 +93,10 @@ impl Runtime {
         &self.engine
     }
 
-    /// Links a component once; every call then instantiates it afresh from this.
+    /// Links a component once; every call then instantiates it afresh from this. Its memory
+    /// images are made here, so a call never meets the kernel refusing one.
     pub fn prepare(&self, component: &Component) -> wasmtime::Result<ToolPre> {
+        memory_image::initialize(component)?;
         ToolPre::new(self.linker.instantiate_pre(component)?)
     }
 
