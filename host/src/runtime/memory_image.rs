@@ -167,7 +167,7 @@ mod tests {
     fn a_components_images_are_made_when_it_is_linked() {
         let mut config = wasmtime::Config::new();
         config.wasm_component_model(true);
-        let engine = wasmtime::Engine::new(&config).unwrap();
+        let engine = wasmtime::Engine::new(&config).expect("an engine with the component model");
         // (component (core module (memory 1) (data (i32.const 0) "image")))
         let module: &[u8] = &[
             0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // a core module
@@ -175,9 +175,9 @@ mod tests {
             0x0b, 0x0b, 0x01, 0x00, 0x41, 0x00, 0x0b, 0x05, b'i', b'm', b'a', b'g', b'e',
         ];
         let mut bytes = vec![0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00, 0x01];
-        bytes.push(u8::try_from(module.len()).unwrap());
+        bytes.push(u8::try_from(module.len()).expect("a module shorter than 128 bytes"));
         bytes.extend_from_slice(module);
-        let component = Component::new(&engine, &bytes).unwrap();
+        let component = Component::new(&engine, &bytes).expect("a valid component");
         initialize(&component).expect("an idle machine seals at once");
     }
 }
