@@ -28,18 +28,33 @@ pub use page::{McpPage, Target};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// How long taking a page in hand may take (about 100 ms when it answers).
+const TRACK_TIMEOUT: std::time::Duration = cdp::timeouts::COMMAND;
+
 /// Starts tracking a page: the page model (its dialogs watched from now on) with every
-/// feature it has from its start.
+/// feature it has from its start. Bounded by [`TRACK_TIMEOUT`]: chromiumoxide holds every
+/// message to a page it has not finished setting up, without a deadline, so a page whose set-up
+/// never ends would otherwise hold the caller (and the session) for good.
 pub async fn track(
     page: chromiumoxide::Page,
     isolated_context: Option<String>,
     redact_network_headers: bool,
     raw: Arc<RawLink>,
 ) -> Result<McpPage, String> {
-    let mut page = McpPage::attach(page, isolated_context, raw).await?;
-    features::attach(&mut page, redact_network_headers).await?;
-    page.warm_raw_session();
-    Ok(page)
+    let tracked = tokio::time::timeout(TRACK_TIMEOUT, async {
+        let mut page = McpPage::attach(page, isolated_context, raw).await?;
+        features::attach(&mut page, redact_network_headers).await?;
+        Ok::<_, String>(page)
+    })
+    .await
+    .map_err(|_| {
+        format!(
+            "The page did not answer within {} s while it was being set up (it may not have finished opening, or its renderer may have crashed).",
+            TRACK_TIMEOUT.as_secs()
+        )
+    })??;
+    tracked.warm_raw_session();
+    Ok(tracked)
 }
 
 /// How to get a browser: the reference's launch and connect flags.

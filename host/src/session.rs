@@ -10,6 +10,7 @@ mod devtools;
 mod pages;
 mod scope;
 mod tab_order;
+mod unready;
 mod watch;
 mod workers;
 
@@ -306,6 +307,8 @@ pub struct SessionState {
     /// Targets this session closed that the browser may still list for a moment: never
     /// adopted again (adopting a tab in its teardown waits out a command it never answers).
     closing: HashSet<String>,
+    /// Pages the browser lists that could not be tracked, not tried again for a while.
+    unready: unready::Unready,
 }
 
 impl SessionState {
@@ -332,6 +335,7 @@ impl SessionState {
             watch: Arc::new(SessionWatch::default()),
             workers: Default::default(),
             closing: HashSet::new(),
+            unready: Default::default(),
         }
     }
 

@@ -12,7 +12,7 @@ use crate::browser::{McpPage, cdp};
 use crate::sandbox::Sandbox;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 impl SessionState {
     /// Adopts the pages the browser already has, oldest first (the first is selected, as
@@ -103,6 +103,8 @@ impl SessionState {
                 .filter(|page| !self.closing.contains(&target_key(page)))
                 .collect();
         let live_ids: Vec<String> = live.iter().map(target_key).collect();
+        self.unready
+            .retain(|id| live_ids.iter().any(|live| live == id));
         self.pages
             .retain(|_, page| live_ids.contains(&target_key(page.cdp())));
         let known: Vec<String> = self
@@ -110,9 +112,11 @@ impl SessionState {
             .values()
             .map(|page| target_key(page.cdp()))
             .collect();
+        let now = Instant::now();
         let new = live
             .into_iter()
             .filter(|page| !known.contains(&target_key(page)))
+            .filter(|page| self.unready.may_try(&target_key(page), now))
             .collect();
         // `Target.getTargets` tends to list the newest target first: its reversed rank breaks
         // ties among tabs whose history cannot be read.
@@ -127,6 +131,7 @@ impl SessionState {
         let mut adopted = Vec::new();
         for page in new {
             let Some(raw) = self.raw_link() else { break };
+            let target = target_key(&page);
             match crate::browser::track(page, None, self.options.redact_network_headers, raw).await
             {
                 // The id is taken only once the page is tracked: a page tried again later
@@ -140,6 +145,7 @@ impl SessionState {
                 }
                 Err(error) => {
                     tracing::debug!(%error, "could not track a page");
+                    self.unready.failed(target, Instant::now());
                     if adoption == Adoption::InOrder {
                         break;
                     }
@@ -491,9 +497,10 @@ fn target_key(page: &chromiumoxide::Page) -> String {
 const OPEN_PAGE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `Target.createTarget` through chromiumoxide, bounded by [`OPEN_PAGE_TIMEOUT`] and asked
-/// once more when the first page never got ready (seen once after every renderer of the browser
-/// was killed during a click). The page given up on is never initialised, so it is never
-/// adopted into the page table either.
+/// once more when the first page never got ready (seen after every renderer of the browser
+/// was killed during a click). chromiumoxide may go on listing the page given up on, never set
+/// up: the session's adoption gives up on it within `browser::track`'s bound and leaves it
+/// alone for a while (`unready`).
 async fn open_target(
     browser: &chromiumoxide::Browser,
     params: chromiumoxide::cdp::browser_protocol::target::CreateTargetParams,
