@@ -132,6 +132,7 @@ impl SessionState {
         for page in new {
             let Some(raw) = self.raw_link() else { break };
             let target = target_key(&page);
+            let started = Instant::now();
             match crate::browser::track(page, None, self.options.redact_network_headers, raw).await
             {
                 // The id is taken only once the page is tracked: a page tried again later
@@ -145,7 +146,7 @@ impl SessionState {
                 }
                 Err(error) => {
                     tracing::debug!(%error, "could not track a page");
-                    self.unready.failed(target, Instant::now());
+                    self.unready.failed(target, started, Instant::now());
                     if adoption == Adoption::InOrder {
                         break;
                     }
