@@ -5,8 +5,8 @@
 //! is instantiated, and seals it against writes so no instance can change what the next one
 //! starts from. The kernel refuses that seal (EBUSY) while any page of the file holds a reference
 //! besides the file's own, and waits only about 150 ms for one to go: on a loaded machine page
-//! reclaim or compaction can hold a page longer, and a 10 MB TypeScript plugin was refused with
-//! "cannot add seals to the memfd". wasmtime keeps no failed image, so trying again makes a
+//! reclaim or compaction can hold a page longer, and CI saw the TypeScript plugin (a JavaScript
+//! engine in its initial memory) refused with "cannot add seals to the memfd". wasmtime keeps no failed image, so trying again makes a
 //! fresh memfd; only refusals that say "busy" are tried again, anything else is the error.
 
 use std::io::ErrorKind;
@@ -163,21 +163,44 @@ mod tests {
         assert!(!format!("{error:#}").contains("times as busy"));
     }
 
+    /// Whether an open memfd of wasmtime's memory images in this process begins with `data`.
+    fn an_image_begins_with(data: &[u8]) -> bool {
+        let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
+            return false;
+        };
+        fds.flatten().any(|fd| {
+            let is_image = std::fs::read_link(fd.path())
+                .is_ok_and(|target| target.to_string_lossy().contains("wasm-memory-image"));
+            is_image && std::fs::read(fd.path()).is_ok_and(|contents| contents.starts_with(data))
+        })
+    }
+
     #[test]
     fn a_components_images_are_made_when_it_is_linked() {
         let mut config = wasmtime::Config::new();
         config.wasm_component_model(true);
         let engine = wasmtime::Engine::new(&config).expect("an engine with the component model");
-        // (component (core module (memory 1) (data (i32.const 0) "image")))
-        let module: &[u8] = &[
-            0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // a core module
-            0x05, 0x03, 0x01, 0x00, 0x01, // one memory of one page
-            0x0b, 0x0b, 0x01, 0x00, 0x41, 0x00, 0x0b, 0x05, b'i', b'm', b'a', b'g', b'e',
-        ];
+        // (component (core module (memory 1) (data (i32.const 0) "<marker>"))): a marker no
+        // other test's image holds, since the tests share this process's descriptors.
+        let marker = format!("memory-image-test-{}", std::process::id());
+        let data_len = u8::try_from(marker.len()).expect("a short marker");
+        let mut module = vec![0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
+        module.extend([0x05, 0x03, 0x01, 0x00, 0x01]); // one memory of one page
+        // One active segment at offset 0 of memory 0: count, flags, `i32.const 0; end`, bytes.
+        module.extend([0x0b, 6 + data_len, 0x01, 0x00, 0x41, 0x00, 0x0b, data_len]);
+        module.extend(marker.as_bytes());
         let mut bytes = vec![0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00, 0x01];
         bytes.push(u8::try_from(module.len()).expect("a module shorter than 128 bytes"));
-        bytes.extend_from_slice(module);
+        bytes.extend_from_slice(&module);
         let component = Component::new(&engine, &bytes).expect("a valid component");
+        assert!(
+            !an_image_begins_with(marker.as_bytes()),
+            "no image before linking"
+        );
         initialize(&component).expect("an idle machine seals at once");
+        assert!(
+            an_image_begins_with(marker.as_bytes()),
+            "the image is made when the component is linked, not at its first call"
+        );
     }
 }

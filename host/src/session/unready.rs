@@ -41,7 +41,7 @@ impl Unready {
         }
     }
 
-    /// Forgets pages the browser no longer lists, and a page once it is tracked.
+    /// Forgets pages the browser no longer lists.
     pub fn retain(&mut self, mut listed: impl FnMut(&str) -> bool) {
         self.failed.retain(|target, _| listed(target));
     }
