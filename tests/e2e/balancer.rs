@@ -260,3 +260,37 @@ async fn owner_of_one_tenant(servers: [&HttpServer; 2]) -> usize {
     }
     owner.expect("one instance holds the tenant")
 }
+
+/// A planned stop is not a crash: SIGTERM gives every tenant's lease back, so the instance
+/// started next on the same storage (a plain restart) does not tell the tenant its state was
+/// lost, while a kill (above) still does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_after_sigterm_is_not_reported_as_lost_state() {
+    let pages = FixtureServer::start(vec![Route::html(
+        "/mine",
+        "<!doctype html><title>Alice page</title><p>alice</p>",
+    )]);
+    let shared = tempfile::tempdir().expect("shared storage");
+    let tenants = [TenantSpec::new("alice", "token-alice")
+        .on_loopback()
+        .with_root(shared.path())];
+    let mut first = HttpServer::start(&tenants, &[]).await;
+    let client = first.connect("token-alice").await;
+    let opened = client
+        .call("new_page", json!({ "url": pages.url("/mine") }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let lease = shared.path().join(".devtools-mcp-lease");
+    assert!(lease.exists(), "the serving instance holds the lease");
+    first.signal("TERM");
+    let status = first.wait_exit(Duration::from_secs(20)).await;
+    assert!(status.is_some_and(|status| status.success()), "{status:?}");
+    assert!(!lease.exists(), "SIGTERM gave the lease back");
+
+    let second = HttpServer::start(&tenants, &[]).await;
+    let client = second.connect("token-alice").await;
+    let listed = client.call("list_pages", json!({})).await;
+    assert!(!listed.is_error, "{}", listed.text);
+    assert!(!listed.text.contains("was lost"), "{}", listed.text);
+    client.close().await;
+}

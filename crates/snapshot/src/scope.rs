@@ -7,16 +7,39 @@ use super::{Snapshot, SnapshotNode};
 
 /// What `find_in_page` looks for, in a node's role or name.
 pub enum Query {
-    /// A case-insensitive substring.
-    Text(String),
+    /// A case-insensitive substring (see [`Query::text`]).
+    Text(TextQuery),
     /// A regular expression (linear-time engine; the caller bounds its size).
     Regex(regex::Regex),
+}
+
+/// A case-insensitive substring, lowered and compiled once: the query comes from a model or a
+/// plugin and may be megabytes long, so no per-node work may depend on its length (lowering
+/// it once per node held a session for 30 s on a 20,000-node page with a 24 MB query).
+pub struct TextQuery {
+    lowered: String,
+    finder: memchr::memmem::Finder<'static>,
+}
+
+impl TextQuery {
+    fn matches(&self, node: &SnapshotNode) -> bool {
+        // A needle longer than the haystack is refused by the finder without scanning.
+        let name = node.name.to_lowercase();
+        self.finder.find(name.as_bytes()).is_some() || node.role.to_lowercase() == self.lowered
+    }
 }
 
 /// A model's pattern compiles to at most this much: a bigger one is refused, not slow.
 const MAX_PATTERN_BYTES: usize = 1 << 20;
 
 impl Query {
+    /// A case-insensitive substring query.
+    pub fn text(text: &str) -> Query {
+        let lowered = text.to_lowercase();
+        let finder = memchr::memmem::Finder::new(lowered.as_bytes()).into_owned();
+        Query::Text(TextQuery { lowered, finder })
+    }
+
     /// A regular expression query, refused with a message when it does not compile (or would
     /// compile too large).
     pub fn regex(pattern: &str) -> Result<Query, String> {
@@ -32,10 +55,7 @@ impl Query {
 
     fn matches(&self, node: &SnapshotNode) -> bool {
         match self {
-            Query::Text(text) => {
-                let text = text.to_lowercase();
-                node.name.to_lowercase().contains(&text) || node.role.to_lowercase() == text
-            }
+            Query::Text(text) => text.matches(node),
             Query::Regex(regex) => regex.is_match(&node.name) || regex.is_match(&node.role),
         }
     }
@@ -150,7 +170,7 @@ mod tests {
     #[test]
     fn find_gives_uids_and_paths() {
         let snapshot = sample();
-        let found = snapshot.find_all(&Query::Text("two".into()));
+        let found = snapshot.find_all(&Query::text("two"));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].uid, "1_7");
         assert_eq!(found[0].line, "uid=1_7 option \"Two\"");
@@ -215,7 +235,7 @@ mod tests {
         let snapshot = Snapshot::build(root, "L", 1, false, &mut UidMap::default());
         let full = snapshot.to_text();
         assert!(full.contains("  uid=1_3 \"Slicing Strings\""), "{full}");
-        let found = snapshot.find_all(&Query::Text("slicing strings".into()));
+        let found = snapshot.find_all(&Query::text("slicing strings"));
         let lines: Vec<&str> = found.iter().map(|found| found.line.as_str()).collect();
         // The link, not its own text; the paragraph's text, whose parent does not match.
         assert_eq!(
@@ -226,5 +246,45 @@ mod tests {
             ],
             "{full}"
         );
+    }
+
+    /// A DoS guard, not a speed claim: the old matcher lowered the query once per node, so an
+    /// 8 MB query over 20,000 nodes lowered 160 GB (about 25 s here); the cost per node must not
+    /// depend on the query's length. The bound is far above what the fixed code needs (ms).
+    #[test]
+    fn a_huge_query_costs_one_pass_over_the_page() {
+        use crate::samples::ax;
+        let count = 20_000;
+        let ids: Vec<String> = (2..count + 2).map(|id| id.to_string()).collect();
+        let children: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let mut nodes = vec![ax(
+            "1",
+            "RootWebArea",
+            "Big",
+            json!({"focusable": true}),
+            &children,
+            Some(1),
+        )];
+        for (index, id) in ids.iter().enumerate() {
+            let name = format!("Item number {index}");
+            nodes.push(ax(
+                id,
+                "button",
+                &name,
+                json!({}),
+                &[],
+                Some(index as i64 + 2),
+            ));
+        }
+        let root = serialize_ax_tree(&nodes, true).expect("root");
+        let snapshot = Snapshot::build(root, "L", 1, false, &mut UidMap::default());
+        let query = Query::text(&"Item number 1".repeat(640_000));
+        let started = std::time::Instant::now();
+        let found = snapshot.find_all(&query);
+        let spent = started.elapsed();
+        assert!(found.is_empty());
+        assert!(spent < std::time::Duration::from_secs(5), "took {spent:?}");
+        let found = snapshot.find_all(&Query::text("ITEM NUMBER 19999"));
+        assert_eq!(found.len(), 1, "{found:?}");
     }
 }

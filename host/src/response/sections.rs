@@ -292,6 +292,20 @@ fn truncate_title(title: &str) -> String {
     format!("{}...", String::from_utf16_lossy(&units[..MAX - 3]))
 }
 
+/// The longest query `## Found in page` repeats back, in characters.
+const ECHO_CHARS: usize = 200;
+
+/// The query as the answer repeats it: quoted, and cut when long (the caller already has it;
+/// a megabyte query must not come back whole).
+fn echo(query: &str) -> String {
+    let count = query.chars().count();
+    if count <= ECHO_CHARS {
+        return format!("{query:?}");
+    }
+    let kept: String = query.chars().take(ECHO_CHARS).collect();
+    format!("{kept:?}… ({} more characters)", count - ECHO_CHARS)
+}
+
 /// How many matches one page of `## Found in page` lists by default.
 const FIND_PAGE_SIZE: usize = 20;
 
@@ -306,14 +320,14 @@ pub async fn find(
     let id = page.ok_or("No page selected")?;
     let query = match request.regex {
         true => Query::regex(&request.query)?,
-        false => Query::Text(request.query.clone()),
+        false => Query::text(&request.query),
     };
     let snapshot = fresh_snapshot(state.page_mut(id)?, tree, false).await?;
     let found = snapshot.find_all(&query);
     out.text.push("## Found in page".into());
     if found.is_empty() {
         out.text
-            .push(format!("No element matches {:?}.", request.query));
+            .push(format!("No element matches {}.", echo(&request.query)));
         return Ok(());
     }
     let size = request
@@ -323,9 +337,9 @@ pub async fn find(
     let start = (index * size).min(found.len());
     let end = (start + size).min(found.len());
     out.text.push(format!(
-        "{} elements match {:?}; showing {}-{}{}.",
+        "{} elements match {}; showing {}-{}{}.",
         found.len(),
-        request.query,
+        echo(&request.query),
         start + 1,
         end,
         match end < found.len() {
@@ -352,7 +366,15 @@ pub async fn find(
 
 #[cfg(test)]
 mod tests {
-    use super::truncate_title;
+    use super::{echo, truncate_title};
+
+    #[test]
+    fn a_long_query_is_echoed_cut() {
+        assert_eq!(echo("add pear"), "\"add pear\"");
+        let echoed = echo(&"q".repeat(5000));
+        assert!(echoed.ends_with("… (4800 more characters)"), "{echoed}");
+        assert!(echoed.len() < 300, "{echoed}");
+    }
 
     #[test]
     fn titles_are_cut_at_fifty_characters() {

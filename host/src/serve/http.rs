@@ -167,7 +167,10 @@ pub async fn serve(
                 let service = hyper::service::service_fn(move |request| {
                     let app = app.clone();
                     let state = state.clone();
-                    async move { Ok::<_, Infallible>(app.route(request, &state).await) }
+                    async move {
+                        let _busy = state.busy();
+                        Ok::<_, Infallible>(app.route(request, &state).await)
+                    }
                 });
                 let connection = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
@@ -339,7 +342,7 @@ impl App {
         let token = auth::bearer(request.headers()).unwrap_or_default();
         match self.tenants.authenticate_metrics(token) {
             Some(true) => {
-                connection.mark_authenticated();
+                connection.mark_authenticated("metrics");
                 text(
                     StatusCode::OK,
                     "text/plain; version=0.0.4; charset=utf-8",
@@ -389,7 +392,7 @@ impl App {
                 }
             },
         };
-        connection.mark_authenticated();
+        connection.mark_authenticated(&tenant.name);
         // Every request counts, with or without a session.
         if let Err(message) = self.tenants.admit(&tenant) {
             let mut response = json_error(StatusCode::TOO_MANY_REQUESTS, -32002, &message);

@@ -1,14 +1,17 @@
 //! Admission of TCP connections: a cap in total (below the file-descriptor limit, see
 //! `descriptors`) and per client address (one client cannot take the whole cap), each held by
-//! a guard for the connection's life. A connection that has authenticated keeps its place: at
-//! the cap, the oldest connection that never authenticated is closed to admit the next one, so
-//! idle unauthenticated clients cannot lock tenants out. Accept errors are backed off and
-//! logged at a bounded rate instead of spinning.
+//! a guard for the connection's life. At the cap, the oldest connection that never
+//! authenticated is closed to admit the next one, so idle unauthenticated clients cannot lock
+//! tenants out; when every connection has authenticated, the oldest idle one of the tenant
+//! holding the most (two or more) makes room, so one tenant's keep-alive connections cannot
+//! lock the others out either. A tenant's only connection, and a connection with a request
+//! in flight, are never closed. Accept errors are backed off and logged at a bounded rate
+//! instead of spinning.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -30,13 +33,34 @@ pub struct ConnectionLimits {
 #[derive(Default)]
 pub struct ConnectionState {
     authenticated: AtomicBool,
+    /// Whose token the connection's first authenticated request carried.
+    owner: OnceLock<String>,
+    /// Requests being served on it (HTTP/1: one at a time).
+    busy: AtomicUsize,
     evicted: CancellationToken,
 }
 
+/// A request in flight on a connection, for as long as it lives.
+pub struct Busy(Arc<ConnectionState>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.busy.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 impl ConnectionState {
-    /// A request on this connection carried a valid token: it keeps its place from now on.
-    pub fn mark_authenticated(&self) {
+    /// A request on this connection carried a valid token of `owner` (a tenant, or the
+    /// metrics reader): it is closed at the cap only when its owner holds several.
+    pub fn mark_authenticated(&self, owner: &str) {
+        let _first = self.owner.set(owner.to_owned());
         self.authenticated.store(true, Ordering::Relaxed);
+    }
+
+    /// Marks a request in flight until the guard drops: such a connection is never evicted.
+    pub fn busy(self: &Arc<Self>) -> Busy {
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        Busy(self.clone())
     }
 
     /// Resolves when the connection must close to make room for another.
@@ -79,25 +103,38 @@ impl ConnectionLimits {
 
     /// Waits for a place in the total (the accept loop stops accepting meanwhile: the kernel
     /// queues new connections instead of this process running out of descriptors). At the
-    /// cap, the oldest connection that never authenticated is told to close first.
+    /// cap, a connection is told to close first (see the module's doc for which).
     pub async fn reserve(&self) -> Option<OwnedSemaphorePermit> {
         if let Ok(place) = self.total.clone().try_acquire_owned() {
             return Some(place);
         }
-        self.evict_oldest_unauthenticated();
+        self.evict_one();
         self.total.clone().acquire_owned().await.ok()
     }
 
-    fn evict_oldest_unauthenticated(&self) {
+    fn evict_one(&self) {
         let Ok(mut live) = self.live.lock() else {
             return;
         };
         live.retain(|state| state.strong_count() > 0);
-        let victim = live.iter().filter_map(Weak::upgrade).find(|state| {
-            !state.authenticated.load(Ordering::Relaxed) && !state.evicted.is_cancelled()
-        });
-        if let Some(victim) = victim {
+        let live: Vec<Arc<ConnectionState>> = live
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|state| !state.evicted.is_cancelled())
+            .collect();
+        let unauthenticated = live
+            .iter()
+            .find(|state| !state.authenticated.load(Ordering::Relaxed));
+        if let Some(victim) = unauthenticated {
             tracing::debug!("at the connection cap: closing the oldest unauthenticated connection");
+            victim.evicted.cancel();
+            return;
+        }
+        if let Some(victim) = oldest_idle_of_the_largest_owner(&live) {
+            tracing::debug!(
+                owner = victim.owner.get().map(String::as_str).unwrap_or_default(),
+                "at the connection cap: closing the oldest idle connection of the tenant holding the most"
+            );
             victim.evicted.cancel();
         }
     }
@@ -126,6 +163,29 @@ impl ConnectionLimits {
             state,
         })
     }
+}
+
+/// The oldest idle connection of the owner holding the most connections, when that owner
+/// holds two or more (its share is then above one; a tenant's only connection stays).
+fn oldest_idle_of_the_largest_owner(
+    live: &[Arc<ConnectionState>],
+) -> Option<&Arc<ConnectionState>> {
+    let mut held: HashMap<&str, usize> = HashMap::new();
+    for state in live {
+        if let Some(owner) = state.owner.get() {
+            *held.entry(owner.as_str()).or_default() += 1;
+        }
+    }
+    let idle = |state: &&Arc<ConnectionState>| state.busy.load(Ordering::SeqCst) == 0;
+    let mut owners: Vec<(&str, usize)> =
+        held.into_iter().filter(|(_, count)| *count >= 2).collect();
+    // The largest holder first; among equals, any order is fair (names break ties stably).
+    owners.sort_by(|left, right| right.1.cmp(&left.1).then(left.0.cmp(right.0)));
+    owners.iter().find_map(|(owner, _)| {
+        live.iter()
+            .filter(|state| state.owner.get().map(String::as_str) == Some(*owner))
+            .find(idle)
+    })
 }
 
 /// Logs a recurring failure at most once per interval, with how many were not logged.
@@ -220,7 +280,7 @@ mod tests {
                 .expect("admitted")
         };
         let tenant = admit().await;
-        tenant.state.mark_authenticated();
+        tenant.state.mark_authenticated("alice");
         let idle_first = admit().await;
         let idle_second = admit().await;
         // The next connection waits for a place, and the oldest idle one is told to go.
@@ -228,7 +288,7 @@ mod tests {
             let total = limits.total.clone();
             async move { total.acquire_owned().await }
         });
-        limits.evict_oldest_unauthenticated();
+        limits.evict_one();
         tokio::time::timeout(Duration::from_secs(1), idle_first.state.evicted())
             .await
             .expect("the oldest unauthenticated connection is evicted");
@@ -263,13 +323,50 @@ mod tests {
         let tenant = limits
             .admit(peer, limits.reserve().await.expect("place"))
             .expect("admitted");
-        tenant.state.mark_authenticated();
+        tenant.state.mark_authenticated("alice");
         let waiting = tokio::time::timeout(Duration::from_millis(100), limits.reserve()).await;
         assert!(
             waiting.is_err(),
             "no place while the tenant holds the only one"
         );
         assert!(!tenant.state.evicted.is_cancelled());
+    }
+
+    /// One tenant's keep-alive connections took the whole cap and locked the others out: at
+    /// the cap its oldest idle one makes room, never one with a request in flight, and never
+    /// another tenant's only connection.
+    #[tokio::test]
+    async fn a_tenant_holding_many_connections_makes_room_for_others() {
+        let limits = ConnectionLimits::new(4, 10);
+        let peer: IpAddr = "127.0.0.1".parse().expect("address");
+        let admit = async |owner: &str| {
+            let admitted = limits
+                .admit(peer, limits.reserve().await.expect("place"))
+                .expect("admitted");
+            admitted.state.mark_authenticated(owner);
+            admitted
+        };
+        let bob = admit("bob").await;
+        let busy_alice = admit("alice").await;
+        let idle_alice = admit("alice").await;
+        let newest_alice = admit("alice").await;
+        let _in_flight = busy_alice.state.busy();
+        let next = tokio::spawn({
+            let total = limits.total.clone();
+            async move { total.acquire_owned().await }
+        });
+        limits.evict_one();
+        tokio::time::timeout(Duration::from_secs(1), idle_alice.state.evicted())
+            .await
+            .expect("alice's oldest idle connection is evicted");
+        assert!(
+            !busy_alice.state.evicted.is_cancelled(),
+            "a request in flight"
+        );
+        assert!(!newest_alice.state.evicted.is_cancelled());
+        assert!(!bob.state.evicted.is_cancelled(), "bob's only connection");
+        drop(idle_alice);
+        assert!(next.await.expect("task").is_ok());
     }
 
     #[test]

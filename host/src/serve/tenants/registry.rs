@@ -396,10 +396,15 @@ impl Registry {
         self.idle_timeout
     }
 
-    /// Closes every tenant, then the shared browser. Leases are kept: the instance a tenant
-    /// moves to tells it that its browser state went with this one.
+    /// Closes every tenant, then the shared browser, giving every lease back.
     pub async fn shutdown(&self) {
         let all = self.take_runtimes(|_| true);
+        // A stop asked for is not a crash: the leases go, so the instance that serves these
+        // tenants next (this one restarted, or another) does not tell them their state was lost
+        // as after a kill. (Their pages end with the browser either way, as after idling.)
+        for runtime in &all {
+            super::lease::release(&runtime.sandbox_root);
+        }
         close_all(all).await;
         self.shared.shutdown(CLOSE_BUDGET).await;
     }
