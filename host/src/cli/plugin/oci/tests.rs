@@ -248,7 +248,7 @@ async fn credentials_and_tokens_stay_on_the_registrys_origin() {
         ),
         (
             r#"Basic realm="probe""#.to_string(),
-            format!("authorization: basic {basic}"),
+            format!("authorization: basic {basic}").to_lowercase(),
         ),
     ] {
         let (blobs, expected) = (elsewhere.port, authorization.clone());
