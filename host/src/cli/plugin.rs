@@ -11,6 +11,9 @@ mod oci;
 mod scaffold;
 mod test;
 
+/// The registry manifest check, public for the fuzz target `oci_manifest`.
+pub use oci::manifest::{PluginManifest, read as read_oci_manifest};
+
 use crate::config::commands::PluginCommand;
 use crate::policy::signature;
 use std::path::Path;

@@ -1,18 +1,25 @@
 //! Plugins as OCI artifacts, in the layout the WebAssembly registry tools use (the CNCF Wasm
 //! OCI artifact: a `application/vnd.wasm.config.v0+json` config and one `application/wasm`
-//! layer), plus our detached ed25519 signature as a second layer. The registry protocol is
-//! `oci-client`'s; this module adds what a hostile registry must not get past: bounded sizes,
-//! digests checked on every blob, and nothing but the expected media types.
+//! layer), plus our detached ed25519 signature as a second layer. What a hostile registry
+//! must not get past: sizes bounded before reading, every hop held to [`may_connect`],
+//! credentials only for the registry's own origin, a deadline per artifact, digests checked on
+//! every blob, and nothing but the expected media types. Reading (`plugin install`, and the
+//! digest `plugin publish` prints) is our own HTTP (`transport`); pushing is `oci-client`'s,
+//! given a token that `transport` obtained under the same rules.
 
-use futures::TryStreamExt as _;
+pub mod manifest;
+#[cfg(test)]
+mod tests;
+mod transport;
+
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
 use oci_client::errors::OciErrorCode;
 use oci_client::manifest::{OciDescriptor, OciImageManifest};
-use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use transport::Registry;
 
 /// The config of a Wasm OCI artifact.
 pub const CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
@@ -25,8 +32,17 @@ pub const SIGNATURE_MEDIA_TYPE: &str = "application/vnd.devtools-mcp.signature.v
 /// The largest component installed: the server refuses larger plugins anyway.
 const MAX_COMPONENT_BYTES: u64 = 64 << 20;
 const MAX_SIGNATURE_BYTES: u64 = 4 << 10;
-/// A registry that stops answering does not hang the command.
+/// A manifest or an index: a plugin's is under 1 KiB; 4 MiB is what registries accept.
+const MAX_MANIFEST_BYTES: u64 = 4 << 20;
+/// A registry that stops answering does not hang the command (no byte for this long).
 const TIMEOUT: Duration = Duration::from_secs(30);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// One artifact, all requests included: a registry that answers a byte at a time (within
+/// `TIMEOUT`) cannot hold `plugin install` for ever. 64 MiB at 5 Mbit/s takes about 110 s.
+const FETCH_DEADLINE: Duration = Duration::from_secs(120);
+/// Publishing uploads the component: more time for slower uplinks.
+const PUBLISH_DEADLINE: Duration = Duration::from_secs(300);
+const USER_AGENT: &str = concat!("devtools-mcp/", env!("CARGO_PKG_VERSION"));
 
 /// Credentials come from the environment (never from the command line, where `ps` shows them).
 const USERNAME_VAR: &str = "DEVTOOLS_MCP_REGISTRY_USERNAME";
@@ -59,6 +75,63 @@ pub enum OciError {
         expected: String,
         actual: String,
     },
+    #[error(
+        "{reference}: the {what} is over {limit}, more than a plugin's may be; refused before reading it, nothing was installed. Check that the reference names a devtools-mcp plugin (its component is at most 64 MiB: the server loads no larger)"
+    )]
+    TooLarge {
+        reference: String,
+        what: String,
+        limit: String,
+    },
+    #[error(
+        "{reference}: {hop} {url}, refused before connecting: plain HTTP is allowed only to this machine (localhost, 127.0.0.1, ::1), HTTPS everywhere else. Nothing was fetched from it and no credentials were sent; ask the registry's operator for HTTPS"
+    )]
+    UnsafeHop {
+        reference: String,
+        hop: &'static str,
+        url: String,
+    },
+    #[error(
+        "{reference}: {doing} took more than {seconds} s, the limit for one artifact (a registry that answers slowly cannot hold the command); stopped. Try again later, or check the registry and any proxy on the way"
+    )]
+    Deadline {
+        reference: String,
+        doing: &'static str,
+        seconds: u64,
+    },
+}
+
+/// The one rule for every URL the client connects to: the registry itself, each redirect, a
+/// token realm. TLS everywhere; plain HTTP only to this machine, where nobody is in between.
+fn may_connect(url: &url::Url) -> bool {
+    match url.scheme() {
+        "https" => true,
+        "http" => match url.host() {
+            Some(url::Host::Ipv4(address)) => address.is_loopback(),
+            Some(url::Host::Ipv6(address)) => address.is_loopback(),
+            Some(url::Host::Domain(name)) => name == "localhost",
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// Text a registry chose, cut to a length an error message can carry.
+fn clip(text: &str) -> String {
+    const MAX: usize = 160;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// `bytes` as a size in an error message.
+fn size_text(bytes: u64) -> String {
+    match bytes {
+        bytes if bytes >= 1 << 20 => format!("{} MiB", bytes >> 20),
+        bytes if bytes >= 1 << 10 => format!("{} KiB", bytes >> 10),
+        bytes => format!("{bytes} bytes"),
+    }
 }
 
 /// A parsed `oci://` reference whose registry was written out (no implicit Docker Hub).
@@ -104,17 +177,19 @@ impl PluginRef {
         format!("oci://{}", self.reference.whole())
     }
 
-    /// Whether the registry's host, parsed as a URL's host, is this machine.
+    /// Whether plain HTTP to the registry passes [`may_connect`] (it is this machine).
     fn is_loopback(&self) -> bool {
-        match url::Url::parse(&format!("http://{}/", self.reference.registry()))
+        url::Url::parse(&format!("http://{}/", self.reference.registry()))
+            .is_ok_and(|url| may_connect(&url))
+    }
+
+    /// `http://` for a registry on this machine, `https://` for any other.
+    fn base_url(&self) -> Result<url::Url, OciError> {
+        let scheme = if self.is_loopback() { "http" } else { "https" };
+        url::Url::parse(&format!("{scheme}://{}/", self.reference.registry()))
             .ok()
-            .and_then(|url| url.host().map(|host| host.to_owned()))
-        {
-            Some(url::Host::Ipv4(address)) => address.is_loopback(),
-            Some(url::Host::Ipv6(address)) => address.is_loopback(),
-            Some(url::Host::Domain(name)) => name == "localhost",
-            None => false,
-        }
+            .filter(may_connect)
+            .ok_or_else(|| OciError::Reference(self.display()))
     }
 }
 
@@ -136,17 +211,18 @@ fn client(plugin: &PluginRef) -> Client {
     Client::new(ClientConfig {
         protocol,
         read_timeout: Some(TIMEOUT),
-        connect_timeout: Some(Duration::from_secs(10)),
-        user_agent: concat!("devtools-mcp/", env!("CARGO_PKG_VERSION")),
+        connect_timeout: Some(CONNECT_TIMEOUT),
+        user_agent: USER_AGENT,
         platform_resolver: None,
         ..ClientConfig::default()
     })
 }
 
-fn auth() -> RegistryAuth {
+/// The operator's registry user name and password, when both are set.
+fn credentials() -> Option<(String, String)> {
     match (std::env::var(USERNAME_VAR), std::env::var(PASSWORD_VAR)) {
-        (Ok(user), Ok(password)) => RegistryAuth::Basic(user, password),
-        _ => RegistryAuth::Anonymous,
+        (Ok(user), Ok(password)) => Some((user, password)),
+        _ => None,
     }
 }
 
@@ -202,6 +278,19 @@ pub async fn publish(
     tool_name: &str,
     imports: &[String],
 ) -> Result<String, OciError> {
+    let publishing = publish_unbounded(plugin, component, signature, tool_name, imports);
+    tokio::time::timeout(PUBLISH_DEADLINE, publishing)
+        .await
+        .unwrap_or_else(|_| Err(deadline(plugin, "publishing", PUBLISH_DEADLINE)))
+}
+
+async fn publish_unbounded(
+    plugin: &PluginRef,
+    component: Vec<u8>,
+    signature: Option<String>,
+    tool_name: &str,
+    imports: &[String],
+) -> Result<String, OciError> {
     let component_digest = sha256_digest(&component);
     let mut layers = vec![ImageLayer::new(
         component,
@@ -234,26 +323,49 @@ pub async fn publish(
         tool_name.to_string(),
     )]);
     let manifest = OciImageManifest::build(&layers, &config, Some(annotations));
+    // The registry's challenge is answered by `transport`, under our rules (see push_auth).
+    let mut registry = Registry::new(plugin, credentials())?;
     let client = client(plugin);
+    let auth = registry.push_auth(&client).await?;
     client
-        .push(&plugin.reference, &layers, config, &auth(), Some(manifest))
+        .push(&plugin.reference, &layers, config, &auth, Some(manifest))
         .await
         .map_err(|error| failure(plugin, error))?;
-    let (_, digest) = client
-        .pull_image_manifest(&plugin.reference, &auth())
-        .await
-        .map_err(|error| failure(plugin, error))?;
+    let (_, digest) = registry.manifest().await?;
     Ok(digest)
+}
+
+fn deadline(plugin: &PluginRef, doing: &'static str, limit: Duration) -> OciError {
+    OciError::Deadline {
+        reference: plugin.display(),
+        doing,
+        seconds: limit.as_secs(),
+    }
 }
 
 /// Fetches the artifact, checking every byte against the digests that name it: the manifest
 /// against a pinned digest, the blobs against the manifest. Sizes are bounded before reading.
 pub async fn fetch(plugin: &PluginRef) -> Result<Artifact, OciError> {
-    let client = client(plugin);
-    let (manifest, digest) = client
-        .pull_image_manifest(&plugin.reference, &auth())
+    fetch_with(plugin, credentials(), FETCH_DEADLINE).await
+}
+
+/// [`fetch`] with the credentials and the deadline given (the tests' own).
+async fn fetch_with(
+    plugin: &PluginRef,
+    credentials: Option<(String, String)>,
+    limit: Duration,
+) -> Result<Artifact, OciError> {
+    tokio::time::timeout(limit, fetch_unbounded(plugin, credentials))
         .await
-        .map_err(|error| failure(plugin, error))?;
+        .unwrap_or_else(|_| Err(deadline(plugin, "fetching the artifact", limit)))
+}
+
+async fn fetch_unbounded(
+    plugin: &PluginRef,
+    credentials: Option<(String, String)>,
+) -> Result<Artifact, OciError> {
+    let mut registry = Registry::new(plugin, credentials)?;
+    let (bytes, digest) = registry.manifest().await?;
     if let Some(pinned) = plugin.reference.digest()
         && pinned != digest
     {
@@ -264,38 +376,21 @@ pub async fn fetch(plugin: &PluginRef) -> Result<Artifact, OciError> {
             actual: digest,
         });
     }
-    let not_a_plugin = |reason: String| OciError::NotAPlugin {
+    let found = manifest::read(&bytes).map_err(|reason| OciError::NotAPlugin {
         reference: plugin.display(),
         reason,
-    };
-    if manifest.config.media_type != CONFIG_MEDIA_TYPE {
-        return Err(not_a_plugin(format!(
-            "its config is {}, not a WebAssembly artifact's ({CONFIG_MEDIA_TYPE})",
-            manifest.config.media_type
-        )));
-    }
-    let mut component = None;
-    let mut signature = None;
-    for layer in &manifest.layers {
-        match layer.media_type.as_str() {
-            WASM_MEDIA_TYPE | LEGACY_WASM_MEDIA_TYPE if component.is_none() => {
-                component = Some(blob(&client, plugin, layer, MAX_COMPONENT_BYTES).await?);
-            }
-            SIGNATURE_MEDIA_TYPE if signature.is_none() => {
-                let bytes = blob(&client, plugin, layer, MAX_SIGNATURE_BYTES).await?;
-                let text = String::from_utf8(bytes)
-                    .map_err(|_| not_a_plugin("its signature layer is not text".into()))?;
-                signature = Some(text);
-            }
-            other => {
-                return Err(not_a_plugin(format!(
-                    "it has a layer of type {other}; a plugin has one {WASM_MEDIA_TYPE} layer and at most one signature"
-                )));
-            }
+    })?;
+    let component = blob(&mut registry, plugin, &found.component, MAX_COMPONENT_BYTES).await?;
+    let signature = match &found.signature {
+        None => None,
+        Some(layer) => {
+            let bytes = blob(&mut registry, plugin, layer, MAX_SIGNATURE_BYTES).await?;
+            Some(String::from_utf8(bytes).map_err(|_| OciError::NotAPlugin {
+                reference: plugin.display(),
+                reason: "its signature layer is not text".into(),
+            })?)
         }
-    }
-    let component =
-        component.ok_or_else(|| not_a_plugin(format!("it has no {WASM_MEDIA_TYPE} layer")))?;
+    };
     Ok(Artifact {
         digest,
         component,
@@ -305,51 +400,20 @@ pub async fn fetch(plugin: &PluginRef) -> Result<Artifact, OciError> {
 
 /// One blob, at most `limit` bytes, whose sha256 must be the descriptor's digest.
 async fn blob(
-    client: &Client,
+    registry: &mut Registry,
     plugin: &PluginRef,
     layer: &OciDescriptor,
     limit: u64,
 ) -> Result<Vec<u8>, OciError> {
-    let too_big = || OciError::NotAPlugin {
-        reference: plugin.display(),
-        reason: format!(
-            "its {} layer is larger than {limit} bytes",
-            layer.media_type
-        ),
-    };
+    let what = format!("{} layer", clip(&layer.media_type));
     if layer.size < 0 || layer.size as u64 > limit {
-        return Err(too_big());
+        return Err(OciError::TooLarge {
+            reference: plugin.display(),
+            what,
+            limit: size_text(limit),
+        });
     }
-    let mut stream = client
-        .pull_blob_stream(&plugin.reference, layer)
-        .await
-        .map_err(|error| failure(plugin, error))?;
-    let mut bytes = Vec::with_capacity(layer.size as usize);
-    loop {
-        let chunk = match stream.try_next().await {
-            Ok(Some(chunk)) => chunk,
-            Ok(None) => break,
-            // A digest mismatch found by the client while streaming is tampering too.
-            Err(error) if error.to_string().contains("digest") => {
-                return Err(OciError::Tampered {
-                    reference: plugin.display(),
-                    what: "layer",
-                    expected: layer.digest.clone(),
-                    actual: error.to_string(),
-                });
-            }
-            Err(error) => {
-                return Err(OciError::Registry {
-                    reference: plugin.display(),
-                    reason: format!("reading layer {}: {error}", layer.digest),
-                });
-            }
-        };
-        if bytes.len() as u64 + chunk.len() as u64 > limit {
-            return Err(too_big());
-        }
-        bytes.extend_from_slice(&chunk);
-    }
+    let bytes = registry.blob(&layer.digest, limit, &what).await?;
     let actual = sha256_digest(&bytes);
     if actual != layer.digest {
         return Err(OciError::Tampered {
@@ -360,39 +424,4 @@ async fn blob(
         });
     }
     Ok(bytes)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn references_need_the_scheme_and_a_registry() {
-        let parse = |text: &str| PluginRef::parse(text).expect(text);
-        let plugin = parse("oci://127.0.0.1:5000/tools/page_title:1.0.0");
-        assert_eq!(plugin.name(), "page_title");
-        assert_eq!(plugin.reference.tag(), Some("1.0.0"));
-        assert!(plugin.is_loopback());
-        assert!(!parse("oci://ghcr.io/acme/x:1").is_loopback());
-        assert!(!parse("oci://127.0.0.1.nip.io/x:1").is_loopback());
-        assert!(parse("oci://localhost:5000/x:1").is_loopback());
-        // An implicit Docker Hub, a missing scheme or a bad name is refused with the syntax.
-        for bad in [
-            "oci://acme/page_title:1",
-            "ghcr.io/acme/x:1",
-            "oci://ghcr.io",
-            "oci://ghcr.io/UPPER:1",
-            "oci://127.0.0.1.nip.io.evil/x:1 y",
-        ] {
-            let error = PluginRef::parse(bad).err().expect(bad).to_string();
-            assert!(error.contains("oci://HOST[:PORT]/NAME:TAG"), "{error}");
-        }
-        let pinned = plugin.pinned(&format!("sha256:{}", "a".repeat(64)));
-        assert!(
-            pinned.display().contains("@sha256:aaaa"),
-            "{}",
-            pinned.display()
-        );
-        assert_eq!(pinned.name(), "page_title");
-    }
 }
