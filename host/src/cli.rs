@@ -11,6 +11,7 @@ use crate::config::commands::{Command, TenantAction};
 use crate::lighthouse::LighthouseOptions;
 use crate::pipeline::tools::folders;
 use crate::pipeline::tools::folders::ToolFolders;
+use crate::pipeline::tools::known_names::{self, KnownNames};
 use crate::pipeline::{CurrentToolSet, Pipeline};
 use crate::policy::code_folders::{Named, Placement};
 use crate::policy::plugins::{Origin, Policy};
@@ -21,7 +22,7 @@ use crate::serve::{http, oneshot, stdio, tenants};
 use crate::session::Session;
 use crate::telemetry;
 use rmcp::ServiceExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -168,28 +169,30 @@ async fn serve_http(args: &Args) -> Result<(), String> {
         .tenants
         .clone()
         .ok_or("serve needs --tenants FILE (see docs/tenants.example.toml)")?;
-    let table = tenants::TenantTable::load(&path).map_err(|error| error.to_string())?;
     let address = match args.http {
         Some(address) => address,
         None => DEFAULT_HTTP_ADDRESS
             .parse()
             .map_err(|error| format!("invalid default address: {error}"))?,
     };
-    // Tools are loaded once here; `--watch` reloading serves stdio only.
-    let mut writable: Vec<Named> = table
-        .sandbox_roots()
-        .into_iter()
-        .map(|(tenant, root)| Named::new(format!("the sandbox_root of tenant {tenant:?}"), root))
-        .collect();
-    writable.push(Named::new("the temp dir", std::env::temp_dir()));
+    // Tools are loaded once here; `--watch` reloading serves stdio only. The tenants' sandbox
+    // roots are checked against the code folders with the rest of the file, by the same
+    // checks at start and at every reload.
+    let writable = vec![Named::new("the temp dir", std::env::temp_dir())];
     let (pipeline, _tool_folders) = build_pipeline(args, writable).await?;
     let pipeline = Arc::new(pipeline);
+    let checks = tenants::checks::TenantChecks::new(
+        KnownNames::of(&pipeline.tools.current()),
+        pipeline.flags.clone(),
+        code_placement(args).code_folders(),
+    );
     let idle = args
         .idle_timeout_secs
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_IDLE_TIMEOUT);
     let registry = Arc::new(
-        tenants::registry::Registry::new(path, table, browser_options(args), idle)
+        tenants::registry::Registry::open(path, checks, browser_options(args), idle)
+            .map_err(|error| format!("Refusing to start: {error}"))?
             .with_max_tenants(args.max_tenants.map(|max| max as usize)),
     );
     let options = http::HttpOptions {
@@ -233,34 +236,17 @@ pub(crate) async fn build_pipeline(
         None => Policy::with_base_limits(args.plugin_limits()),
     };
     policy.require_signed |= Args::enabled(args.require_signed);
-    // The built-in tools are embedded in the binary; `--builtinPlugins DIR` replaces them.
-    let mut dirs: Vec<(PathBuf, Origin)> = args
-        .builtin_plugins
-        .iter()
-        .map(|dir| (dir.clone(), Origin::Builtin))
-        .collect();
-    dirs.extend(
-        args.plugin_dir
-            .iter()
-            .map(|dir| (dir.clone(), Origin::Community)),
-    );
+    let policy = Arc::new(policy);
+    let dirs = plugin_dirs(args);
     let cache_dir = cache_dir(args);
     let placement = Placement {
-        cache: Some(cache_dir.clone()),
-        plugin_dirs: dirs
-            .iter()
-            .map(|(dir, origin)| match origin {
-                Origin::Builtin => Named::new("the built-in tools folder", dir),
-                Origin::Community => Named::new("the --pluginDir", dir),
-            })
-            .collect(),
-        helpers: helper_code(args),
         writable,
+        ..code_placement(args)
     };
     placement.check()?;
     let cache =
         CompiledCache::open(runtime.engine(), &cache_dir).map_err(|error| error.to_string())?;
-    let loader = Loader::new(runtime.clone(), cache, Arc::new(policy));
+    let loader = Loader::new(runtime.clone(), cache, policy.clone());
     let slim = Args::enabled(args.slim);
     let page_id_routing = args.page_id_routing();
     let mut tool_folders = ToolFolders::new(loader, dirs, flags.clone(), slim, page_id_routing);
@@ -268,6 +254,27 @@ pub(crate) async fn build_pipeline(
         tool_folders = tool_folders.with_embedded_builtins();
     }
     let tools = tool_folders.load().await?;
+    // Every section of the policy must name a loaded tool; with `--watch` a plugin may still
+    // arrive, so a section naming none is a warning there.
+    let watching = Args::enabled(args.watch);
+    let policy_file = args.policy.as_deref().unwrap_or(Path::new("--policy"));
+    for problem in known_names::policy_problems(
+        &policy,
+        &KnownNames::from_definitions(tool_folders.definitions()),
+        watching,
+    ) {
+        match problem {
+            known_names::Problem::Refused(reason) => {
+                return Err(format!(
+                    "The policy file {} is invalid: {reason}",
+                    policy_file.display()
+                ));
+            }
+            known_names::Problem::Warning(reason) => {
+                tracing::warn!("The policy file {}: {reason}", policy_file.display())
+            }
+        }
+    }
     let telemetry = match &args.telemetry_file {
         Some(path) => Some(telemetry::TelemetrySink::open(path).map_err(|error| {
             format!("cannot open the telemetry file {}: {error}", path.display())
@@ -287,6 +294,38 @@ pub(crate) async fn build_pipeline(
         telemetry,
     };
     Ok((pipeline, tool_folders))
+}
+
+/// The plugin folders: the built-in tools are embedded in the binary; `--builtinPlugins DIR`
+/// replaces them, and `--pluginDir` adds community ones.
+fn plugin_dirs(args: &Args) -> Vec<(PathBuf, Origin)> {
+    let mut dirs: Vec<(PathBuf, Origin)> = args
+        .builtin_plugins
+        .iter()
+        .map(|dir| (dir.clone(), Origin::Builtin))
+        .collect();
+    dirs.extend(
+        args.plugin_dir
+            .iter()
+            .map(|dir| (dir.clone(), Origin::Community)),
+    );
+    dirs
+}
+
+/// The folders this server runs code from (cache, plugin folders, helpers), no writable ones.
+pub(crate) fn code_placement(args: &Args) -> Placement {
+    Placement {
+        cache: Some(cache_dir(args)),
+        plugin_dirs: plugin_dirs(args)
+            .iter()
+            .map(|(dir, origin)| match origin {
+                Origin::Builtin => Named::new("the built-in tools folder", dir),
+                Origin::Community => Named::new("the --pluginDir", dir),
+            })
+            .collect(),
+        helpers: helper_code(args),
+        writable: Vec::new(),
+    }
 }
 
 /// The helpers this server would execute, as found at start: Chromium (and its folder), Node.js

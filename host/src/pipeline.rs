@@ -81,12 +81,12 @@ impl Pipeline {
         Ok(result)
     }
 
-    /// Why the flags disable a tool: the server's (decided at load), or `flags` (the server's
-    /// with a session's laid over them, from `flags_with`).
+    /// Why the flags disable a tool: the server's (decided at load), then `flags` (the server's
+    /// with a session's laid over them, from `flags_with`), which can only disable more.
     pub fn disabled(&self, tool: &ToolEntry, flags: Option<&Map<String, Value>>) -> Option<String> {
         match flags {
             None => tool.disabled.clone(),
-            Some(flags) => gate::disabled_message(tool.definition(), flags),
+            Some(flags) => gate::narrowed(tool.disabled.as_deref(), tool.definition(), flags),
         }
     }
 

@@ -10,6 +10,7 @@
 //! - [`tenant_tools`]: which tools a tenant (or an OAuth token's scopes) may list and call.
 //! - [`code_folders`]: the folders the server executes or loads code from, never writable.
 //! - [`signature`]: which plugin files are signed by a key the operator trusts.
+//! - [`names`]: names in configuration checked against the names there are.
 //!
 //! Policy is a leaf: it may use the sandbox and small utilities, never the runtime, the
 //! browser or the servers that consult it.
@@ -17,6 +18,7 @@
 pub mod capability;
 pub mod code_folders;
 pub mod limits;
+pub mod names;
 pub mod navigation;
 pub mod plugin_urls;
 pub mod plugins;

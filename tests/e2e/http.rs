@@ -627,12 +627,14 @@ async fn an_idle_tenant_is_closed_and_sigterm_drains_then_closes_the_browser() {
 async fn tenant_flags_switch_tool_categories_on_and_off_per_tenant() {
     let server = HttpServer::start(
         &[
-            TenantSpec::new("plain", "token-plain").on_loopback(),
+            TenantSpec::new("plain", "token-plain")
+                .on_loopback()
+                .with("flags = { categoryEmulation = false }"),
             TenantSpec::new("emulating", "token-emulating")
                 .on_loopback()
                 .with("flags = { categoryEmulation = true, categoryNetwork = false }"),
         ],
-        &["--categoryEmulation=false"],
+        &[],
     )
     .await;
     let plain = server.connect("token-plain").await;
@@ -684,8 +686,8 @@ async fn web_apps_are_refused_to_tenants_under_a_url_policy() {
     let server = HttpServer::start(
         &[TenantSpec::new("own", "token-own")
             .on_loopback()
-            .with("browser = \"dedicated\"\nflags = { categoryPwa = true }")],
-        &[],
+            .with("browser = \"dedicated\"")],
+        &["--categoryPwa"],
     )
     .await;
     let own = server.connect("token-own").await;
@@ -721,10 +723,10 @@ async fn a_plugin_under_another_name_cannot_trace_a_shared_browser_nor_use_exten
     .expect("write policy");
     let plugins = crate::support::binary_dir().join("test-plugins");
     let server = HttpServer::start(
-        &[TenantSpec::new("small", "token-small")
-            .on_loopback()
-            .with("flags = { categoryExtensions = true, categoryPwa = true }")],
+        &[TenantSpec::new("small", "token-small").on_loopback()],
         &[
+            "--categoryExtensions",
+            "--categoryPwa",
             "--plugin-dir",
             &plugins.to_string_lossy(),
             "--policy",

@@ -11,6 +11,7 @@ mod debugging;
 mod deploy;
 mod differential;
 mod extensions;
+mod fail_closed;
 mod faults;
 mod fixtures;
 mod harness_selftest;

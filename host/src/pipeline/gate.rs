@@ -66,6 +66,40 @@ pub fn disabled_message(definition: &ToolDefinition, flags: &Map<String, Value>)
     ))
 }
 
+/// The verdict for a session whose own flags (a tenant's) are laid over the server's: the
+/// server's verdict stands, and the session's flags can only disable more, never enable a tool
+/// the server's flags leave off (a tenant's tool set is the server's, narrowed).
+pub fn narrowed(
+    server_verdict: Option<&str>,
+    definition: &ToolDefinition,
+    session_flags: &Map<String, Value>,
+) -> Option<String> {
+    match server_verdict {
+        Some(verdict) => Some(verdict.to_string()),
+        None => disabled_message(definition, session_flags),
+    }
+}
+
+/// Whether `flags` turn on what the flag `name` gates: a category (with its default, as
+/// [`disabled_message`] reads it) or a condition (`memoryDebugging`, `experimentalX`).
+pub fn enables(flags: &Map<String, Value>, name: &str) -> bool {
+    let category = crate::runtime::definition::CATEGORIES
+        .into_iter()
+        .find(|category| category_flag(*category) == name);
+    match category {
+        Some(category) => {
+            let (_, _, off_by_default) = category_info(category);
+            let value = flags.get(name);
+            if off_by_default {
+                truthy(value)
+            } else {
+                value != Some(&Value::Bool(false))
+            }
+        }
+        None => truthy(flags.get(name)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,5 +180,41 @@ mod tests {
         let tool = definition("click", Category::Input, &[]);
         assert_eq!(disabled_message(&tool, &flags(json!({}))), None);
         assert!(disabled_message(&tool, &flags(json!({"categoryInput": false}))).is_some());
+    }
+    #[test]
+    fn a_session_flag_never_enables_what_the_server_leaves_off() {
+        let tool = definition("install_extension", Category::Extensions, &[]);
+        let server = disabled_message(&tool, &flags(json!({})));
+        assert!(server.is_some());
+        let widened = flags(json!({"categoryExtensions": true}));
+        assert_eq!(narrowed(server.as_deref(), &tool, &widened), server);
+        let heap = definition(
+            "get_heapsnapshot_summary",
+            Category::Memory,
+            &["memoryDebugging"],
+        );
+        let server = disabled_message(&heap, &flags(json!({})));
+        let widened = flags(json!({"memoryDebugging": true}));
+        assert_eq!(narrowed(server.as_deref(), &heap, &widened), server);
+        // Narrowing works: the server enables, the session's flags switch off.
+        let click = definition("click", Category::Input, &[]);
+        assert!(narrowed(None, &click, &flags(json!({"categoryInput": false}))).is_some());
+        assert!(narrowed(None, &click, &flags(json!({}))).is_none());
+    }
+
+    #[test]
+    fn enables_reads_categories_with_their_defaults_and_conditions_as_set() {
+        let none = flags(json!({}));
+        assert!(enables(&none, "categoryNetwork"));
+        assert!(!enables(&none, "categoryExtensions"));
+        assert!(!enables(&none, "memoryDebugging"));
+        assert!(!enables(
+            &flags(json!({"categoryNetwork": false})),
+            "categoryNetwork"
+        ));
+        assert!(enables(
+            &flags(json!({"memoryDebugging": true})),
+            "memoryDebugging"
+        ));
     }
 }

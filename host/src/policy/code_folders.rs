@@ -43,9 +43,8 @@ pub struct Placement {
 }
 
 impl Placement {
-    /// Refuses overlapping code and writable folders; on success the code folders are
-    /// protected in the file sandbox for the life of the process.
-    pub fn check(&self) -> Result<(), String> {
+    /// Every code folder: the cache and its key folder, the plugin folders, the helpers.
+    pub fn code_folders(&self) -> Vec<Named> {
         let mut code: Vec<Named> = Vec::new();
         if let Some(cache) = &self.cache {
             code.push(Named::new("the compiled-code cache (--cacheDir)", cache));
@@ -56,17 +55,19 @@ impl Placement {
         }
         code.extend(self.plugin_dirs.iter().cloned());
         code.extend(self.helpers.iter().cloned());
+        code
+    }
+
+    /// Refuses overlapping code and writable folders; on success the code folders are
+    /// protected in the file sandbox for the life of the process.
+    pub fn check(&self) -> Result<(), String> {
+        let code = self.code_folders();
         for writable in &self.writable {
             crate::sandbox::register_writable(&writable.path);
         }
-        for code_dir in &code {
-            for writable in &self.writable {
-                // Code folders are excluded from the unrestricted root (`sandbox::protect`).
-                let unrestricted = crate::sandbox::is_unrestricted_root(&writable.path);
-                if !unrestricted && overlaps(&code_dir.path, &writable.path) {
-                    return Err(overlap_message(code_dir, writable));
-                }
-            }
+        for writable in &self.writable {
+            check_writable(&code, writable)
+                .map_err(|reason| format!("Refusing to start: {reason}"))?;
         }
         if let Some(cache) = &self.cache {
             for plugins in &self.plugin_dirs {
@@ -84,6 +85,23 @@ impl Placement {
             crate::sandbox::protect(&code_dir.path);
         }
         Ok(())
+    }
+}
+
+/// Refuses a folder plugins or tenants may write to that overlaps one of the `code` folders
+/// (the reason names both and the fix). A root that arrives after start (a tenant's
+/// `sandbox_root` on reload) goes through this same check.
+pub fn check_writable(code: &[Named], writable: &Named) -> Result<(), String> {
+    // Code folders are excluded from the unrestricted root (`sandbox::protect`).
+    if crate::sandbox::is_unrestricted_root(&writable.path) {
+        return Ok(());
+    }
+    match code
+        .iter()
+        .find(|code_dir| overlaps(&code_dir.path, &writable.path))
+    {
+        Some(code_dir) => Err(overlap_reason(code_dir, writable)),
+        None => Ok(()),
     }
 }
 
@@ -132,7 +150,7 @@ pub fn node_package(what: &str, package: &Path) -> Named {
     }
 }
 
-fn overlap_message(code: &Named, writable: &Named) -> String {
+fn overlap_reason(code: &Named, writable: &Named) -> String {
     let fix = if code.what.contains("cache") {
         "Choose a private cache folder outside it with --cacheDir"
     } else if code.what.contains("plugin") || code.what.contains("built-in tools") {
@@ -141,7 +159,7 @@ fn overlap_message(code: &Named, writable: &Named) -> String {
         "Install the helper outside it (or point the server at another copy), or narrow the writable folder"
     };
     format!(
-        "Refusing to start: {} {} overlaps {} {}, which plugins or tenants may write to; anything that can write there could replace code the server runs. {fix}.",
+        "{} {} overlaps {} {}, which plugins or tenants may write to; anything that can write there could replace code the server runs. {fix}.",
         code.what,
         code.path.display(),
         writable.what,

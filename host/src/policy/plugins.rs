@@ -182,6 +182,18 @@ impl Policy {
         Ok(policy)
     }
 
+    /// The `[default]` rule (of plugins without a section of their own).
+    pub fn default_rule(&self) -> &Rule {
+        &self.default
+    }
+
+    /// Each `[plugins.NAME]` section: the tool it names and its rule.
+    pub fn rules(&self) -> impl Iterator<Item = (&str, &Rule)> {
+        self.plugins
+            .iter()
+            .map(|(name, rule)| (name.as_str(), rule))
+    }
+
     /// Grants and limits for a loaded tool. A pinned hash that does not match is an error.
     pub fn resolve(&self, tool: &str, origin: Origin, sha256: &str) -> Result<Resolved, String> {
         let explicit = self.plugins.get(tool);

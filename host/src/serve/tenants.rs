@@ -2,6 +2,7 @@
 //! what each tenant gets (its tool policy, quotas, sandbox root and browser). Parsing is strict:
 //! an unknown key, a duplicate name or token, or a malformed hash is an error naming the fix.
 
+pub mod checks;
 pub mod lease;
 mod limits;
 pub mod oauth;
@@ -69,6 +70,22 @@ pub enum TenantsError {
     OAuth { path: String, reason: String },
     #[error("the tenants file {path}: {reason}")]
     Quota { path: String, reason: String },
+    #[error("tenant {name:?} in {path}: {reason}")]
+    UnknownName {
+        path: String,
+        name: String,
+        reason: String,
+    },
+    #[error(
+        "tenant {name:?} in {path}: flag `{flag}` = true would turn on tools the server's flags leave off, and a tenant's flags can only narrow the server's. Start the server with --{flag}=true (and set {flag} = false for the tenants that must not have those tools), or remove it from this tenant's flags"
+    )]
+    WideningFlag {
+        path: String,
+        name: String,
+        flag: String,
+    },
+    #[error("the tenants file {path}: {reason}")]
+    CodeFolder { path: String, reason: String },
     #[error("tenant {name:?} in {path}: sandbox_root {root} cannot be created: {reason}")]
     Root {
         path: String,
@@ -228,7 +245,10 @@ pub struct TenantTable {
 }
 
 impl TenantTable {
-    pub fn load(path: &Path) -> Result<TenantTable, TenantsError> {
+    /// Reads the file, checking its own syntax and values. Private: outside this module a
+    /// table comes from [`checks::TenantChecks::load`], which also checks it against the
+    /// server, so no path can skip those checks.
+    fn load(path: &Path) -> Result<TenantTable, TenantsError> {
         let text = std::fs::read_to_string(path).map_err(|error| TenantsError::Read {
             path: path.display().to_string(),
             reason: error.to_string(),
@@ -236,7 +256,7 @@ impl TenantTable {
         TenantTable::parse(&text, path)
     }
 
-    pub fn parse(text: &str, path: &Path) -> Result<TenantTable, TenantsError> {
+    fn parse(text: &str, path: &Path) -> Result<TenantTable, TenantsError> {
         let shown = path.display().to_string();
         let file: TenantsFile = toml::from_str(text).map_err(|error| TenantsError::Parse {
             path: shown.clone(),

@@ -304,6 +304,31 @@ impl Drop for HttpServer {
     }
 }
 
+/// Runs `serve` for `tenants` (sandbox roots under `dir`) with the test browser flags plus
+/// `extra_args`, expecting it to refuse to start: what it printed.
+pub async fn refused_start(dir: &Path, tenants: &[TenantSpec], extra_args: &[&str]) -> String {
+    let tenants_path = dir.join("refused-tenants.toml");
+    std::fs::write(&tenants_path, tenants_toml(dir, tenants)).expect("the tenants file");
+    let mut command = crate::support::tokio_command(env!("CARGO_BIN_EXE_devtools-mcp"));
+    command
+        .args(["serve", "--http", "127.0.0.1:0", "--tenants"])
+        .arg(&tenants_path)
+        .args(browser_args())
+        .args(extra_args)
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(timeout(), command.output())
+        .await
+        .unwrap_or_else(|_| panic!("the server did not refuse to start: {tenants:?}"))
+        .expect("run devtools-mcp serve");
+    let printed = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        !output.status.success(),
+        "the server must refuse to start: {tenants:?}\n{printed}"
+    );
+    printed
+}
+
 fn root_of(dir: &Path, tenant: &str) -> PathBuf {
     dir.join("roots").join(tenant)
 }

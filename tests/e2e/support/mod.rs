@@ -25,7 +25,7 @@ pub fn binary_dir() -> PathBuf {
 }
 
 pub use fixture_server::{FixtureServer, Route};
-pub use http::{HttpClient, HttpServer, ServerSetup, TenantSpec};
+pub use http::{HttpClient, HttpServer, ServerSetup, TenantSpec, refused_start};
 pub use mcp::{
     McpServer, ToolOutput, browser_args, cache_dir, chromium_path, server_command, server_env,
     server_temp_dir, timeout,

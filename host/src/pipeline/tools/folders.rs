@@ -222,6 +222,11 @@ impl ToolFolders {
         }
     }
 
+    /// The definition of every loaded tool, whatever the mode (`--slim` serves some of them).
+    pub fn definitions(&self) -> impl Iterator<Item = &crate::runtime::ToolDefinition> {
+        self.loaded.iter().map(|tool| &tool.definition)
+    }
+
     fn in_dir<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = LoadedTool> + 'a {
         self.loaded
             .iter()

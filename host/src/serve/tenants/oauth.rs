@@ -93,6 +93,11 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// The tools it names (none when it grants every tool, `"*"`).
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().flatten().map(String::as_str)
+    }
+
     fn allows(&self, tool: &str, category: &str) -> bool {
         self.tools.as_ref().is_none_or(|tools| tools.contains(tool))
             || self.categories.contains(category)

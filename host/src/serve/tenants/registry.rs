@@ -2,6 +2,7 @@
 //! (its own lock, pages, page ids, collectors, dialogs and sandbox) in the shared browser or a
 //! browser of its own. Idle tenants are closed; a reloaded file revokes tokens at once.
 
+use super::checks::TenantChecks;
 use super::{BrowserMode, Tenant, TenantTable, TenantsError};
 use crate::browser::{BrowserOptions, SharedBrowser};
 use crate::net::{EgressPolicy, EgressProxy, PROXY_BYPASS_LIST, TenantNetwork};
@@ -78,6 +79,8 @@ impl Drop for SessionSlot {
 
 pub struct Registry {
     path: PathBuf,
+    /// What the file is checked against, at start and at every reload alike.
+    checks: TenantChecks,
     table: RwLock<Arc<TenantTable>>,
     runtimes: Mutex<HashMap<String, Arc<TenantRuntime>>>,
     /// Open MCP sessions per tenant name.
@@ -107,8 +110,27 @@ pub enum RuntimeError {
 }
 
 impl Registry {
-    pub fn new(
+    /// Reads the tenants file at `path` through `checks` (as every reload does) and holds its
+    /// tenants, each served by `options`' browser (shared) or its own.
+    pub fn open(
         path: PathBuf,
+        checks: TenantChecks,
+        options: BrowserOptions,
+        idle_timeout: Duration,
+    ) -> Result<Registry, TenantsError> {
+        let table = checks.load(&path)?;
+        Ok(Registry::with_table(
+            path,
+            checks,
+            table,
+            options,
+            idle_timeout,
+        ))
+    }
+
+    fn with_table(
+        path: PathBuf,
+        checks: TenantChecks,
         table: TenantTable,
         options: BrowserOptions,
         idle_timeout: Duration,
@@ -141,6 +163,7 @@ impl Registry {
         };
         Registry {
             path,
+            checks,
             table: RwLock::new(Arc::new(table)),
             runtimes: Mutex::new(HashMap::new()),
             sessions: Mutex::new(HashMap::new()),
@@ -224,11 +247,12 @@ impl Registry {
         Ok(())
     }
 
-    /// Re-reads the tenants file. Tenants that are gone or revoked are closed at once (their
-    /// running calls are cancelled first, so closing does not wait for them); the old file
-    /// stays in force when the new one is invalid.
+    /// Re-reads the tenants file, checked as at start ([`TenantChecks::load`]). Tenants that
+    /// are gone or revoked are closed at once (their running calls are cancelled first, so
+    /// closing does not wait for them); the old file stays in force, whole, when the new one
+    /// fails a check.
     pub async fn reload(&self) -> Result<usize, TenantsError> {
-        let table = TenantTable::load(&self.path)?;
+        let table = self.checks.load(&self.path)?;
         let count = table.len();
         let table = Arc::new(table);
         match self.table.write() {
@@ -451,8 +475,9 @@ mod tests {
             root.display().to_string()
         );
         let table = TenantTable::parse(&text, Path::new("tenants.toml")).expect("valid file");
-        let registry = Registry::new(
+        let registry = Registry::with_table(
             PathBuf::from("tenants.toml"),
+            TenantChecks::default(),
             table,
             BrowserOptions::default(),
             Duration::ZERO,
