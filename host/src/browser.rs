@@ -63,6 +63,12 @@ pub struct BrowserOptions {
     pub browser_url: Option<String>,
     pub ws_endpoint: Option<String>,
     pub executable_path: Option<PathBuf>,
+    /// `--channel`: the Chrome channel to find when no `executable_path` is given.
+    pub channel: Option<String>,
+    /// `--autoConnect`: attach to the user's running Chrome of `channel` (or `user_data_dir`).
+    pub auto_connect: bool,
+    /// `--experimentalDevtools`: the launched browser opens DevTools for every tab.
+    pub devtools: bool,
     pub headless: bool,
     pub isolated: bool,
     pub user_data_dir: Option<PathBuf>,
@@ -98,11 +104,27 @@ pub struct BrowserOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum BrowserError {
     #[error(
-        "Could not find a Chrome or Chromium binary. Install Chromium (e.g. `apt-get install chromium`) or pass --executablePath."
+        "Could not find Chrome or Chromium (looked in {searched} and on PATH). Install Google Chrome (https://www.google.com/chrome/) or Chromium (e.g. `apt-get install chromium`, `dnf install chromium`, `brew install --cask chromium`), or pass --executablePath with the path of a Chrome or Chromium binary."
     )]
-    NoExecutable,
+    NoExecutable { searched: String },
+    #[error(
+        "Could not find {product} (--channel) at {searched}. Install it ({download}), or pass --executablePath with the path of a Chrome or Chromium binary instead of --channel."
+    )]
+    ChannelMissing {
+        product: &'static str,
+        searched: String,
+        download: &'static str,
+    },
+    #[error(
+        "The browser named by --executablePath does not exist: {0}. Pass the path of a Chrome or Chromium binary, or leave --executablePath out to use the installed Chrome or Chromium."
+    )]
+    ExecutableMissing(String),
     #[error("Failed to launch the browser ({executable}): {reason}")]
     Launch { executable: String, reason: String },
+    #[error(
+        "Could not connect to Chrome in {0}. Check if Chrome is running and remote debugging is enabled by going to chrome://inspect/#remote-debugging."
+    )]
+    AutoConnect(String),
     #[error("Failed to connect to the browser at {url}: {reason}")]
     Connect { url: String, reason: String },
     #[error(

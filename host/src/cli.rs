@@ -40,8 +40,9 @@ const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// In-flight calls may finish for this long after SIGTERM, by default.
 const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// The `devtools-mcp` binary, with the built-in tools it embeds.
-pub fn main(builtins: &'static Builtins) -> ExitCode {
+/// The `devtools-mcp` binary, with the built-in tools it embeds and how it was built (for
+/// `--version`).
+pub fn main(builtins: &'static Builtins, build: crate::config::version::BuildInfo) -> ExitCode {
     // The loader's componentizer: this binary run again, alone with one core module.
     if std::env::args_os()
         .nth(1)
@@ -50,6 +51,7 @@ pub fn main(builtins: &'static Builtins) -> ExitCode {
         return crate::runtime::componentize::child_main();
     }
     embedded::install(builtins);
+    crate::config::version::set(build);
     let args = Args::parse_compatible();
     init_logging(&args);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -359,6 +361,9 @@ pub(crate) fn browser_options(args: &Args) -> BrowserOptions {
         browser_url: args.browser_url.clone(),
         ws_endpoint: args.ws_endpoint.clone(),
         executable_path: args.executable_path.clone(),
+        channel: args.channel.clone(),
+        auto_connect: Args::enabled(args.auto_connect),
+        devtools: Args::enabled(args.experimental_devtools),
         headless: Args::enabled(args.headless),
         isolated: Args::enabled(args.isolated),
         user_data_dir: args.user_data_dir.clone(),

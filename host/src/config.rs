@@ -5,21 +5,38 @@
 
 pub mod commands;
 pub mod file;
+mod help;
 mod unknown;
+pub mod version;
 
-use clap::{ArgAction, CommandFactory, Parser};
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 use serde::Serialize;
 use std::path::PathBuf;
 
-/// MCP server for driving Chromium, in which every tool is a sandboxed WebAssembly component.
+/// What `devtools-mcp -h` starts with: what the program is, for someone who has never met it.
+const ABOUT: &str = "Lets an AI agent drive a real Chrome or Chromium: open pages, click and type, read the page, its console and network, record performance traces. An MCP server, a drop-in for chrome-devtools-mcp 1.11.0, in which every tool is a sandboxed WebAssembly component.";
+
+/// `devtools-mcp --help`: the same, and how it is used.
+const LONG_ABOUT: &str = "Lets an AI agent drive a real Chrome or Chromium: open pages, click and type, read the page, its console and network, record performance traces.
+
+It is an MCP server: an MCP client (Claude, Cursor, VS Code, Gemini CLI...) starts it and speaks to it on stdin and stdout. Add `devtools-mcp` (with flags such as --headless or --isolated) as a server in the client's configuration; run alone, it waits for a client. It is a drop-in for chrome-devtools-mcp 1.11.0 (same flags, tools and answers), and every tool is a sandboxed WebAssembly component.
+
+Try it from a shell: `devtools-mcp tools` lists the tools, `devtools-mcp call new_page '{\"url\": \"https://example.com\"}'` runs one. `devtools-mcp serve` serves MCP over HTTP to several tenants; `devtools-mcp plugin` writes and builds tools.";
+
+/// The server's flags; one-shot commands and `serve` take them too.
 #[derive(Parser, Serialize, Debug, Clone, Default)]
-#[command(name = "devtools-mcp", version, about, args_override_self = true)]
+#[command(name = "devtools-mcp", version, about = ABOUT, long_about = LONG_ABOUT, args_override_self = true)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
     #[command(subcommand)]
     #[serde(skip)]
     pub command: Option<commands::Command>,
 
+    /// Attach to the user's running Chrome (144+) of --channel (default stable), found by the
+    /// DevToolsActivePort file of its profile (or of --userDataDir). Remote debugging must be
+    /// on: chrome://inspect/#remote-debugging.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, conflicts_with_all = ["isolated", "executable_path", "browser_url", "ws_endpoint"])]
+    pub auto_connect: Option<bool>,
     /// Connect to a running, debuggable Chrome, e.g. http://127.0.0.1:9222.
     #[arg(long, short = 'u', conflicts_with = "ws_endpoint")]
     pub browser_url: Option<String>,
@@ -43,8 +60,9 @@ pub struct Args {
     /// Persistent browser profile directory.
     #[arg(long, conflicts_with_all = ["browser_url", "ws_endpoint"])]
     pub user_data_dir: Option<PathBuf>,
-    /// Chrome channel (accepted for compatibility; the browser is found by --executablePath).
-    #[arg(long)]
+    /// The Chrome channel to launch: stable, beta, dev or canary, where its installer puts it
+    /// (without it: Chrome stable, then Chromium; --executablePath names any other binary).
+    #[arg(long, value_parser = ["stable", "beta", "dev", "canary"], conflicts_with_all = ["browser_url", "ws_endpoint", "executable_path"])]
     pub channel: Option<String>,
     /// Initial viewport of the first page, WIDTHxHEIGHT.
     #[arg(long, value_parser = parse_viewport)]
@@ -108,6 +126,20 @@ pub struct Args {
     /// Frames per second of screencast recordings (a positive integer).
     #[arg(long, alias = "experimental-screencast-fps", value_parser = parse_fps)]
     pub screencast_fps: Option<u32>,
+    /// Automate DevTools windows: the launched browser opens DevTools for every tab
+    /// (`--auto-open-devtools-for-tabs`). Input tools can then reach the DevTools console,
+    /// which --no-javascript-evaluation does not restrict.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_devtools: Option<bool>,
+    /// Accepted for compatibility (1.11.0 lists background pages and webviews as pages too):
+    /// this server lists page targets only, and says so on stderr when it is set.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_include_all_pages: Option<bool>,
+    /// Accepted for compatibility: 1.11.0 sends the URLs of performance traces to Google's
+    /// CrUX API for field data. This server never sends anything anywhere: traces report lab
+    /// data only, as 1.11.0 does with --no-performance-crux.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub performance_crux: Option<bool>,
     /// Enable interop tools such as get_tab_id.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, hide = true)]
     pub experimental_interop_tools: Option<bool>,
@@ -257,7 +289,7 @@ pub struct Args {
     pub lighthouse_path: Option<PathBuf>,
 
     /// `serve`: the address to serve MCP over streamable HTTP at (default 127.0.0.1:8808).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_http_address)]
     #[serde(skip)]
     pub http: Option<std::net::SocketAddr>,
     /// `serve`: the tenants file (TOML): hashed bearer tokens, policies, quotas, roots.
@@ -325,15 +357,18 @@ impl Args {
         argv: I,
     ) -> Result<Args, clap::Error> {
         let argv: Vec<String> = argv.into_iter().collect();
+        if let Some(help) = help::requested(&argv) {
+            return Err(help);
+        }
         let (normalized, ignored) = normalize(argv.clone());
-        let mut args = Args::try_parse_from(normalized)?;
+        let mut args = parse(normalized)?;
         unknown::report(&args, &ignored)?;
         if let Some(config) = args.config.clone() {
             let options = file::read(&config).map_err(|message| {
                 Args::command().error(clap::error::ErrorKind::InvalidValue, message)
             })?;
             let (normalized, _) = normalize(file::with_options(argv, &options));
-            args = Args::try_parse_from(normalized).map_err(|error| {
+            args = parse(normalized).map_err(|error| {
                 Args::command().error(
                     clap::error::ErrorKind::InvalidValue,
                     format!(
@@ -384,6 +419,26 @@ impl Args {
                 "--allowUnrestrictedPaths is deprecated: use --workspace=/ instead (file parameters may point anywhere)."
             );
         }
+        for note in self.compatibility_notes() {
+            eprintln!("{note}");
+        }
+    }
+
+    /// What the flags 1.11.0 has and this server accepts without their full effect do here,
+    /// said when they are turned on so that none is silently ignored.
+    pub fn compatibility_notes(&self) -> Vec<&'static str> {
+        let mut notes = Vec::new();
+        if self.performance_crux == Some(true) {
+            notes.push(
+                "--performanceCrux: this server never sends trace URLs to the CrUX API (nor anything anywhere); performance tools report lab data only, as with --no-performance-crux.",
+            );
+        }
+        if self.experimental_include_all_pages == Some(true) {
+            notes.push(
+                "--experimentalIncludeAllPages: this server lists page targets only; background pages and webviews are not listed.",
+            );
+        }
+        notes
     }
 
     /// Whether `pageId` routes page-scoped calls (never for the slim tools).
@@ -407,7 +462,9 @@ impl Args {
             self.via_cli.get_or_insert(true);
         }
         if self.via_cli == Some(true) {
-            let connecting = self.browser_url.is_some() || self.ws_endpoint.is_some();
+            let connecting = self.browser_url.is_some()
+                || self.ws_endpoint.is_some()
+                || Args::enabled(self.auto_connect);
             if !connecting {
                 self.headless.get_or_insert(true);
             }
@@ -446,6 +503,16 @@ impl Args {
     pub fn enabled(value: Option<bool>) -> bool {
         value == Some(true)
     }
+}
+
+/// Parses normalized arguments; `--version` says how the binary was built ([`version`]).
+fn parse(argv: Vec<String>) -> Result<Args, clap::Error> {
+    let mut command = Args::command();
+    if let Some(version) = version::current() {
+        command = command.version(version);
+    }
+    let mut matches = command.try_get_matches_from_mut(argv)?;
+    Args::from_arg_matches_mut(&mut matches).map_err(|error| error.format(&mut command))
 }
 
 /// Rewrites `--fooBar` to `--foo-bar` and `--no-foo-bar` to `--foo-bar=false`, so one clap
@@ -521,8 +588,18 @@ fn subcommand_last(mut argv: Vec<String>) -> Vec<String> {
         taken.push(argv.remove(1));
     }
     // `call t '{}' --headless` becomes `--headless call t '{}'`: `normalize` gives the boolean
-    // flag its value, so `call` stays the subcommand.
+    // flag its value, so `call` stays the subcommand. A help flag stays after it, so that
+    // `tenant hash-token --help` is the subcommand's help, not the server's.
+    let end = argv
+        .iter()
+        .position(|arg| arg == "--")
+        .unwrap_or(argv.len());
+    let help = argv[..end]
+        .iter()
+        .position(|arg| arg == "--help" || arg == "-h");
+    let help = help.map(|index| argv.remove(index));
     argv.extend(taken);
+    argv.extend(help);
     argv
 }
 
@@ -560,6 +637,25 @@ fn parse_seconds(value: &str) -> Result<std::time::Duration, String> {
         .parse::<f64>()
         .map_err(|_| invalid("expected a number of seconds".into()))?;
     crate::policy::limits::wall_clock_from_secs(seconds).map_err(invalid)
+}
+
+/// `--http`: an IP address and port, or `localhost:PORT` (the loopback address, 127.0.0.1).
+/// Other names are refused: a name can resolve to several addresses, or to another one later.
+fn parse_http_address(value: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(address) = value.trim().parse() {
+        return Ok(address);
+    }
+    let refused = || {
+        format!(
+            "Invalid address \"{value}\": expected IP:PORT, e.g. 127.0.0.1:8808, [::1]:8808, localhost:8808 or 0.0.0.0:8808 (every interface)."
+        )
+    };
+    let (host, port) = value.trim().rsplit_once(':').ok_or_else(refused)?;
+    let port: u16 = port.parse().map_err(|_| refused())?;
+    match host.eq_ignore_ascii_case("localhost") {
+        true => Ok((std::net::Ipv4Addr::LOCALHOST, port).into()),
+        false => Err(refused()),
+    }
 }
 
 fn parse_body_bytes(value: &str) -> Result<usize, String> {
@@ -622,5 +718,7 @@ fn serialize_viewport<S: serde::Serializer>(
     }
 }
 
+#[cfg(test)]
+mod command_line_tests;
 #[cfg(test)]
 mod tests;

@@ -251,6 +251,7 @@ impl Session {
             || state.browser.is_some()
             || options.browser_url.is_some()
             || options.ws_endpoint.is_some()
+            || options.auto_connect
         {
             return;
         }

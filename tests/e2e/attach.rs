@@ -376,6 +376,49 @@ fn the_one_shot_cli_acts_on_the_users_page() {
     assert_eq!(browser.page_urls(), [pages.url("/"), pages.url("/next")]);
 }
 
+/// `--autoConnect`: the one-shot CLI attaches to the browser running on a profile, found by
+/// the `DevToolsActivePort` it wrote there (as 1.11.0 finds the user's Chrome); a profile no
+/// browser runs on answers with 1.11.0's message.
+#[test]
+fn auto_connect_attaches_to_the_browser_running_on_a_profile() {
+    let pages = fixtures::server();
+    let browser = UserBrowser::start(&pages.url("/"));
+    let profile = browser._profile.path().to_string_lossy().into_owned();
+    let cache = cache_dir().to_string_lossy().into_owned();
+    let (ok, listed) = crate::support::devtools_mcp(&[
+        "call",
+        "list_pages",
+        "--autoConnect",
+        "--userDataDir",
+        &profile,
+        "--cache-dir",
+        &cache,
+    ]);
+    let listed = crate::support::normalize(&listed, &pages);
+    assert!(ok, "{listed}");
+    assert!(
+        listed.contains("1: Fixture (http://127.0.0.1:PORT/) [selected]"),
+        "{listed}"
+    );
+    assert_eq!(browser.page_urls(), [pages.url("/")], "no tab of its own");
+    let empty = tempfile::tempdir().expect("profile");
+    let empty = empty.path().to_string_lossy().into_owned();
+    let (ok, text) = crate::support::devtools_mcp(&[
+        "call",
+        "list_pages",
+        "--autoConnect",
+        "--userDataDir",
+        &empty,
+        "--cache-dir",
+        &cache,
+    ]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(&format!("Could not connect to Chrome in {empty}. Check if Chrome is running and remote debugging is enabled by going to chrome://inspect/#remote-debugging.")),
+        "{text}"
+    );
+}
+
 /// A user's browser with several tabs, attached to by one process after another: every
 /// process adopts every tab (none left out, none opened), numbered oldest first. Chromium's
 /// target listing is in no stable order, and a CDP client that attaches to a tab twice can be

@@ -5,6 +5,7 @@ mod attach;
 mod balancer;
 mod beyond;
 mod catalog;
+mod command_line;
 mod container;
 mod contract;
 mod debugging;

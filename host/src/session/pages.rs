@@ -43,11 +43,19 @@ impl SessionState {
             let targets = self.targets().await;
             let listed = targets
                 .values()
-                .filter(|info| adoptable(Some(info), own_contexts.as_deref()))
+                .filter(|info| {
+                    adoptable(Some(info), own_contexts.as_deref(), self.options.devtools)
+                })
                 .count();
             let attached = match self.browser() {
                 Ok(browser) => browser.pages().await.map_or(0, |pages| {
-                    adoptable_pages(pages, &targets, own_contexts.as_deref()).len()
+                    adoptable_pages(
+                        pages,
+                        &targets,
+                        own_contexts.as_deref(),
+                        self.options.devtools,
+                    )
+                    .len()
                 }),
                 Err(_) => 0,
             };
@@ -97,11 +105,15 @@ impl SessionState {
         // A closed target leaves the list once the browser has torn it down.
         let listed: HashSet<String> = live.iter().map(target_key).collect();
         self.closing.retain(|id| listed.contains(id));
-        let live: Vec<chromiumoxide::Page> =
-            adoptable_pages(live, &targets, own_contexts.as_deref())
-                .into_iter()
-                .filter(|page| !self.closing.contains(&target_key(page)))
-                .collect();
+        let live: Vec<chromiumoxide::Page> = adoptable_pages(
+            live,
+            &targets,
+            own_contexts.as_deref(),
+            self.options.devtools,
+        )
+        .into_iter()
+        .filter(|page| !self.closing.contains(&target_key(page)))
+        .collect();
         let live_ids: Vec<String> = live.iter().map(target_key).collect();
         self.unready
             .retain(|id| live_ids.iter().any(|live| live == id));
@@ -480,10 +492,11 @@ fn adoptable_pages(
     pages: Vec<chromiumoxide::Page>,
     targets: &Targets,
     own_contexts: Option<&[String]>,
+    devtools: bool,
 ) -> Vec<chromiumoxide::Page> {
     pages
         .into_iter()
-        .filter(|page| adoptable(targets.get(&target_key(page)), own_contexts))
+        .filter(|page| adoptable(targets.get(&target_key(page)), own_contexts, devtools))
         .collect()
 }
 

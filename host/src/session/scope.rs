@@ -35,10 +35,16 @@ pub struct TargetInfo {
 }
 
 /// Whether a live page becomes one of the session's pages. Browser-internal pages (internal
-/// schemes, or not of type `page`) never do. Confined to some contexts, only a target the
-/// browser lists in one of them does: an unknown target is someone else's until proven not.
-pub fn adoptable(info: Option<&TargetInfo>, own_contexts: Option<&[String]>) -> bool {
+/// schemes, or not of type `page`) never do; DevTools windows only with `devtools`
+/// (`--experimentalDevtools`, as 1.11.0 lists them). Confined to some contexts, only a target
+/// the browser lists in one of them does: an unknown target is someone else's until proven not.
+pub fn adoptable(
+    info: Option<&TargetInfo>,
+    own_contexts: Option<&[String]>,
+    devtools: bool,
+) -> bool {
     let internal = |info: &TargetInfo| {
+        let devtools_window = devtools && info.url.starts_with("devtools://");
         info.kind != "page"
             || [
                 "chrome://",
@@ -47,7 +53,7 @@ pub fn adoptable(info: Option<&TargetInfo>, own_contexts: Option<&[String]>) -> 
                 "devtools://",
             ]
             .iter()
-            .any(|scheme| info.url.starts_with(scheme))
+            .any(|scheme| info.url.starts_with(scheme) && !devtools_window)
     };
     match (info, own_contexts) {
         (Some(info), _) if internal(info) => false,
@@ -98,29 +104,47 @@ mod tests {
         let own = vec!["mine".to_string(), "mine-named".to_string()];
         let own = Some(own.as_slice());
         let page = |context| target("page", "http://127.0.0.1/", context);
-        assert!(adoptable(Some(&page("mine")), own));
-        assert!(adoptable(Some(&page("mine-named")), own));
+        assert!(adoptable(Some(&page("mine")), own, false));
+        assert!(adoptable(Some(&page("mine-named")), own, false));
         // Another tenant's page, even with the same URL.
-        assert!(!adoptable(Some(&page("theirs")), own));
+        assert!(!adoptable(Some(&page("theirs")), own, false));
         // A target the browser did not list: someone else's until proven not.
-        assert!(!adoptable(None, own));
+        assert!(!adoptable(None, own, false));
         assert!(!adoptable(
             Some(&target("page", "chrome://newtab/", "mine")),
-            own
+            own,
+            false
         ));
         assert!(!adoptable(
             Some(&target("service_worker", "http://a/", "mine")),
-            own
+            own,
+            false
         ));
     }
 
     #[test]
     fn a_session_with_its_own_browser_adopts_every_user_page() {
-        assert!(adoptable(Some(&target("page", "http://a/", "any")), None));
-        assert!(adoptable(None, None));
+        assert!(adoptable(
+            Some(&target("page", "http://a/", "any")),
+            None,
+            false
+        ));
+        assert!(adoptable(None, None, false));
         assert!(!adoptable(
             Some(&target("page", "devtools://x", "any")),
-            None
+            None,
+            false
+        ));
+        // `--experimentalDevtools`: DevTools windows are pages too, other internal ones not.
+        assert!(adoptable(
+            Some(&target("page", "devtools://x", "any")),
+            None,
+            true
+        ));
+        assert!(!adoptable(
+            Some(&target("page", "chrome://newtab/", "any")),
+            None,
+            true
         ));
     }
 }

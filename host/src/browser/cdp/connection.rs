@@ -1,7 +1,8 @@
 //! A live connection to Chromium: launched with a DevTools pipe, or connected to a running
 //! browser (with `--wsHeaders` through a relay), watched so its death is known at once.
 
-use super::launch::{browser_args, default_profile_dir, find_chromium};
+use super::launch::discovery::{Channel, auto_connect_endpoint, endpoint_dir, find_browser};
+use super::launch::{browser_args, default_profile_dir, profile_lock};
 use super::{pipe, raw, ws_headers};
 use crate::browser::{BrowserError, BrowserOptions};
 use chromiumoxide::Browser;
@@ -90,6 +91,17 @@ impl BrowserConn {
         {
             return Self::connect(url).await;
         }
+        if options.auto_connect {
+            let channel = options.channel.as_deref().and_then(Channel::parse);
+            let endpoint = auto_connect_endpoint(options.user_data_dir.as_deref(), channel)?;
+            return Self::connect(&endpoint).await.map_err(|error| match error {
+                BrowserError::Connect { .. } => BrowserError::AutoConnect(endpoint_dir(
+                    options.user_data_dir.as_deref(),
+                    channel,
+                )),
+                other => other,
+            });
+        }
         Self::launch(options).await
     }
 
@@ -106,11 +118,8 @@ impl BrowserConn {
     }
 
     async fn launch(options: &BrowserOptions) -> Result<BrowserConn, BrowserError> {
-        let executable = options
-            .executable_path
-            .clone()
-            .or_else(find_chromium)
-            .ok_or(BrowserError::NoExecutable)?;
+        let channel = options.channel.as_deref().and_then(Channel::parse);
+        let executable = find_browser(options.executable_path.as_deref(), channel)?;
         let (profile_dir, temporary) = match (&options.user_data_dir, options.isolated) {
             (Some(dir), _) => (dir.clone(), None),
             (None, true) => {
@@ -129,7 +138,7 @@ impl BrowserConn {
             dir: profile_dir.display().to_string(),
             reason: error.to_string(),
         })?;
-        if profile_dir.join("SingletonLock").exists() && temporary.is_none() {
+        if temporary.is_none() && profile_lock::in_use(&profile_dir) {
             return Err(BrowserError::ProfileInUse(
                 profile_dir.display().to_string(),
             ));

@@ -1,5 +1,7 @@
 //! The flags Chromium is launched with, and where it and its profile are found.
 
+pub mod discovery;
+pub mod profile_lock;
 mod puppeteer;
 
 use crate::browser::BrowserOptions;
@@ -98,6 +100,10 @@ fn launch_args(options: &BrowserOptions, user_args: Vec<&str>) -> Vec<String> {
     if let Some(proxy) = &options.proxy_server {
         args.push(format!("--proxy-server={proxy}"));
     }
+    // `--experimentalDevtools`, as 1.11.0 launches it.
+    if options.devtools {
+        args.push("--auto-open-devtools-for-tabs".into());
+    }
     let own_blink_features = user_args
         .iter()
         .any(|arg| arg.starts_with("--enable-blink-features"));
@@ -111,18 +117,6 @@ fn launch_args(options: &BrowserOptions, user_args: Vec<&str>) -> Vec<String> {
 fn running_as_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").is_ok_and(|metadata| metadata.uid() == 0)
-}
-
-pub(super) fn find_chromium() -> Option<PathBuf> {
-    [
-        "/usr/bin/chromium",
-        "/usr/bin/chromium-browser",
-        "/usr/bin/google-chrome",
-        "/usr/bin/google-chrome-stable",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .find(|path| path.is_file())
 }
 
 pub(super) fn default_profile_dir() -> PathBuf {
