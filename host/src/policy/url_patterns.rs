@@ -241,6 +241,8 @@ mod tests {
             "*://*.0.0.1/*",
             "*://{127.0.0.*}/*",
             "*://0x7f.*/*",
+            // Refused by 1.11.0 too (its URLPattern takes no IPv6 literal in a hostname).
+            "http://[::1]:8080/*",
             "*://(127\\.\\d+\\.\\d+\\.\\d+)/*",
             "foo",
         ] {
@@ -263,7 +265,6 @@ mod tests {
             "*://*:*/*.css",
             "http://127.0.0.1:*/*",
             "https://*.example.com/*",
-            "http://[::1]:8080/*",
             "*://*/secret*",
         ] {
             assert!(
