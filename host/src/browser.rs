@@ -99,6 +99,9 @@ pub struct BrowserOptions {
     pub navigation: crate::policy::navigation::NavigationPolicy,
     /// `--wsHeaders`: sent with the WebSocket handshake of `--wsEndpoint`.
     pub ws_headers: Vec<(String, String)>,
+    /// `--blockedUrlPattern` or `--allowedUrlPattern`: enforced on every target of the browser
+    /// (`cdp::url_guard`) and checked before each navigation a tool asks for.
+    pub url_patterns: Option<std::sync::Arc<crate::policy::url_patterns::UrlPatterns>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -135,4 +138,7 @@ pub enum BrowserError {
     Profile { dir: String, reason: String },
     #[error("Cannot create a browser context for this session: {0}")]
     Context(String),
+    /// The server never runs with a restriction it could not set up.
+    #[error("Cannot enforce {flag} on the browser: {reason}")]
+    UrlPatterns { flag: &'static str, reason: String },
 }

@@ -109,7 +109,7 @@ async fn run(args: Args) -> Result<(), String> {
             pipeline.clone(),
         )?;
     }
-    let session = Session::new(browser_options(&args), sandbox(&args)?);
+    let session = Session::new(browser_options(&args)?, sandbox(&args)?);
     match &args.command {
         Some(Command::Tools) => {
             oneshot::tools(&pipeline);
@@ -193,7 +193,7 @@ async fn serve_http(args: &Args) -> Result<(), String> {
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_IDLE_TIMEOUT);
     let registry = Arc::new(
-        tenants::registry::Registry::open(path, checks, browser_options(args), idle)
+        tenants::registry::Registry::open(path, checks, browser_options(args)?, idle)
             .map_err(|error| format!("Refusing to start: {error}"))?
             .with_max_tenants(args.max_tenants.map(|max| max as usize)),
     );
@@ -356,8 +356,8 @@ fn helper_code(args: &Args) -> Vec<Named> {
     code
 }
 
-pub(crate) fn browser_options(args: &Args) -> BrowserOptions {
-    BrowserOptions {
+pub(crate) fn browser_options(args: &Args) -> Result<BrowserOptions, String> {
+    Ok(BrowserOptions {
         browser_url: args.browser_url.clone(),
         ws_endpoint: args.ws_endpoint.clone(),
         executable_path: args.executable_path.clone(),
@@ -403,7 +403,8 @@ pub(crate) fn browser_options(args: &Args) -> BrowserOptions {
             max_width: args.screenshot_max_width,
             max_height: args.screenshot_max_height,
         },
-    }
+        url_patterns: args.url_patterns()?.map(std::sync::Arc::new),
+    })
 }
 
 /// `--workspace` roots first (relative paths resolve against the first), then the temp dir.

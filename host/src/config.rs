@@ -78,6 +78,19 @@ pub struct Args {
     /// Proxy server passed to the launched browser.
     #[arg(long)]
     pub proxy_server: Option<String>,
+    /// Restricts the browser's network by blocking requests whose URL matches a pattern
+    /// (https://urlpattern.spec.whatwg.org/; repeatable, or several values after one flag):
+    /// navigations, redirects and subresources of every page, frame and worker. Pages already
+    /// open at a blocked URL when the server attaches are left out. A pattern with a regexp
+    /// group, a `:name` group or a partial IPv4 wildcard is refused.
+    #[arg(long, num_args = 1.., action = ArgAction::Append)]
+    #[serde(skip)]
+    pub blocked_url_pattern: Vec<String>,
+    /// Restricts the browser's network to requests whose URL matches one of the patterns
+    /// (needs Chrome 149+); otherwise as --blockedUrlPattern, which it cannot be given with.
+    #[arg(long, num_args = 1.., action = ArgAction::Append)]
+    #[serde(skip)]
+    pub allowed_url_pattern: Vec<String>,
     /// Ignore certificate errors in the launched browser.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub accept_insecure_certs: Option<bool>,
@@ -389,6 +402,15 @@ impl Args {
     /// the reference, `--categoryPwa=false` conflicts with nothing. The PWA tools need the
     /// DevTools pipe of a browser this server launches.
     fn check_conflicts(&self) -> Result<(), clap::Error> {
+        if !self.blocked_url_pattern.is_empty() && !self.allowed_url_pattern.is_empty() {
+            return Err(Args::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "Arguments blockedUrlPattern and allowedUrlPattern are mutually exclusive",
+            ));
+        }
+        self.url_patterns().map_err(|message| {
+            Args::command().error(clap::error::ErrorKind::InvalidValue, message)
+        })?;
         if self.category_pwa == Some(true) {
             let connecting = [
                 ("browserUrl", self.browser_url.is_some()),
@@ -439,6 +461,16 @@ impl Args {
             );
         }
         notes
+    }
+
+    /// The patterns of `--blockedUrlPattern` or `--allowedUrlPattern`, validated with the
+    /// reference's messages; `None` when neither restricts the network.
+    pub fn url_patterns(&self) -> Result<Option<crate::policy::url_patterns::UrlPatterns>, String> {
+        use crate::policy::url_patterns::{Restriction, UrlPatterns};
+        match UrlPatterns::parse(Restriction::Blocked, &self.blocked_url_pattern)? {
+            Some(blocked) => Ok(Some(blocked)),
+            None => UrlPatterns::parse(Restriction::Allowed, &self.allowed_url_pattern),
+        }
     }
 
     /// Whether `pageId` routes page-scoped calls (never for the slim tools).

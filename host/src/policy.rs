@@ -7,6 +7,7 @@
 //! - [`plugin_urls`]: the URL patterns of a plugin's `navigate` grant.
 //! - [`tenant_urls`]: which URLs a tenant may have the browser open.
 //! - [`navigation`]: the reference's rules for the URLs every client may open.
+//! - [`url_patterns`]: `--blockedUrlPattern`/`--allowedUrlPattern`, the browser's network.
 //! - [`tenant_tools`]: which tools a tenant (or an OAuth token's scopes) may list and call.
 //! - [`code_folders`]: the folders the server executes or loads code from, never writable.
 //! - [`signature`]: which plugin files are signed by a key the operator trusts.
@@ -25,3 +26,4 @@ pub mod plugins;
 pub mod signature;
 pub mod tenant_tools;
 pub mod tenant_urls;
+pub mod url_patterns;

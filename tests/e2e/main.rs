@@ -49,4 +49,5 @@ mod styles;
 mod support;
 mod tenant_quotas;
 mod tools;
+mod url_patterns;
 mod vision;

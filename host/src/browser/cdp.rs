@@ -1,7 +1,8 @@
 //! Reaching Chromium: launching or connecting ([`connection`], [`launch`], [`shared`]), the
 //! DevTools pipe ([`pipe`]), our thin socket for large replies ([`raw`]), short side
-//! connections ([`side`], [`ws_headers`]), and here the one command helper: raw CDP commands as
-//! JSON, without the generated types' ceremony, each bounded by a row of [`timeouts`].
+//! connections ([`side`], [`ws_headers`]), the browser's own enforcement of URL patterns
+//! ([`url_guard`]), and here the one command helper: raw CDP commands as JSON, without the
+//! generated types' ceremony, each bounded by a row of [`timeouts`].
 
 pub mod connection;
 pub mod launch;
@@ -10,6 +11,7 @@ pub mod raw;
 pub mod renderer_processes;
 pub mod shared;
 pub mod side;
+pub mod url_guard;
 pub mod ws_headers;
 
 use chromiumoxide::types::{Command, Method, MethodId};

@@ -115,6 +115,7 @@ impl McpPage {
                 emulation: Emulation::default(),
                 raw,
                 url_policy: None,
+                url_patterns: None,
             },
             uids: UidMap::default(),
             snapshot: None,

@@ -159,18 +159,9 @@ fn the_flags_1_11_0_dropped_are_accepted() {
     }
 }
 
-/// 1.11.0's flags that this branch does not know yet, each with where it is done. The test
+/// 1.11.0's flags that this server does not know yet, each with where it is done. The test
 /// fails when one of them becomes known, so the list only shrinks.
-const PENDING: &[(&str, &str)] = &[
-    (
-        "blockedUrlPattern",
-        "another change of issue 47 (URL patterns)",
-    ),
-    (
-        "allowedUrlPattern",
-        "another change of issue 47 (URL patterns)",
-    ),
-];
+const PENDING: &[(&str, &str)] = &[];
 
 /// Every flag 1.11.0's `--help` lists is one our parser knows: read from the reference itself
 /// (`tests/reference`, installed by scripts/test), skipped loudly where it or Node is missing.

@@ -287,3 +287,58 @@ fn conflicting_connection_flags_are_refused() {
     );
     assert!(result.is_err());
 }
+
+fn refusal(args: &[&str]) -> String {
+    let argv = std::iter::once("devtools-mcp")
+        .chain(args.iter().copied())
+        .map(String::from);
+    Args::try_parse_compatible(argv)
+        .err()
+        .map(|error| error.to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn url_patterns_are_arrays_as_in_the_reference_and_never_ignored() {
+    let args = parse(&[
+        "--blockedUrlPattern",
+        "http://127.0.0.1:*/a*",
+        "http://127.0.0.1:*/b*",
+        "--blocked-url-pattern=http://127.0.0.1:*/c*",
+        "--headless",
+    ]);
+    assert_eq!(args.blocked_url_pattern.len(), 3);
+    assert_eq!(args.headless, Some(true));
+    let patterns = args.url_patterns().expect("valid").expect("restricted");
+    assert!(!patterns.is_url_allowed("http://127.0.0.1:9/c.html"));
+    let options = crate::cli::browser_options(&args).expect("options");
+    assert!(options.url_patterns.is_some(), "the browser gets them");
+    let allowed = parse(&["--allowedUrlPattern=http://localhost:*/*"]);
+    assert!(allowed.url_patterns().expect("valid").is_some());
+    assert!(parse(&[]).url_patterns().expect("valid").is_none());
+}
+
+#[test]
+fn url_pattern_refusals_are_the_references() {
+    let both = refusal(&[
+        "--blockedUrlPattern",
+        "http://a/*",
+        "--allowedUrlPattern",
+        "http://b/*",
+    ]);
+    assert!(
+        both.contains("Arguments blockedUrlPattern and allowedUrlPattern are mutually exclusive"),
+        "{both}"
+    );
+    let invalid = refusal(&["--blockedUrlPattern", "http://127.0.0.*/"]);
+    assert!(
+        invalid
+            .contains("Invalid --blockedUrlPattern \"http://127.0.0.*/\": a partial IPv4 wildcard"),
+        "{invalid}"
+    );
+    let empty = refusal(&["--allowedUrlPattern="]);
+    assert!(
+        empty.contains("Invalid --allowedUrlPattern: at least one pattern is required."),
+        "{empty}"
+    );
+}

@@ -105,6 +105,11 @@ impl SessionState {
         // A closed target leaves the list once the browser has torn it down.
         let listed: HashSet<String> = live.iter().map(target_key).collect();
         self.closing.retain(|id| listed.contains(id));
+        let hidden = |page: &chromiumoxide::Page| {
+            self.browser
+                .as_ref()
+                .is_some_and(|browser| browser.connection().hides_target(&target_key(page)))
+        };
         let live: Vec<chromiumoxide::Page> = adoptable_pages(
             live,
             &targets,
@@ -113,6 +118,7 @@ impl SessionState {
         )
         .into_iter()
         .filter(|page| !self.closing.contains(&target_key(page)))
+        .filter(|page| !hidden(page))
         .collect();
         let live_ids: Vec<String> = live.iter().map(target_key).collect();
         self.unready
@@ -153,6 +159,7 @@ impl SessionState {
                     let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
                     page.id = id;
                     page.url_policy = self.url_policy();
+                    page.url_patterns = self.options.url_patterns.clone();
                     self.pages.insert(id, page);
                     adopted.push(id);
                 }
@@ -369,6 +376,7 @@ impl SessionState {
         let id = NEXT_PAGE_ID.fetch_add(1, Ordering::Relaxed);
         page.id = id;
         page.url_policy = self.url_policy();
+        page.url_patterns = self.options.url_patterns.clone();
         self.pages.insert(id, page);
         self.publish_pages();
         if !background {

@@ -3,7 +3,7 @@
 
 use super::launch::discovery::{Channel, auto_connect_endpoint, endpoint_dir, find_browser};
 use super::launch::{browser_args, default_profile_dir, profile_lock};
-use super::{pipe, raw, ws_headers};
+use super::{pipe, raw, url_guard, ws_headers};
 use crate::browser::{BrowserError, BrowserOptions};
 use chromiumoxide::Browser;
 use futures::StreamExt;
@@ -24,6 +24,8 @@ pub struct BrowserConn {
     own_process: Option<OwnProcess>,
     /// Deleted (with the profile) when the browser is closed: `--isolated`.
     _temporary_profile: Option<tempfile::TempDir>,
+    /// `--blockedUrlPattern`/`--allowedUrlPattern` enforced on every target.
+    url_guard: Option<url_guard::UrlGuard>,
 }
 
 /// The Chromium process of a launched browser, watched by a task: its exit marks the
@@ -72,7 +74,33 @@ impl OwnProcess {
 }
 
 impl BrowserConn {
+    /// Launches or connects as the options say; with URL patterns, only once every target of
+    /// the browser is restricted by them (see `url_guard`).
     pub async fn open(options: &BrowserOptions) -> Result<BrowserConn, BrowserError> {
+        let mut connection = Self::open_unguarded(options).await?;
+        if let Some(patterns) = &options.url_patterns {
+            let endpoint = connection.browser.websocket_address().clone();
+            let guard =
+                url_guard::UrlGuard::start(&endpoint, patterns.clone(), connection.alive.clone())
+                    .await
+                    .map_err(|reason| BrowserError::UrlPatterns {
+                        flag: patterns.restriction.flag(),
+                        reason,
+                    })?;
+            connection.url_guard = Some(guard);
+        }
+        Ok(connection)
+    }
+
+    /// Whether a target was open at a URL the patterns refuse when the server connected:
+    /// 1.11.0 leaves such pages alone, and out of its list.
+    pub fn hides_target(&self, target_id: &str) -> bool {
+        self.url_guard
+            .as_ref()
+            .is_some_and(|guard| guard.hides(target_id))
+    }
+
+    async fn open_unguarded(options: &BrowserOptions) -> Result<BrowserConn, BrowserError> {
         if let Some(endpoint) = &options.ws_endpoint
             && !options.ws_headers.is_empty()
         {
@@ -182,6 +210,7 @@ impl BrowserConn {
             pipe: None,
             own_process: None,
             _temporary_profile: temporary_profile,
+            url_guard: None,
         }
     }
 

@@ -22,6 +22,9 @@ pub struct PageLink {
     pub(super) raw: Arc<RawLink>,
     /// A tenant's URL policy, checked on every navigation to a URL (`None`: stdio's user).
     pub url_policy: Option<crate::policy::tenant_urls::UrlPolicy>,
+    /// `--blockedUrlPattern`/`--allowedUrlPattern`: a navigation to a URL they refuse is
+    /// refused before it starts, as Puppeteer's `goto` does (the browser refuses the rest).
+    pub url_patterns: Option<Arc<crate::policy::url_patterns::UrlPatterns>>,
 }
 
 impl PageLink {

@@ -31,6 +31,9 @@ impl PageLink {
             ),
             (target, _) => target,
         };
+        if let (Target::Url(url), Some(patterns)) = (&target, &self.url_patterns) {
+            patterns.check_navigation(url)?;
+        }
         if init_script.is_some() && self.url_policy.is_some_and(|policy| !policy.script) {
             return Err(
                 "initScript runs script in the page, and this tenant may not run script (evaluate_script is not allowed for it).".into(),

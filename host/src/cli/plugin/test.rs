@@ -80,7 +80,7 @@ pub async fn run(
         .map_err(|error| format!("Cannot create {}: {error}", files.display()))?;
     let sandbox = crate::sandbox::Sandbox::new(vec![files])
         .map_err(|error| format!("Cannot use the scratch folder: {error}"))?;
-    let session = Session::new(crate::cli::browser_options(&args), sandbox);
+    let session = Session::new(crate::cli::browser_options(&args)?, sandbox);
     let server = match &opened {
         Opened::File(page) => Some(PageServer::start(page).await?),
         _ => None,

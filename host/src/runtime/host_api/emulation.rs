@@ -54,6 +54,15 @@ pub(super) async fn apply(
         call.response().argument_error = Some(message.clone());
         return Ok(Err(message));
     }
+    // The URL patterns are network conditions the browser holds; 1.11.0 refuses throttling
+    // beside them.
+    let restricted = or_return!(call.session())
+        .browser_options()
+        .url_patterns
+        .is_some();
+    if restricted && request.network_conditions.is_some() {
+        return Ok(Err(crate::policy::url_patterns::NO_THROTTLING.to_string()));
+    }
     Ok(or_return!(call.page(handle)?).emulate(request).await)
 }
 

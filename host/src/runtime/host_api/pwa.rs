@@ -35,7 +35,8 @@ impl Call<'_> {
     fn pwa_browser(&mut self) -> Result<(Arc<PipeLink>, String), String> {
         let session = self.session()?;
         session.require_own_browser("Web apps are installed in the whole browser profile")?;
-        if session.url_policy().is_some() {
+        // A tenant's egress policy, or --blockedUrlPattern/--allowedUrlPattern (as 1.11.0).
+        if session.url_policy().is_some() || session.browser_options().url_patterns.is_some() {
             return Err(
                 "PWA APIs are not supported when network restrictions are configured.".into(),
             );
