@@ -83,13 +83,7 @@ async fn run(args: Args) -> Result<(), String> {
         }
         _ => {}
     }
-    let mut writable: Vec<Named> = args
-        .filesystem_roots()
-        .iter()
-        .map(|root| Named::new("the --workspace", root))
-        .collect();
-    writable.push(Named::new("the temp dir", std::env::temp_dir()));
-    let (pipeline, tool_folders) = build_pipeline(&args, writable).await?;
+    let (pipeline, tool_folders) = build_pipeline(&args, stdio_writable(&args)).await?;
     let pipeline = Arc::new(pipeline);
     let tool_folders = Arc::new(tokio::sync::Mutex::new(tool_folders));
     let watching = Args::enabled(args.watch) && args.command.is_none();
@@ -148,6 +142,18 @@ async fn run(args: Args) -> Result<(), String> {
     Ok(())
 }
 
+/// The folders a stdio server lets plugins and its client write to (its `--workspace` roots
+/// and the temp dir), which no code folder may overlap; `plugin test` checks the same.
+pub(crate) fn stdio_writable(args: &Args) -> Vec<Named> {
+    let mut writable: Vec<Named> = args
+        .filesystem_roots()
+        .iter()
+        .map(|root| Named::new("the --workspace", root))
+        .collect();
+    writable.push(Named::temp_dir());
+    writable
+}
+
 /// `tenant hash-token`: the token on stdin, its hash on stdout.
 fn hash_token() -> Result<(), String> {
     use std::io::Read;
@@ -181,7 +187,7 @@ async fn serve_http(args: &Args) -> Result<(), String> {
         .into_iter()
         .map(|(tenant, root)| Named::new(format!("the sandbox_root of tenant {tenant:?}"), root))
         .collect();
-    writable.push(Named::new("the temp dir", std::env::temp_dir()));
+    writable.push(Named::temp_dir());
     let (pipeline, _tool_folders) = build_pipeline(args, writable).await?;
     let pipeline = Arc::new(pipeline);
     let idle = args
@@ -370,12 +376,15 @@ fn sandbox(args: &Args) -> Result<Sandbox, String> {
 }
 
 fn cache_dir(args: &Args) -> PathBuf {
-    args.cache_dir.clone().unwrap_or_else(|| {
-        dirs::cache_dir()
-            .unwrap_or_else(std::env::temp_dir)
-            .join("devtools-mcp")
-            .join("compiled")
-    })
+    args.cache_dir.clone().unwrap_or_else(default_cache_dir)
+}
+
+/// The compiled-code cache without `--cacheDir`: the user's cache folder.
+pub(crate) fn default_cache_dir() -> PathBuf {
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("devtools-mcp")
+        .join("compiled")
 }
 
 async fn shutdown_signal() {

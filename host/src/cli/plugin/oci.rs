@@ -246,6 +246,15 @@ pub async fn publish(
     Ok(digest)
 }
 
+/// The manifest digest `plugin`'s tag points at now (what [`fetch`] would install).
+pub async fn resolve(plugin: &PluginRef) -> Result<String, OciError> {
+    let (_, digest) = client(plugin)
+        .pull_image_manifest(&plugin.reference, &auth())
+        .await
+        .map_err(|error| failure(plugin, error))?;
+    Ok(digest)
+}
+
 /// Fetches the artifact, checking every byte against the digests that name it: the manifest
 /// against a pinned digest, the blobs against the manifest. Sizes are bounded before reading.
 pub async fn fetch(plugin: &PluginRef) -> Result<Artifact, OciError> {
