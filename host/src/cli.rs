@@ -86,13 +86,7 @@ async fn run(args: Args) -> Result<(), String> {
         }
         _ => {}
     }
-    let mut writable: Vec<Named> = args
-        .filesystem_roots()
-        .iter()
-        .map(|root| Named::new("the --workspace", root))
-        .collect();
-    writable.push(Named::new("the temp dir", std::env::temp_dir()));
-    let (pipeline, tool_folders) = build_pipeline(&args, writable).await?;
+    let (pipeline, tool_folders) = build_pipeline(&args, stdio_writable(&args)).await?;
     let pipeline = Arc::new(pipeline);
     let tool_folders = Arc::new(tokio::sync::Mutex::new(tool_folders));
     let watching = Args::enabled(args.watch) && args.command.is_none();
@@ -151,6 +145,18 @@ async fn run(args: Args) -> Result<(), String> {
     Ok(())
 }
 
+/// The folders a stdio server lets plugins and its client write to (its `--workspace` roots
+/// and the temp dir), which no code folder may overlap; `plugin test` checks the same.
+pub(crate) fn stdio_writable(args: &Args) -> Vec<Named> {
+    let mut writable: Vec<Named> = args
+        .filesystem_roots()
+        .iter()
+        .map(|root| Named::new("the --workspace", root))
+        .collect();
+    writable.push(Named::temp_dir());
+    writable
+}
+
 /// `tenant hash-token`: the token on stdin, its hash on stdout.
 fn hash_token() -> Result<(), String> {
     use std::io::Read;
@@ -180,7 +186,7 @@ async fn serve_http(args: &Args) -> Result<(), String> {
     // Tools are loaded once here; `--watch` reloading serves stdio only. The tenants' sandbox
     // roots are checked against the code folders with the rest of the file, by the same
     // checks at start and at every reload.
-    let writable = vec![Named::new("the temp dir", std::env::temp_dir())];
+    let writable = vec![Named::temp_dir()];
     let (pipeline, _tool_folders) = build_pipeline(args, writable).await?;
     let pipeline = Arc::new(pipeline);
     let checks = tenants::checks::TenantChecks::new(
@@ -415,12 +421,15 @@ fn sandbox(args: &Args) -> Result<Sandbox, String> {
 }
 
 fn cache_dir(args: &Args) -> PathBuf {
-    args.cache_dir.clone().unwrap_or_else(|| {
-        dirs::cache_dir()
-            .unwrap_or_else(std::env::temp_dir)
-            .join("devtools-mcp")
-            .join("compiled")
-    })
+    args.cache_dir.clone().unwrap_or_else(default_cache_dir)
+}
+
+/// The compiled-code cache without `--cacheDir`: the user's cache folder.
+pub(crate) fn default_cache_dir() -> PathBuf {
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("devtools-mcp")
+        .join("compiled")
 }
 
 async fn shutdown_signal() {

@@ -1,5 +1,5 @@
 //! Plugins through a real OCI registry (Debian's `docker-registry`, distribution/distribution,
-//! on loopback): `plugin publish`, `plugin install`, the lock file's pinned reinstall, and
+//! on loopback): `plugin publish`, `plugin install`, the lock file's pins (and `--update`), and
 //! what must be refused before anything is written: a tampered blob, a signature by a key the
 //! policy does not trust, an unsigned artifact, a registry that is down.
 
@@ -132,12 +132,14 @@ async fn plugins_publish_install_pin_and_refuse_tampering_untrusted_keys_and_a_d
         &trusted_key,
     ]);
     assert!(ok, "{text}");
-    let digest = text
-        .split("(sha256:")
-        .nth(1)
-        .and_then(|rest| rest.split(')').next())
-        .map(|hex| format!("sha256:{hex}"))
-        .unwrap_or_else(|| panic!("publish prints the digest: {text}"));
+    let published_digest = |text: &str| {
+        text.split("(sha256:")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .map(|hex| format!("sha256:{hex}"))
+            .unwrap_or_else(|| panic!("publish prints the digest: {text}"))
+    };
+    let digest = published_digest(&text);
     let (ok, text) = install(Some(&tagged), &plugins_arg, &[]);
     assert!(ok, "{text}");
     assert!(
@@ -174,6 +176,9 @@ async fn plugins_publish_install_pin_and_refuse_tampering_untrusted_keys_and_a_d
     // The tag moves to other bytes: --locked (and a bare `install`) puts back the pinned ones.
     let (ok, text) = devtools_mcp(&["plugin", "publish", &noop, &tagged, "--key", &trusted_key]);
     assert!(ok, "{text}");
+    let moved_digest = published_digest(&text);
+    assert_ne!(moved_digest, digest);
+    let noop_bytes = std::fs::read(&noop).expect("read");
     std::fs::remove_file(&installed).expect("remove");
     let (ok, text) = install(None, &plugins_arg, &[]);
     assert!(ok, "{text}");
@@ -191,6 +196,43 @@ async fn plugins_publish_install_pin_and_refuse_tampering_untrusted_keys_and_a_d
         std::fs::read_to_string(dir.join("policy.lock")).expect("lock"),
         lock,
         "a pinned reinstall leaves the lock as it was"
+    );
+    // As cargo's lock: a plain install of the tag installs what the lock pins, and says the
+    // tag moved and how to follow it.
+    let (ok, text) = install(Some(&tagged), &plugins_arg, &[]);
+    assert!(ok, "{text}");
+    assert_eq!(std::fs::read(&installed).expect("pinned"), crashing_bytes);
+    assert!(
+        text.contains(&format!(
+            "Note: the tag {tagged} now points at {moved_digest}; installed {digest}"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("`devtools-mcp plugin install {tagged} --update`")),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("policy.lock")).expect("lock"),
+        lock,
+        "installing the pinned digest leaves the lock as it was"
+    );
+    // --update follows the tag, and says what changed.
+    let (ok, text) = install(Some(&tagged), &plugins_arg, &["--update"]);
+    assert!(ok, "{text}");
+    assert_eq!(std::fs::read(&installed).expect("updated"), noop_bytes);
+    assert!(
+        text.contains(&format!(
+            "Updated crashing_tool.wasm: {tagged}: {digest} -> {moved_digest} (component sha256 {} -> {})",
+            sha256_hex(&crashing_bytes),
+            sha256_hex(&noop_bytes)
+        )),
+        "{text}"
+    );
+    let updated_lock = std::fs::read_to_string(dir.join("policy.lock")).expect("lock");
+    assert!(
+        updated_lock.contains(&format!("digest = \"{moved_digest}\"")),
+        "{updated_lock}"
     );
 
     // Signed by a key the policy does not trust, or not signed: refused, nothing written.
@@ -271,10 +313,7 @@ async fn plugins_publish_install_pin_and_refuse_tampering_untrusted_keys_and_a_d
         )),
         "{text}"
     );
-    assert_eq!(
-        std::fs::read(&installed).expect("still there"),
-        crashing_bytes
-    );
+    assert_eq!(std::fs::read(&installed).expect("still there"), noop_bytes);
 
     // Bad references say how to write one.
     let (ok, text) = install(Some("ghcr.io/acme/x:1"), &plugins_arg, &[]);

@@ -16,7 +16,7 @@ pub use oci::manifest::{PluginManifest, read as read_oci_manifest};
 
 use crate::config::commands::PluginCommand;
 use crate::policy::signature;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Runs one plugin subcommand; the error is the whole message for the user. Nothing here
 /// writes compiled code anywhere (`check` compiles in memory).
@@ -28,31 +28,28 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
             lang,
             sdk_path,
             sdk_version,
+            force,
         } => {
             let sdk = match (sdk_path, sdk_version) {
                 (Some(path), _) => scaffold::Sdk::Path(path),
                 (None, Some(version)) => scaffold::Sdk::Version(version),
                 (None, None) => scaffold::Sdk::Vendored,
             };
-            let created = scaffold::create(name, dir, *lang, sdk)?;
+            let created = scaffold::create(name, dir, *lang, sdk, *force)?;
             println!("Created {}.", created.display());
-            println!(
-                "Next: `devtools-mcp plugin build {}`, then start the server with --plugin-dir {}.",
-                created.display(),
-                created.join("dist").display()
-            );
+            println!("{}", scaffold::next_steps(&created));
             Ok(())
         }
-        PluginCommand::Build { dir, out } => {
+        PluginCommand::Build { dir, out, strict } => {
             let component = build::build(dir, out.as_deref())?;
             println!("Built {}.", component.display());
-            check::print(&component, None, "{}").await
+            check::print_after_build(&component, *strict).await
         }
         PluginCommand::Check {
             file,
             policy,
             flags,
-        } => check::print(file, policy.as_deref(), flags).await,
+        } => check::print(&component_of(file)?, policy.as_deref(), flags).await,
         PluginCommand::Keygen { key_file } => keygen(key_file),
         PluginCommand::Test {
             plugin,
@@ -62,10 +59,7 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
             policy,
             headful,
         } => {
-            let component = match plugin.is_dir() {
-                true => build::build(plugin, None)?,
-                false => plugin.clone(),
-            };
+            let component = component_of(plugin)?;
             let opened = match (page, url) {
                 (Some(page), _) => test::Opened::File(page.clone()),
                 (None, Some(url)) => test::Opened::Url(url.clone()),
@@ -89,6 +83,7 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
             policy,
             lock,
             locked,
+            update,
             allow_untrusted,
         } => {
             install::install(install::Install {
@@ -96,11 +91,21 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
                 plugin_dir,
                 policy: policy.as_deref(),
                 lock: lock.as_deref(),
-                locked: *locked || reference.is_none(),
+                locked: *locked,
+                update: *update,
                 allow_untrusted: *allow_untrusted,
             })
             .await
         }
+    }
+}
+
+/// The component a command acts on: the file given, or for a tool's folder (made by `plugin
+/// new`), the component built from it now.
+fn component_of(path: &Path) -> Result<PathBuf, String> {
+    match path.is_dir() {
+        true => build::build(path, None),
+        false => Ok(path.to_path_buf()),
     }
 }
 

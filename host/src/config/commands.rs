@@ -58,6 +58,10 @@ pub enum PluginCommand {
         /// SDK this server carries beside the crate.
         #[arg(long)]
         sdk_version: Option<String>,
+        /// Create the tool even when its name is a built-in tool's (it then loads only where
+        /// that built-in does not, e.g. with --builtinPlugins pointing at a folder without it).
+        #[arg(long)]
+        force: bool,
     },
     /// Build a tool crate for wasm32-unknown-unknown and turn it into a component.
     Build {
@@ -67,11 +71,15 @@ pub enum PluginCommand {
         /// Where to write `<name>.wasm` (default: the crate folder).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Fail (exit 1) when the default policy would refuse the component or a capability
+        /// its code uses; without it they are warnings.
+        #[arg(long)]
+        strict: bool,
     },
     /// Print a component's definition, imports and needed capabilities, and whether the
     /// policy grants them.
     Check {
-        /// The component (.wasm).
+        /// The component (.wasm), or a tool's folder made by `plugin new` (built first).
         file: PathBuf,
         /// The policy to check against (default: the built-in default for --plugin-dir).
         #[arg(long)]
@@ -120,10 +128,14 @@ pub enum PluginCommand {
         /// `plugins.lock` in the plugin folder).
         #[arg(long)]
         lock: Option<PathBuf>,
-        /// Install the digest the lock file pins for the reference, not what its tag points at
-        /// now (implied without a reference).
-        #[arg(long)]
+        /// Refuse a reference the lock file does not pin yet (what the lock pins is always
+        /// installed, unless --update).
+        #[arg(long, conflicts_with = "update")]
         locked: bool,
+        /// Follow the tag: install what it points at now, even when the lock file pins another
+        /// digest, and record the new digest (without a reference: every plugin of the lock).
+        #[arg(long)]
+        update: bool,
         /// Install an unsigned artifact, or one signed by a key the policy does not trust
         /// (never when the policy requires signatures).
         #[arg(long)]

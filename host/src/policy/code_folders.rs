@@ -19,7 +19,15 @@ pub struct Named {
     pub path: PathBuf,
 }
 
+/// How start-up names the temp dir among the writable folders.
+pub const TEMP_DIR: &str = "the temp dir";
+
 impl Named {
+    /// The process's temp dir (`TMPDIR`), where plugins write temporary files.
+    pub fn temp_dir() -> Named {
+        Named::new(TEMP_DIR, std::env::temp_dir())
+    }
+
     pub fn new(what: impl Into<String>, path: impl Into<PathBuf>) -> Named {
         Named {
             what: what.into(),
@@ -43,6 +51,41 @@ pub struct Placement {
 }
 
 impl Placement {
+    /// Refuses overlapping code and writable folders; on success the code folders are
+    /// protected in the file sandbox for the life of the process.
+    pub fn check(&self) -> Result<(), String> {
+        for writable in &self.writable {
+            crate::sandbox::register_writable(&writable.path);
+        }
+        if let Some(refusal) = self.refusal() {
+            return Err(refusal);
+        }
+        for code_dir in self.code_folders() {
+            crate::sandbox::protect(&code_dir.path);
+        }
+        Ok(())
+    }
+
+    /// Why [`Placement::check`] would refuse, changing nothing: what `plugin new` asks before
+    /// it suggests a plugin folder.
+    pub fn refusal(&self) -> Option<String> {
+        let code = self.code_folders();
+        for writable in &self.writable {
+            if let Err(reason) = check_writable(&code, writable) {
+                return Some(format!("Refusing to start: {reason}"));
+            }
+        }
+        let cache = self.cache.as_ref()?;
+        self.plugin_dirs.iter().find(|plugins| overlaps(cache, &plugins.path)).map(|plugins| {
+            format!(
+                "The compiled-code cache {} overlaps {} {}: the cache must be a private folder of its own. Choose another folder with --cacheDir.",
+                cache.display(),
+                plugins.what,
+                plugins.path.display()
+            )
+        })
+    }
+
     /// Every code folder: the cache and its key folder, the plugin folders, the helpers.
     pub fn code_folders(&self) -> Vec<Named> {
         let mut code: Vec<Named> = Vec::new();
@@ -57,52 +100,20 @@ impl Placement {
         code.extend(self.helpers.iter().cloned());
         code
     }
-
-    /// Refuses overlapping code and writable folders; on success the code folders are
-    /// protected in the file sandbox for the life of the process.
-    pub fn check(&self) -> Result<(), String> {
-        let code = self.code_folders();
-        for writable in &self.writable {
-            crate::sandbox::register_writable(&writable.path);
-        }
-        for writable in &self.writable {
-            check_writable(&code, writable)
-                .map_err(|reason| format!("Refusing to start: {reason}"))?;
-        }
-        if let Some(cache) = &self.cache {
-            for plugins in &self.plugin_dirs {
-                if overlaps(cache, &plugins.path) {
-                    return Err(format!(
-                        "The compiled-code cache {} overlaps {} {}: the cache must be a private folder of its own. Choose another folder with --cacheDir.",
-                        cache.display(),
-                        plugins.what,
-                        plugins.path.display()
-                    ));
-                }
-            }
-        }
-        for code_dir in code {
-            crate::sandbox::protect(&code_dir.path);
-        }
-        Ok(())
-    }
 }
 
-/// Refuses a folder plugins or tenants may write to that overlaps one of the `code` folders
-/// (the reason names both and the fix). A root that arrives after start (a tenant's
-/// `sandbox_root` on reload) goes through this same check.
-pub fn check_writable(code: &[Named], writable: &Named) -> Result<(), String> {
-    // Code folders are excluded from the unrestricted root (`sandbox::protect`).
-    if crate::sandbox::is_unrestricted_root(&writable.path) {
-        return Ok(());
-    }
-    match code
-        .iter()
-        .find(|code_dir| overlaps(&code_dir.path, &writable.path))
-    {
-        Some(code_dir) => Err(overlap_reason(code_dir, writable)),
-        None => Ok(()),
-    }
+/// A temp dir to suggest (`TMPDIR`) when the current one holds code: the user's cache folder
+/// (`~/.cache/devtools-mcp/tmp`), or failing that a folder in their home, when it overlaps
+/// none of `code`.
+pub fn private_temp_dir(code: &[&Path]) -> Option<PathBuf> {
+    let candidates = [
+        dirs::cache_dir().map(|cache| cache.join("devtools-mcp").join("tmp")),
+        dirs::home_dir().map(|home| home.join(".devtools-mcp-tmp")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|candidate| !code.iter().any(|code| overlaps(candidate, code)))
 }
 
 /// Vets a code folder found after start-up (a helper installed meanwhile) before the server
@@ -150,13 +161,48 @@ pub fn node_package(what: &str, package: &Path) -> Named {
     }
 }
 
-fn overlap_reason(code: &Named, writable: &Named) -> String {
+/// Refuses a folder plugins or tenants may write to that overlaps one of the `code` folders
+/// (the reason names both and the way out). A root that arrives after start (a tenant's
+/// `sandbox_root` on reload) goes through this same check.
+pub fn check_writable(code: &[Named], writable: &Named) -> Result<(), String> {
+    // Code folders are excluded from the unrestricted root (`sandbox::protect`).
+    if crate::sandbox::is_unrestricted_root(&writable.path) {
+        return Ok(());
+    }
+    match code
+        .iter()
+        .find(|code_dir| overlaps(&code_dir.path, &writable.path))
+    {
+        Some(code_dir) => Err(overlap_reason(code_dir, writable, code)),
+        None => Ok(()),
+    }
+}
+
+fn overlap_reason(code: &Named, writable: &Named, all_code: &[Named]) -> String {
     let fix = if code.what.contains("cache") {
-        "Choose a private cache folder outside it with --cacheDir"
+        "Choose a private cache folder outside it with --cacheDir".to_string()
+    } else if writable.what == TEMP_DIR {
+        // The temp dir is every process's: the way out is a temp dir of the server's own.
+        let paths: Vec<&Path> = all_code.iter().map(|code| code.path.as_path()).collect();
+        let give = match private_temp_dir(&paths) {
+            Some(private) => format!(
+                "Give the server a temp dir of its own: `mkdir -p -m 700 {0}` and start it with TMPDIR={0} in its environment (`TMPDIR={0} devtools-mcp ...`; in an MCP client's entry for the server, \"env\": {{\"TMPDIR\": \"{0}\"}})",
+                private.display()
+            ),
+            None => format!(
+                "Set TMPDIR to a private folder outside {} in the server's environment",
+                code.path.display()
+            ),
+        };
+        format!(
+            "{give}, or move {} out of {}",
+            code.what,
+            writable.path.display()
+        )
     } else if code.what.contains("plugin") || code.what.contains("built-in tools") {
-        "Move the plugin folder out of it, or narrow the writable folder"
+        "Move the plugin folder out of it, or narrow the writable folder".to_string()
     } else {
-        "Install the helper outside it (or point the server at another copy), or narrow the writable folder"
+        "Install the helper outside it (or point the server at another copy), or narrow the writable folder".to_string()
     };
     format!(
         "{} {} overlaps {} {}, which plugins or tenants may write to; anything that can write there could replace code the server runs. {fix}.",
@@ -294,6 +340,37 @@ mod tests {
         assert!(error.contains("ffmpeg"), "{error}");
         let elsewhere = root.path().join("tools/ffmpeg");
         vet("ffmpeg", &elsewhere).unwrap();
+    }
+
+    /// Finding: a plugin folder in /tmp was refused with "narrow the writable folder", which
+    /// the temp dir cannot be; the message gives a temp dir the same rule accepts.
+    #[test]
+    fn a_plugin_folder_in_the_temp_dir_is_refused_with_a_temp_dir_that_works() {
+        let root = tempfile::tempdir().unwrap();
+        let temp = root.path().join("tmp");
+        let plugins = temp.join("page_title/dist");
+        std::fs::create_dir_all(&plugins).unwrap();
+        let placement = Placement {
+            cache: None,
+            plugin_dirs: vec![Named::new("the --pluginDir", &plugins)],
+            helpers: vec![],
+            writable: vec![Named::new(TEMP_DIR, &temp)],
+        };
+        let error = placement.refusal().unwrap();
+        let private = private_temp_dir(&[&plugins]).unwrap();
+        assert!(
+            error.contains(&format!("TMPDIR={} devtools-mcp", private.display())),
+            "{error}"
+        );
+        assert!(error.contains("or move the --pluginDir out of"), "{error}");
+        // Following the advice satisfies the same rule.
+        let placement = Placement {
+            writable: vec![Named::new(TEMP_DIR, &private)],
+            ..placement
+        };
+        assert_eq!(placement.refusal(), None);
+        // A suggestion never overlaps the code it is for.
+        assert!(private_temp_dir(&[&private.join("plugins")]) != Some(private));
     }
 
     #[test]

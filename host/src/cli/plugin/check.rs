@@ -25,6 +25,28 @@ pub async fn print(
         .map_err(|_| "the check found problems (see above)".to_string())
 }
 
+/// `plugin build`'s report on what it built, under the default policy. A good build succeeds:
+/// what that policy would refuse is a warning (an operator's policy may grant it), unless
+/// `strict` makes it the command's failure.
+pub async fn print_after_build(file: &Path, strict: bool) -> Result<(), String> {
+    let report = report(file, None, "{}").await?;
+    print!("{}", report.text);
+    match (report.verdict, strict) {
+        (Ok(()), _) => Ok(()),
+        (Err(refusal), true) => Err(format!(
+            "--strict: the default policy would not run {} as it is: {refusal}",
+            file.display()
+        )),
+        (Err(_), false) => {
+            eprintln!(
+                "Warning: {} is built, but the default policy would not run it as it is (see above); an operator's policy can grant what it needs. `plugin build --strict` makes this an error.",
+                file.display()
+            );
+            Ok(())
+        }
+    }
+}
+
 /// The report's text, and whether the server would load the component under this policy.
 /// Everything the plugin defines is escaped ([`escape`]): a definition cannot move the
 /// terminal's cursor, change colours or reorder text with bidi controls.

@@ -1,6 +1,6 @@
 //! `plugin publish` and `plugin install`: plugins through an OCI registry. Installing checks
 //! everything in memory before a byte reaches the plugin folder: the artifact's digests (the
-//! lock's, when pinned), the signature against the policy's trusted keys, and that the
+//! lock's, unless `--update` follows the tag), the signature against the policy's trusted keys, and that the
 //! component loads as a tool. Grants still come from the policy alone: the artifact cannot ask.
 
 use super::atomic::write_atomically;
@@ -19,8 +19,10 @@ pub struct Install<'a> {
     pub plugin_dir: &'a Path,
     pub policy: Option<&'a Path>,
     pub lock: Option<&'a Path>,
-    /// Install what the lock file pins, not what the tag points at now.
+    /// Refuse a reference the lock file does not pin.
     pub locked: bool,
+    /// Follow the tag instead of installing what the lock file pins.
+    pub update: bool,
     /// Accept an unsigned artifact, or one signed by a key the policy does not list.
     pub allow_untrusted: bool,
 }
@@ -90,20 +92,17 @@ pub async fn install(request: Install<'_>) -> Result<(), String> {
         .map(Path::to_path_buf)
         .unwrap_or_else(|| lock::default_path(request.policy, request.plugin_dir));
     let mut lock = LockFile::read(&lock_path)?;
-    let wanted: Vec<(PluginRef, Option<Locked>)> = match request.reference {
+    let wanted: Vec<PluginRef> = match request.reference {
         Some(reference) => {
             let plugin = PluginRef::parse(reference).map_err(|error| error.to_string())?;
-            let pin = match request.locked {
-                true => Some(lock.find(&plugin.display()).cloned().ok_or_else(|| {
-                    format!(
-                        "{} is not in the lock file {}: install it once without --locked.",
-                        plugin.display(),
-                        lock_path.display()
-                    )
-                })?),
-                false => None,
-            };
-            vec![(plugin, pin)]
+            if request.locked && lock.find(&plugin.display()).is_none() {
+                return Err(format!(
+                    "{} is not in the lock file {}: install it once without --locked.",
+                    plugin.display(),
+                    lock_path.display()
+                ));
+            }
+            vec![plugin]
         }
         None if lock.plugins.is_empty() => {
             return Err(format!(
@@ -116,20 +115,84 @@ pub async fn install(request: Install<'_>) -> Result<(), String> {
             .iter()
             .map(|locked| {
                 PluginRef::parse(&locked.source)
-                    .map(|plugin| (plugin, Some(locked.clone())))
                     .map_err(|error| format!("{}: {error}", lock_path.display()))
             })
             .collect::<Result<_, _>>()?,
     };
     std::fs::create_dir_all(request.plugin_dir)
         .map_err(|error| format!("Cannot create {}: {error}", request.plugin_dir.display()))?;
-    for (plugin, pin) in wanted {
+    for plugin in wanted {
+        // As cargo's lock: what the lock pins for this reference is installed, whatever the
+        // tag points at now, until --update says to follow the tag.
+        let pin = match request.update {
+            true => None,
+            false => lock.find(&plugin.display()).cloned(),
+        };
+        let previous = lock.file(&format!("{}.wasm", plugin.name())).cloned();
         let installed = install_one(&plugin, pin.as_ref(), &policy, &request).await?;
+        match &pin {
+            Some(locked) => note_moved_tag(&plugin, locked, &lock_path).await,
+            None => {
+                if let Some(old) = previous {
+                    println!("{}", changed(&old, &installed));
+                }
+            }
+        }
         lock.record(installed);
         lock.write(&lock_path)?;
     }
     println!("Recorded in {}.", lock_path.display());
     Ok(())
+}
+
+/// After installing what the lock pins: whether the tag now points elsewhere, and how to
+/// follow it. Only a note: the pinned install already succeeded.
+async fn note_moved_tag(plugin: &PluginRef, locked: &Locked, lock_path: &Path) {
+    if plugin.reference.digest().is_some() {
+        return;
+    }
+    match oci::resolve(plugin).await {
+        Ok(digest) if digest != locked.digest => println!(
+            "Note: the tag {} now points at {digest}; installed {}, the digest {} pins. To install the new one and record it: `devtools-mcp plugin install {} --update`.",
+            plugin.display(),
+            locked.digest,
+            lock_path.display(),
+            plugin.display()
+        ),
+        Ok(_) => {}
+        Err(error) => println!(
+            "Note: installed {}, the digest {} pins; where the tag points now is unknown: {error}.",
+            locked.digest,
+            lock_path.display()
+        ),
+    }
+}
+
+/// What an install changed in the lock for one plugin file, said for the operator.
+fn changed(old: &Locked, new: &Locked) -> String {
+    if old == new {
+        return format!("{} is unchanged ({}).", new.source, new.digest);
+    }
+    let source = match old.source == new.source {
+        true => new.source.clone(),
+        false => format!("{} (was {})", new.source, old.source),
+    };
+    let signer = |signed_by: &Option<String>| match signed_by {
+        Some(key) => format!("signed by {key}"),
+        None => "unsigned".to_string(),
+    };
+    let signed = match old.signed_by == new.signed_by {
+        true => String::new(),
+        false => format!(
+            "; now {} (was {})",
+            signer(&new.signed_by),
+            signer(&old.signed_by)
+        ),
+    };
+    format!(
+        "Updated {}: {source}: {} -> {} (component sha256 {} -> {}){signed}.",
+        new.file, old.digest, new.digest, old.sha256, new.sha256
+    )
 }
 
 async fn install_one(
@@ -240,4 +303,41 @@ async fn install_one(
         sha256,
         signed_by,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(digest: &str, sha256: &str, signed_by: Option<&str>) -> Locked {
+        Locked {
+            file: "page_title.wasm".into(),
+            source: "oci://127.0.0.1:5000/tools/page_title:1".into(),
+            digest: digest.into(),
+            sha256: sha256.into(),
+            signed_by: signed_by.map(String::from),
+        }
+    }
+
+    #[test]
+    fn an_update_says_what_changed() {
+        let old = entry("sha256:1", "aa", Some("KEY"));
+        let same = changed(&old, &old);
+        assert_eq!(
+            same,
+            "oci://127.0.0.1:5000/tools/page_title:1 is unchanged (sha256:1)."
+        );
+        let moved = changed(&old, &entry("sha256:2", "bb", None));
+        assert_eq!(
+            moved,
+            "Updated page_title.wasm: oci://127.0.0.1:5000/tools/page_title:1: sha256:1 -> sha256:2 (component sha256 aa -> bb); now unsigned (was signed by KEY)."
+        );
+        let mut retagged = entry("sha256:2", "bb", Some("KEY"));
+        retagged.source = "oci://127.0.0.1:5000/tools/page_title:2".into();
+        let text = changed(&old, &retagged);
+        assert!(
+            text.contains("page_title:2 (was oci://127.0.0.1:5000/tools/page_title:1)"),
+            "{text}"
+        );
+    }
 }

@@ -1,6 +1,6 @@
 //! The lock file `plugin install` keeps next to the policy: which artifact (manifest digest)
-//! and which bytes (component sha256) each installed plugin is, so `plugin install --locked`
-//! puts back exactly what was reviewed, whatever the tag points at today.
+//! and which bytes (component sha256) each installed plugin is, so `plugin install` puts back
+//! exactly what was reviewed, whatever the tag points at today (`--update` follows the tag).
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ pub struct Locked {
     pub signed_by: Option<String>,
 }
 
-const HEADER: &str = "# Written by `devtools-mcp plugin install`: the artifacts installed, by digest.\n# `devtools-mcp plugin install --locked` installs exactly these again.\n\n";
+const HEADER: &str = "# Written by `devtools-mcp plugin install`: the artifacts installed, by digest.\n# `devtools-mcp plugin install` installs exactly these again; `--update` follows the tags.\n\n";
 
 /// Where the lock file goes: next to the policy when there is one, else in the plugin folder.
 pub fn default_path(policy: Option<&Path>, plugin_dir: &Path) -> PathBuf {
@@ -55,6 +55,11 @@ impl LockFile {
 
     pub fn find(&self, source: &str) -> Option<&Locked> {
         self.plugins.iter().find(|locked| locked.source == source)
+    }
+
+    /// The entry of the plugin installed as `file`.
+    pub fn file(&self, file: &str) -> Option<&Locked> {
+        self.plugins.iter().find(|locked| locked.file == file)
     }
 
     /// Records `entry`, replacing the entry for the same file.

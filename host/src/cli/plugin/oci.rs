@@ -343,6 +343,19 @@ fn deadline(plugin: &PluginRef, doing: &'static str, limit: Duration) -> OciErro
     }
 }
 
+/// The manifest digest `plugin`'s tag points at now (what [`fetch`] would install), read
+/// through the same bounded client as [`fetch`].
+pub async fn resolve(plugin: &PluginRef) -> Result<String, OciError> {
+    let unbounded = async {
+        let mut registry = Registry::new(plugin, credentials())?;
+        let (_, digest) = registry.manifest().await?;
+        Ok(digest)
+    };
+    tokio::time::timeout(FETCH_DEADLINE, unbounded)
+        .await
+        .unwrap_or_else(|_| Err(deadline(plugin, "resolving the tag", FETCH_DEADLINE)))
+}
+
 /// Fetches the artifact, checking every byte against the digests that name it: the manifest
 /// against a pinned digest, the blobs against the manifest. Sizes are bounded before reading.
 pub async fn fetch(plugin: &PluginRef) -> Result<Artifact, OciError> {

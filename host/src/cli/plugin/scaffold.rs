@@ -10,6 +10,9 @@ pub mod typescript;
 
 pub use rust::Sdk;
 
+use crate::policy::code_folders::{Named, Placement, private_temp_dir};
+use crate::runtime::definition::skeleton;
+use crate::runtime::embedded;
 use std::path::{Path, PathBuf};
 
 /// The SDK version this binary speaks: the SDK and the server share the workspace version
@@ -23,14 +26,25 @@ include!(concat!(env!("OUT_DIR"), "/sdk_files.rs"));
 
 pub use crate::config::commands::Language;
 
-/// A tool named `name` in a new folder of `parent`.
+/// A tool named `name` in a new folder of `parent`. A name a built-in tool has (or looks
+/// like) is refused unless `force`: the server refuses to start with both.
 pub fn create(
     name: &str,
     parent: &Path,
     language: Language,
     sdk: Sdk<'_>,
+    force: bool,
 ) -> Result<PathBuf, String> {
     check_name(name)?;
+    let builtins = embedded::tools()
+        .iter()
+        .filter_map(|tool| tool.file_name().strip_suffix(".wasm"));
+    if let Some(clash) = builtin_clash(name, builtins) {
+        match force {
+            true => eprintln!("Warning: {clash}"),
+            false => return Err(format!("{clash} Or pass --force to create it anyway.")),
+        }
+    }
     let root = parent.join(name);
     if root.exists() {
         return Err(format!(
@@ -50,6 +64,57 @@ pub fn create(
         }
     }
     Ok(root)
+}
+
+/// Why a tool named `name` could not load beside the built-in tools `builtins`, judged as the
+/// server does (the same name, or one that reads alike: [`skeleton`]).
+fn builtin_clash<'a>(name: &str, builtins: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let looks = skeleton(name);
+    let builtin = builtins
+        .into_iter()
+        .find(|builtin| skeleton(builtin) == looks)?;
+    let alike = match builtin == name {
+        true => "is the name of".to_string(),
+        false => format!("reads like `{builtin}`,"),
+    };
+    Some(format!(
+        "`{name}` {alike} a built-in tool: the server refuses to start with two tools named alike, so this tool could not load beside it. Choose another name, e.g. `my_{name}` or `{name}_checked`."
+    ))
+}
+
+/// What to run after `plugin new`. When the tool's folder lies in the temp dir, the server
+/// (and `plugin test`) would refuse its `dist/` ([`Placement`], the rule they apply), so the
+/// commands come with a private temp dir that the same rule accepts.
+pub fn next_steps(created: &Path) -> String {
+    let dist = created.join("dist");
+    let build = format!("`devtools-mcp plugin build {}`", created.display());
+    let placement = Placement {
+        cache: None,
+        plugin_dirs: vec![Named::new("the --pluginDir", &dist)],
+        helpers: Vec::new(),
+        writable: vec![Named::temp_dir()],
+    };
+    if placement.refusal().is_none() {
+        return format!(
+            "Next: {build}, then start the server with --plugin-dir {}.",
+            dist.display()
+        );
+    }
+    let temp = std::env::temp_dir();
+    let private = private_temp_dir(&[&dist]);
+    let set_temp = match &private {
+        Some(private) => format!(
+            "`mkdir -p -m 700 {0} && export TMPDIR={0}`",
+            private.display()
+        ),
+        None => format!("set TMPDIR to a private folder outside {}", temp.display()),
+    };
+    format!(
+        "Next: {build}. The tool is in the temp dir {}, and the server and `plugin test` refuse a plugin folder there (plugins may write to the temp dir): first {set_temp} (in an MCP client's entry for the server: \"env\": {{\"TMPDIR\": ...}}), then start the server with --plugin-dir {}. Or create the tool outside {}.",
+        temp.display(),
+        dist.display(),
+        temp.display()
+    )
 }
 
 /// The world a tool of another language builds against, named after the tool (kebab-case).
@@ -120,6 +185,20 @@ fn check_name(name: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_built_in_name_or_one_that_reads_alike_is_refused_with_the_way_out() {
+        let builtins = ["click", "take_snapshot"];
+        let clash = builtin_clash("click", builtins).expect("the same name");
+        assert!(
+            clash.contains("`click` is the name of a built-in tool"),
+            "{clash}"
+        );
+        assert!(clash.contains("`my_click`"), "{clash}");
+        let alike = builtin_clash("c1ick", builtins).expect("reads alike");
+        assert!(alike.contains("reads like `click`"), "{alike}");
+        assert!(builtin_clash("page_title", builtins).is_none());
+    }
 
     #[test]
     fn names_must_be_snake_case() {

@@ -41,7 +41,9 @@ pub async fn run(
         .prefix("devtools-mcp-plugin-test-")
         .tempdir()
         .map_err(|error| format!("Cannot create a scratch folder: {error}"))?;
-    let cache = scratch.path().join("compiled");
+    // The server's own cache (out of the temp dir, where start-up refuses code): a plugin
+    // tested again is not compiled again.
+    let cache = crate::cli::default_cache_dir();
     let name = tool_name(component, &cache).await?;
     let policy_file = match policy {
         Some(file) => file.to_path_buf(),
@@ -63,8 +65,6 @@ pub async fn run(
         "--page-id-routing=false".to_string(),
         "--plugin-dir".to_string(),
         folder.display().to_string(),
-        "--cache-dir".to_string(),
-        cache.display().to_string(),
         "--policy".to_string(),
         policy_file.display().to_string(),
     ];
@@ -72,9 +72,11 @@ pub async fn run(
         argv.push("--headless".to_string());
     }
     let args = Args::try_parse_compatible(argv).map_err(|error| error.to_string())?;
-    let (pipeline, _folders) = crate::cli::build_pipeline(&args, Vec::new()).await?;
-    // The files the tool may write go to a scratch folder of their own (printed paths stay
-    // valid after the test; the folder is not the temp dir, which holds the compiled code).
+    // Where the code may be, checked as the server checks it (the same writable folders): a
+    // plugin that passes its test loads.
+    let writable = crate::cli::stdio_writable(&args);
+    let (pipeline, _folders) = crate::cli::build_pipeline(&args, writable).await?;
+    // The files the tool may write go to a scratch folder of their own.
     let files = scratch.path().join("files");
     std::fs::create_dir_all(&files)
         .map_err(|error| format!("Cannot create {}: {error}", files.display()))?;
@@ -110,8 +112,7 @@ pub async fn run(
     Ok(result.is_error != Some(true))
 }
 
-/// The tool's name, from its definition (loaded under the default policy, in a throwaway
-/// cache).
+/// The tool's name, from its definition (loaded under the default policy).
 async fn tool_name(component: &Path, cache: &Path) -> Result<String, String> {
     let runtime = Runtime::new().map_err(|error| format!("cannot start wasmtime: {error}"))?;
     let compiled =

@@ -161,11 +161,14 @@ fn source(name: &str) -> String {
 use devtools_tool::{{Category, Definition, Flags, Page, PageTool, Response}};
 use serde::Deserialize;
 
-/// The tool's parameters: field docs become the JSON Schema models read.
+// The parameters. Their doc comments (`///`) become the tool's JSON Schema, which is what
+// the model calling the tool reads: write them for that model (what each parameter does, its
+// default); notes for people go in plain `//` comments like this one.
+/// How to word the answer.
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct Params {{
-    /// Text to put before the URL.
+    /// Text to put before the page's URL in the answer (default: "The page is at").
     prefix: Option<String>,
 }}
 
@@ -202,6 +205,30 @@ mod tests {
     #[test]
     fn the_scaffold_names_the_type_after_the_tool() {
         assert!(source("page_title").contains("struct PageTitle;"));
+    }
+
+    /// Doc comments on the parameters are published to models as the tool's schema: they speak
+    /// to the model, and the note to the author is a plain comment.
+    #[test]
+    fn the_parameter_docs_are_written_for_the_model() {
+        let source = source("page_title");
+        let docs: Vec<&str> = source
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("///"))
+            .collect();
+        assert!(
+            docs.iter().any(|doc| doc.contains("before the page's URL")),
+            "{docs:?}"
+        );
+        for doc in &docs {
+            assert!(
+                !doc.contains("JSON Schema") && !doc.contains("doc comment"),
+                "{doc}"
+            );
+        }
+        assert!(source.contains(
+            "// The parameters. Their doc comments (`///`) become the tool's JSON Schema"
+        ));
     }
 
     #[test]
