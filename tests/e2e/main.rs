@@ -9,6 +9,7 @@ mod container;
 mod contract;
 mod debugging;
 mod deploy;
+mod dialects;
 mod differential;
 mod extensions;
 mod faults;
