@@ -2,6 +2,7 @@
 //! and `server/discover` (2026-07-28, no handshake, roots by input request). The same server
 //! answers both with the same capabilities, server info and instructions, and the client's
 //! roots open the sandbox in both, with no call waiting on the roots timeout.
+#![allow(deprecated)] // roots: deprecated by SEP-2577, still what clients send
 
 use crate::fixtures;
 use crate::support::{browser_args, kill_group, kill_tree, server_env, tokio_command};
@@ -22,7 +23,6 @@ struct RootsClient {
     protocol: ProtocolVersion,
 }
 
-#[allow(deprecated)] // roots: deprecated by SEP-2577, still what clients send
 impl ClientHandler for RootsClient {
     async fn list_roots(
         &self,

@@ -3,7 +3,7 @@
 //! mode (`initialize`, 2025-11-25), over stdio and over HTTP.
 
 use crate::fixtures;
-use crate::support::http::{HttpServer, TenantSpec};
+use crate::support::{HttpServer, TenantSpec};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
