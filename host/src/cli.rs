@@ -117,7 +117,7 @@ async fn run(args: Args) -> Result<(), String> {
         }
         _ => {}
     }
-    let server = stdio::McpServer::new(pipeline, session.clone(), watching || reloading);
+    let server = stdio::McpServer::new(pipeline, session.clone(), watching || reloading)?;
     let listed = server.listed();
     let service = server
         .serve(rmcp::transport::stdio())

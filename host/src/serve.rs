@@ -7,6 +7,10 @@ pub mod oneshot;
 pub mod stdio;
 pub mod tenants;
 
+/// What `initialize` and `server/discover` tell a model about using the server well. 1.11.0
+/// sends no instructions, so no 1.11.0 text changes (parity compares capabilities, not these).
+pub const INSTRUCTIONS: &str = include_str!("serve/instructions.md");
+
 /// What `initialize` declares, as 1.11.0 declares it whatever the flags: tools whose list may
 /// change (`notifications/tools/list_changed`) and logging (`logging/setLevel` is accepted).
 #[allow(deprecated)] // logging: see `set_level` in stdio.rs

@@ -10,6 +10,7 @@ mod container;
 mod contract;
 mod debugging;
 mod deploy;
+mod dialects;
 mod differential;
 mod extensions;
 mod fail_closed;

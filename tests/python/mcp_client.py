@@ -1,54 +1,79 @@
 #!/usr/bin/env python3
 """Drive the server with a client this project did not write: the official Python `mcp` SDK.
 
-Usage: mcp_client.py <server binary> <fixture url> [server args...]
+Usage: mcp_client.py <server binary | http://HOST:PORT/mcp> <fixture url> [server args...]
 
-Connects over stdio, lists the tools, calls `new_page` with the url, then `take_snapshot`,
-then `evaluate_script` reading `document.title`, and prints one JSON object to stdout:
+Connects over stdio (a binary, started with the server args) or streamable HTTP (a URL, with
+the bearer token in MCP_CLIENT_TOKEN), lists the tools, calls a tool that does not exist (timed:
+it must answer at once), then `new_page` with the url, `take_snapshot`, and `evaluate_script`
+reading `document.title` (on 2026-07-28 over stdio it first opens a `subscriptions/listen`
+for tool-list changes), and prints one JSON object to stdout:
 
-    {"tools": [names], "calls": {"new_page": {"text": ..., "isError": ...}, ...}}
+    {"mode": ..., "protocolVersion": ..., "instructions": ..., "tools": [names],
+     "listenHonored": ..., "probeSeconds": ..., "calls": {"new_page": {"text": ..., "isError": ..., "seconds": ...}, ...}}
 
-With MCP_CLIENT_ROOT=<dir> in the environment the client also offers that folder as its
-MCP root and asks `take_snapshot` to save into it (the call is reported as "save_snapshot").
+MCP_CLIENT_MODE picks how the SDK connects: `auto` (its default: probe `server/discover` and
+speak 2026-07-28, falling back to `initialize`), `legacy` (the `initialize` handshake) or a
+protocol version to adopt without a probe. With MCP_CLIENT_ROOT=<dir> the client also offers
+that folder as its MCP root and asks `take_snapshot` to save into it ("save_snapshot").
 
 A tool answering with `isError` is reported in that object, not treated as a failure: the
 caller asserts on it. Any protocol or transport failure, or taking longer than 60 s, exits
-non-zero with a message on stderr. The server's own stderr passes through to ours.
+non-zero with a message on stderr. The server's own stderr passes through to ours, and so do
+the SDK's warnings (e.g. a refused session termination).
 """
 
 import json
+import logging
 import os
 import sys
+import time
 
 import anyio
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.types import ListRootsResult, PaginatedRequestParams, Root
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import ListRootsResult, Root
 
 TIMEOUT_SECONDS = 60
 
 
-def summarize(result) -> dict:
-    """The text items joined with newlines, and the error flag, of a CallToolResult."""
+def summarize(result, seconds: float) -> dict:
+    """The text items joined with newlines, the error flag and the time of a CallToolResult."""
     texts = [item.text for item in result.content if getattr(item, "type", None) == "text"]
-    return {"text": "\n".join(texts), "isError": bool(result.is_error)}
+    return {"text": "\n".join(texts), "isError": bool(result.is_error), "seconds": seconds}
 
 
-async def list_tool_names(session: ClientSession) -> list[str]:
+async def list_tool_names(client: Client) -> list[str]:
     """All tool names, following pagination."""
-    names: list[str] = []
-    result = await session.list_tools()
-    names.extend(tool.name for tool in result.tools)
+    result = await client.list_tools()
+    names = [tool.name for tool in result.tools]
     while result.next_cursor is not None:
-        result = await session.list_tools(params=PaginatedRequestParams(cursor=result.next_cursor))
+        result = await client.list_tools(cursor=result.next_cursor)
         names.extend(tool.name for tool in result.tools)
     return names
 
 
-async def run(binary: str, url: str, server_args: list[str]) -> dict:
+def server_for(target: str, server_args: list[str]):
+    """A URL is served over streamable HTTP with MCP_CLIENT_TOKEN; anything else is a binary."""
+    if target.startswith("http://"):
+        token = os.environ.get("MCP_CLIENT_TOKEN", "")
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT_SECONDS)
+        return streamable_http_client(target, http_client=http)
     # Pass our whole environment (the SDK's default keeps only a few variables) so the
     # server sees the same CHROMIUM, RUST_LOG, HOME... as in the Rust tests.
-    params = StdioServerParameters(command=binary, args=server_args, env=dict(os.environ))
+    return StdioServerParameters(command=target, args=server_args, env=dict(os.environ))
+
+
+async def timed_call(client: Client, name: str, arguments: dict):
+    started = time.monotonic()
+    result = await client.call_tool(name, arguments)
+    return result, time.monotonic() - started
+
+
+async def run(target: str, url: str, server_args: list[str]) -> dict:
+    mode = os.environ.get("MCP_CLIENT_MODE", "auto")
     calls = [
         ("new_page", {"url": url}, "new_page"),
         ("take_snapshot", {}, "take_snapshot"),
@@ -63,14 +88,30 @@ async def run(binary: str, url: str, server_args: list[str]) -> dict:
             return ListRootsResult(roots=[Root(uri=f"file://{root}", name="test root")])
 
     with anyio.fail_after(TIMEOUT_SECONDS):
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write, list_roots_callback=list_roots) as session:
-                await session.initialize()
-                output = {"tools": await list_tool_names(session), "calls": {}}
-                for name, arguments, label in calls:
-                    result = await session.call_tool(name, arguments)
-                    output["calls"][label] = summarize(result)
-                return output
+        async with Client(server_for(target, server_args), mode=mode, list_roots_callback=list_roots) as client:
+            output = {
+                "mode": mode,
+                "protocolVersion": client.protocol_version,
+                "instructions": client.instructions,
+                "tools": await list_tool_names(client),
+                "calls": {},
+            }
+            if client.protocol_version >= "2026-07-28" and not target.startswith("http://"):
+                # This revision's way to hear of tool-list changes: a subscription.
+                async with client.listen(tools_list_changed=True) as subscription:
+                    output["listenHonored"] = bool(subscription.honored.tools_list_changed)
+            # The first call of the session: it must not wait on a handshake.
+            started = time.monotonic()
+            try:
+                await client.call_tool("no_such_tool", {})
+                output["probe"] = "answered"
+            except MCPError as error:
+                output["probe"] = str(error)
+            output["probeSeconds"] = time.monotonic() - started
+            for name, arguments, label in calls:
+                result, seconds = await timed_call(client, name, arguments)
+                output["calls"][label] = summarize(result, seconds)
+            return output
 
 
 def describe(error: BaseException) -> str:
@@ -86,9 +127,10 @@ def main() -> int:
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
-    binary, url, server_args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    target, url, server_args = sys.argv[1], sys.argv[2], sys.argv[3:]
     try:
-        output = anyio.run(run, binary, url, server_args)
+        output = anyio.run(run, target, url, server_args)
     except Exception as error:  # noqa: BLE001 - every failure must become a message and exit 1
         print(f"mcp_client.py: {describe(error)}", file=sys.stderr)
         return 1

@@ -431,7 +431,7 @@ impl App {
             .extensions_mut()
             .insert(AuthenticatedTenant(tenant.clone()));
         request.extensions_mut().insert(disconnected);
-        let response = self.mcp.handle(request).await;
+        let mut response = self.mcp.handle(request).await;
         match &session {
             None => {
                 if let Some(opened) = response
@@ -442,7 +442,12 @@ impl App {
                     self.sessions.bind(opened, &tenant.name);
                 }
             }
-            Some(id) if deleting && response.status().is_success() => self.sessions.forget(id),
+            Some(id) if deleting && response.status().is_success() => {
+                self.sessions.forget(id);
+                // rmcp answers 202, which clients read as "not done yet" (the Python SDK logs
+                // `Session termination failed: 202`); the session is closed: 204.
+                *response.status_mut() = StatusCode::NO_CONTENT;
+            }
             Some(_) => {}
         }
         response.map(|body| watch.wrap(body, activity))

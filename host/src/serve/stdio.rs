@@ -1,6 +1,8 @@
 //! The MCP face of the server, written by hand over rmcp: tools come from the loaded plugins,
 //! calls go through the pipeline, and the client's roots widen the file sandbox.
 
+mod roots;
+
 use crate::pipeline::{CallError, Pipeline};
 use crate::session::Session;
 use futures::FutureExt;
@@ -10,21 +12,17 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+pub use roots::TIMEOUT_ENV as ROOTS_TIMEOUT_ENV;
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::{broadcast, watch};
-
-/// How long the first call waits for the client's roots, as the reference does.
-const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
+use tokio::sync::broadcast;
 
 /// One MCP connection's view: the shared pipeline and the session it acts in.
 #[derive(Clone)]
 pub struct McpServer {
     pipeline: Arc<Pipeline>,
     session: Session,
-    /// Becomes true once the client's roots (if it offers any) are in the sandbox, so that the
-    /// first call's file parameters are checked against them.
-    roots_ready: Arc<watch::Sender<bool>>,
+    /// The client's roots, which widen the sandbox (see [`roots`] for each revision's way).
+    roots: Arc<roots::ClientRoots>,
     /// `--watch`: the tool list can change, and clients are told when it does.
     list_changes: bool,
     /// Told when a tool list has been answered (see [`McpServer::listed`]).
@@ -32,14 +30,19 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    pub fn new(pipeline: Arc<Pipeline>, session: Session, list_changes: bool) -> McpServer {
-        McpServer {
+    /// Fails only when the roots-timeout test hook ([`ROOTS_TIMEOUT_ENV`]) is malformed.
+    pub fn new(
+        pipeline: Arc<Pipeline>,
+        session: Session,
+        list_changes: bool,
+    ) -> Result<McpServer, String> {
+        Ok(McpServer {
             pipeline,
             session,
-            roots_ready: Arc::new(watch::channel(false).0),
+            roots: Arc::new(roots::ClientRoots::new(roots::timeout_from_env()?)),
             list_changes,
             listed: Arc::default(),
-        }
+        })
     }
 
     /// Notified once the client's tool list has been built: the browser's background launch
@@ -69,64 +72,6 @@ impl McpServer {
             }
         });
     }
-
-    async fn wait_for_roots(&self) {
-        let mut ready = self.roots_ready.subscribe();
-        let _waited = tokio::time::timeout(ROOTS_TIMEOUT, ready.wait_for(|ready| *ready)).await;
-    }
-
-    /// Adds the client's `file://` roots to the sandbox. Roots are deprecated by SEP-2577 but
-    /// are what today's clients send, and the reference honours them.
-    #[allow(deprecated)]
-    async fn refresh_roots(&self, peer: &rmcp::service::Peer<RoleServer>) {
-        let supports_roots = peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.roots.is_some());
-        if !supports_roots {
-            return;
-        }
-        let listed = tokio::time::timeout(ROOTS_TIMEOUT, peer.list_roots()).await;
-        let roots = match listed {
-            Ok(Ok(result)) => result.roots,
-            Ok(Err(error)) => {
-                tracing::warn!(%error, "the client did not list its roots");
-                return;
-            }
-            Err(_) => {
-                tracing::warn!("the client did not answer roots/list within 5 s");
-                return;
-            }
-        };
-        let mut state = self.session.lock().await;
-        for root in roots {
-            let Some(path) = root.uri.strip_prefix("file://") else {
-                continue;
-            };
-            let path = percent_decode(path);
-            if let Err(error) = state.sandbox.add_root(std::path::Path::new(&path)) {
-                tracing::warn!(root = %root.uri, %error, "ignoring a client root");
-            }
-        }
-    }
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        if bytes[index] == b'%'
-            && let Some(hex) = text.get(index + 1..index + 3)
-            && let Ok(byte) = u8::from_str_radix(hex, 16)
-        {
-            decoded.push(byte);
-            index += 3;
-            continue;
-        }
-        decoded.push(bytes[index]);
-        index += 1;
-    }
-    String::from_utf8_lossy(&decoded).into_owned()
 }
 
 impl ServerHandler for McpServer {
@@ -145,7 +90,9 @@ impl ServerHandler for McpServer {
         let mut implementation = Implementation::new("devtools_mcp", env!("CARGO_PKG_VERSION"));
         implementation.title =
             Some("devtools-mcp: Chrome DevTools tools as WebAssembly components".into());
-        ServerConfig::new(super::capabilities()).with_server_info(implementation)
+        ServerConfig::new(super::capabilities())
+            .with_server_info(implementation)
+            .with_instructions(super::INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -176,7 +123,17 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.wait_for_roots().await;
+        if roots::is_modern(&context) {
+            let ask = self
+                .roots
+                .before_modern_call(&self.session, &request, &context)
+                .await;
+            if let Some(ask) = ask {
+                return Ok(CallToolResponse::InputRequired(ask));
+            }
+        } else {
+            self.roots.wait_until_ready().await;
+        }
         // A bug in the host must cost one call, not the connection: a panic becomes an error.
         let call = std::panic::AssertUnwindSafe(self.pipeline.call(
             &self.session,
@@ -199,11 +156,13 @@ impl ServerHandler for McpServer {
     }
 
     /// Protocol 2026-07-28 clients hear about changes on a `subscriptions/listen` stream.
+    /// Accepted whatever the flags, as `listChanged` is declared whatever the flags: without
+    /// `--watch` or `--config` the list never changes and the stream stays quiet.
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        (self.list_changes && requested.tools_list_changed == Some(true))
+        (requested.tools_list_changed == Some(true))
             .then(|| SubscriptionFilter::builder().tools_list_changed().build())
     }
 
@@ -228,23 +187,13 @@ impl ServerHandler for McpServer {
         self.forward_list_changes(context.peer.clone());
         let server = self.clone();
         tokio::spawn(async move {
-            server.refresh_roots(&context.peer).await;
-            server.roots_ready.send_replace(true);
+            (server.roots)
+                .fetch_after_initialized(&server.session, &context.peer)
+                .await;
         });
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
-        self.refresh_roots(&context.peer).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::percent_decode;
-
-    #[test]
-    fn root_uris_are_percent_decoded() {
-        assert_eq!(percent_decode("/tmp/my%20dir"), "/tmp/my dir");
-        assert_eq!(percent_decode("/tmp/100%"), "/tmp/100%");
+        self.roots.changed(&self.session, &context.peer).await;
     }
 }

@@ -166,7 +166,9 @@ impl ServerHandler for TenantServer {
         let mut implementation = Implementation::new("devtools_mcp", env!("CARGO_PKG_VERSION"));
         implementation.title =
             Some("devtools-mcp: Chrome DevTools tools as WebAssembly components".into());
-        ServerConfig::new(crate::serve::capabilities()).with_server_info(implementation)
+        ServerConfig::new(crate::serve::capabilities())
+            .with_server_info(implementation)
+            .with_instructions(crate::serve::INSTRUCTIONS)
     }
 
     async fn initialize(
