@@ -3,6 +3,7 @@
 //! one-shot or `plugin` subcommand), and closes the browser on the way out.
 
 pub mod plugin;
+pub mod release;
 pub mod reload;
 
 use crate::browser::{BrowserOptions, ScreencastOptions, ScreenshotFlags};
@@ -84,6 +85,7 @@ async fn run(args: Args) -> Result<(), String> {
         Some(Command::Plugin { command }) => {
             return plugin::run(command).await;
         }
+        Some(Command::Release { command }) => return release::run(command),
         _ => {}
     }
     let (pipeline, tool_folders) = build_pipeline(&args, stdio_writable(&args)).await?;

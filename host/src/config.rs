@@ -52,7 +52,7 @@ pub struct Args {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub headless: Option<bool>,
     /// Chrome or Chromium binary to launch.
-    #[arg(long, short = 'e', conflicts_with_all = ["browser_url", "ws_endpoint"])]
+    #[arg(long, short = 'e', conflicts_with_all = ["browser_url", "ws_endpoint"], value_parser = parse_browser_path)]
     pub executable_path: Option<PathBuf>,
     /// Use a temporary user-data-dir, deleted when the browser closes.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
@@ -436,6 +436,15 @@ impl Args {
         ] {
             flag.get_or_insert(true);
         }
+        // An empty `--executablePath=` (what an MCP bundle's unset browser path becomes) means
+        // "find the browser", as the reference's Puppeteer reads an empty executablePath.
+        if self
+            .executable_path
+            .as_ref()
+            .is_some_and(|path| path.as_os_str().is_empty())
+        {
+            self.executable_path = None;
+        }
         if self.allow_unrestricted_paths == Some(true) {
             eprintln!(
                 "--allowUnrestrictedPaths is deprecated: use --workspace=/ instead (file parameters may point anywhere)."
@@ -688,6 +697,11 @@ fn parse_http_address(value: &str) -> Result<std::net::SocketAddr, String> {
         true => Ok((std::net::Ipv4Addr::LOCALHOST, port).into()),
         false => Err(refused()),
     }
+}
+
+/// Any path, the empty one too (clap's own parser refuses it): see `apply_defaults`.
+fn parse_browser_path(value: &str) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(value))
 }
 
 fn parse_body_bytes(value: &str) -> Result<usize, String> {

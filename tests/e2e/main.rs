@@ -30,6 +30,7 @@ mod launch_flags;
 mod lifecycle;
 mod lighthouse;
 mod oauth;
+mod packages;
 mod page_tools;
 mod parallel_pages;
 mod parity;

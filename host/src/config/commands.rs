@@ -27,6 +27,36 @@ pub enum Command {
         #[command(subcommand)]
         command: PluginCommand,
     },
+    /// Sign and verify release files (SHA256SUMS) with the plugins' ed25519 keys.
+    Release {
+        #[command(subcommand)]
+        command: ReleaseCommand,
+    },
+}
+
+/// The release subcommands: the same keys and signature files as `plugin keygen`/`sign`, for
+/// any file, so a downloaded release is checked with the binary it ships.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum ReleaseCommand {
+    /// Sign any file (e.g. SHA256SUMS): writes `<file>.sig` beside it.
+    Sign {
+        /// The file to sign.
+        file: PathBuf,
+        /// The private key file written by `plugin keygen`.
+        #[arg(long)]
+        key: PathBuf,
+    },
+    /// Check that a file is signed by a key: exits non-zero unless it is.
+    Verify {
+        /// The signed file (e.g. SHA256SUMS).
+        file: PathBuf,
+        /// The public key (base64, as `plugin keygen` prints it), or a file holding it.
+        #[arg(long)]
+        key: String,
+        /// The signature file (default: `<file>.sig`).
+        #[arg(long)]
+        signature: Option<PathBuf>,
+    },
 }
 
 #[derive(clap::Subcommand, Debug, Clone)]

@@ -342,3 +342,24 @@ fn url_pattern_refusals_are_the_references() {
         "{empty}"
     );
 }
+
+#[test]
+fn an_empty_executable_path_means_find_the_browser_and_release_takes_its_flags() {
+    let args = parse(&["--executablePath=", "--headless=false"]);
+    assert_eq!((args.executable_path, args.headless), (None, Some(false)));
+    let args = parse(&[
+        "release",
+        "verify",
+        "SUMS",
+        "--key",
+        "a+b/c=",
+        "--signature",
+        "S.sig",
+    ]);
+    assert!(matches!(
+        args.command,
+        Some(Command::Release {
+            command: commands::ReleaseCommand::Verify { ref key, signature: Some(_), .. }
+        }) if key == "a+b/c="
+    ));
+}

@@ -1,7 +1,7 @@
 //! Flags the server does not know. The reference's yargs parser prints `Unknown arguments:
 //! --x,--y` to stderr and starts anyway, so a client configured for another version of
 //! chrome-devtools-mcp still gets a server: the MCP server and the reference's CLI commands do
-//! the same. The commands of our own (`serve`, `tenant`, `plugin`) refuse them: an operator's
+//! the same. The commands of our own (`serve`, `tenant`, `plugin`, `release`) refuse them: an operator's
 //! misspelt restriction must not leave a multi-tenant server without it.
 
 use super::Args;
@@ -49,6 +49,7 @@ pub(super) fn report(args: &Args, unknown: &[String]) -> Result<(), clap::Error>
         Some(Command::Serve) => Some("serve"),
         Some(Command::Tenant { .. }) => Some("tenant"),
         Some(Command::Plugin { .. }) => Some("plugin"),
+        Some(Command::Release { .. }) => Some("release"),
         Some(Command::Call { .. } | Command::Tools) | None => None,
     };
     match own {

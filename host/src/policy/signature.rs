@@ -112,6 +112,12 @@ pub fn generate_key() -> Result<(String, String), String> {
 
 /// Signs `bytes` with the base64 private key `private_key`; returns the `.sig` file's text.
 pub fn sign(bytes: &[u8], private_key: &str) -> Result<String, String> {
+    sign_as(bytes, private_key, "plugin")
+}
+
+/// `sign`, with `what` in the file's heading (`# devtools-mcp {what} signature`): the format is
+/// the same for a component and a release file.
+pub fn sign_as(bytes: &[u8], private_key: &str, what: &str) -> Result<String, String> {
     let seed: [u8; 32] = STANDARD
         .decode(private_key.trim())
         .ok()
@@ -123,7 +129,7 @@ pub fn sign(bytes: &[u8], private_key: &str) -> Result<String, String> {
         signature: STANDARD.encode(key.sign(bytes).to_bytes()),
     };
     let body = toml::to_string(&file).map_err(|error| error.to_string())?;
-    Ok(format!("# devtools-mcp plugin signature\n{body}"))
+    Ok(format!("# devtools-mcp {what} signature\n{body}"))
 }
 
 #[cfg(test)]
