@@ -469,3 +469,20 @@ fn init_logging(args: &Args) {
         None => builder.with_writer(std::io::stderr).init(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The URL patterns the flags give reach the browser's options (never dropped on the way).
+    #[test]
+    fn the_browser_gets_the_url_patterns() {
+        let argv = [
+            "devtools-mcp",
+            "--blockedUrlPattern",
+            "http://127.0.0.1:*/a*",
+        ]
+        .map(String::from);
+        let args = crate::config::Args::try_parse_compatible(argv).expect("valid flags");
+        let options = super::browser_options(&args).expect("options");
+        assert!(options.url_patterns.is_some(), "the browser gets them");
+    }
+}

@@ -509,8 +509,12 @@ impl Args {
             if !connecting {
                 self.headless.get_or_insert(true);
             }
-            self.memory_debugging.get_or_insert(true);
-            self.category_extensions.get_or_insert(true);
+            // `serve` offers tenants what the same flags offer on stdio, never more: the heap
+            // and extension tools stay opt-in there (a tenant's flags can only narrow them).
+            if !matches!(self.command, Some(commands::Command::Serve)) {
+                self.memory_debugging.get_or_insert(true);
+                self.category_extensions.get_or_insert(true);
+            }
             self.experimental_structured_content.get_or_insert(true);
         }
     }
