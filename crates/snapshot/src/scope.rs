@@ -7,8 +7,8 @@ use super::{Snapshot, SnapshotNode};
 
 /// What `find_in_page` looks for, in a node's role or name.
 pub enum Query {
-    /// A case-insensitive substring (see [`Query::text`]).
-    Text(TextQuery),
+    /// A case-insensitive substring (see [`Query::text`]); boxed, the finder is large.
+    Text(Box<TextQuery>),
     /// A regular expression (linear-time engine; the caller bounds its size).
     Regex(regex::Regex),
 }
@@ -37,7 +37,7 @@ impl Query {
     pub fn text(text: &str) -> Query {
         let lowered = text.to_lowercase();
         let finder = memchr::memmem::Finder::new(lowered.as_bytes()).into_owned();
-        Query::Text(TextQuery { lowered, finder })
+        Query::Text(Box::new(TextQuery { lowered, finder }))
     }
 
     /// A regular expression query, refused with a message when it does not compile (or would
