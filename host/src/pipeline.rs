@@ -53,6 +53,38 @@ impl Pipeline {
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, CallError> {
+        self.call_as(session, name, arguments, self.structured_content)
+            .await
+    }
+
+    /// Whether answers to this client carry `structuredContent` (and tools list their output
+    /// schema): a 2026-07-28 client always, an older one with `--experimentalStructuredContent`
+    /// (without it the list stays 1.11.0's, which declares no output schema).
+    pub fn structured_for(&self, modern_client: bool) -> bool {
+        modern_client || self.structured_content
+    }
+
+    /// `tools` as a client sees them: with their output schema when it gets structured content.
+    pub fn as_listed(
+        &self,
+        tools: Vec<rmcp::model::Tool>,
+        structured: bool,
+    ) -> Vec<rmcp::model::Tool> {
+        match structured {
+            true => crate::response::output_schema::declared(tools, self.slim),
+            false => tools,
+        }
+    }
+
+    /// A call whose answer carries `structuredContent` when `structured` (a 2026-07-28 client
+    /// always gets it; an older one with `--experimentalStructuredContent`).
+    pub async fn call_as(
+        &self,
+        session: &Session,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        structured: bool,
+    ) -> Result<CallToolResult, CallError> {
         let started = Instant::now();
         // This call keeps the set it started with, whatever a reload does meanwhile.
         let tools = self.tools.current();
@@ -67,7 +99,9 @@ impl Pipeline {
             return Err(CallError::UnknownTool(name.to_string()));
         }
         let arguments = arguments.unwrap_or_default();
-        let result = self.run(session, tool, disabled, arguments.clone()).await;
+        let result = self
+            .run(session, tool, disabled, arguments.clone(), structured)
+            .await;
         if let Some(sink) = &self.telemetry {
             let success = result.is_error != Some(true);
             sink.record(&ToolInvocation::new(
@@ -108,13 +142,14 @@ impl Pipeline {
         state: &'a mut crate::session::SessionState,
         reconnected: bool,
         message: String,
+        structured: bool,
     ) -> Assembly<'a> {
         Assembly {
             draft: Default::default(),
             page: None,
             reconnected,
             error: Some(message),
-            structured: self.structured_content,
+            structured,
             slim: self.slim,
             fence: self.fence,
             tree: None,
@@ -128,6 +163,7 @@ impl Pipeline {
         tool: &ToolEntry,
         disabled: Option<String>,
         mut arguments: Map<String, Value>,
+        structured: bool,
     ) -> CallToolResult {
         let name = tool.definition().name.as_str();
         if let Some(message) = &disabled {
@@ -169,7 +205,7 @@ impl Pipeline {
                 && let Err(error) = resolve_paths(&state.sandbox, value)
             {
                 return self
-                    .early_error(&mut state, reconnected, error)
+                    .early_error(&mut state, reconnected, error, structured)
                     .render()
                     .await;
             }
@@ -179,7 +215,7 @@ impl Pipeline {
             Ok(page) => page,
             Err(message) => {
                 return self
-                    .early_error(&mut state, reconnected, message)
+                    .early_error(&mut state, reconnected, message, structured)
                     .render()
                     .await;
             }
@@ -261,7 +297,7 @@ impl Pipeline {
             page,
             reconnected,
             error: handler_error,
-            structured: self.structured_content,
+            structured,
             slim: self.slim,
             fence: self.fence,
             tree,

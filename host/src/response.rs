@@ -3,6 +3,7 @@
 //! the snapshot, request and message details, the lists, `Error:`. One text item, then images.
 
 mod fence;
+pub mod output_schema;
 mod sections;
 
 use crate::browser::page::snapshot::CapturedTree;

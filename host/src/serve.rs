@@ -4,6 +4,7 @@
 
 pub mod http;
 pub mod oneshot;
+pub mod progress;
 pub mod stdio;
 pub mod tenants;
 

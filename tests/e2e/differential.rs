@@ -51,9 +51,9 @@ const ISSUES_LISTING: &str = "list_console_messages of the issues page";
 
 /// One step: a label (unique), the tool, and its arguments computed from the side's state
 /// (uids come from that side's own last snapshot).
-struct Step {
-    label: &'static str,
-    tool: &'static str,
+pub(crate) struct Step {
+    pub(crate) label: &'static str,
+    pub(crate) tool: &'static str,
     args: Box<dyn Fn(&Side) -> Value>,
 }
 
@@ -78,15 +78,30 @@ fn step_with(
 }
 
 /// What one server said so far.
-struct Side {
-    name: &'static str,
-    server: McpServer,
+pub(crate) struct Side {
+    pub(crate) name: &'static str,
+    pub(crate) server: McpServer,
     /// The text of the last answer that held a snapshot.
     snapshot: String,
     /// The text of the last answer.
     last: String,
     /// The text of the last console listing.
     console: String,
+    /// The last answer as it came (`Err`: a JSON-RPC error).
+    pub(crate) output: Result<ToolOutput, String>,
+}
+
+impl Side {
+    pub(crate) fn new(name: &'static str, server: McpServer) -> Side {
+        Side {
+            name,
+            server,
+            snapshot: String::new(),
+            last: String::new(),
+            console: String::new(),
+            output: Err("no call yet".into()),
+        }
+    }
 }
 
 impl Side {
@@ -123,10 +138,11 @@ impl Side {
             .unwrap_or(9999)
     }
 
-    async fn run(&mut self, step: &Step) -> String {
+    pub(crate) async fn run(&mut self, step: &Step) -> String {
         let args = (step.args)(self);
-        let rendered = match self.server.call_raw(step.tool, args).await {
-            Ok(output) => render(&output),
+        self.output = self.server.call_raw(step.tool, args).await;
+        let rendered = match &self.output {
+            Ok(output) => render(output),
             Err(error) => format!("protocol error: {error}"),
         };
         if rendered.contains("## Latest page snapshot") {
@@ -262,7 +278,7 @@ fn replace_timings(line: &str) -> String {
 }
 
 /// The scenario: every default tool, errors and dialogs.
-fn scenario(pages: &FixtureServer, workspace: &std::path::Path) -> Vec<Step> {
+pub(crate) fn scenario(pages: &FixtureServer, workspace: &std::path::Path) -> Vec<Step> {
     let url = |path: &str| pages.url(path);
     let script = workspace.join("title.js").to_string_lossy().into_owned();
     let upload = workspace.join("upload.txt").to_string_lossy().into_owned();
@@ -690,7 +706,7 @@ fn scenario(pages: &FixtureServer, workspace: &std::path::Path) -> Vec<Step> {
     ]
 }
 
-fn fixture_pages() -> FixtureServer {
+pub(crate) fn fixture_pages() -> FixtureServer {
     FixtureServer::start(vec![
         Route::html("/", fixtures::INDEX),
         Route::html("/next", fixtures::NEXT),
@@ -792,22 +808,7 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
         }
     }
 
-    let mut sides = [
-        Side {
-            name: "ours",
-            server: ours,
-            snapshot: String::new(),
-            last: String::new(),
-            console: String::new(),
-        },
-        Side {
-            name: "1.11.0",
-            server: theirs,
-            snapshot: String::new(),
-            last: String::new(),
-            console: String::new(),
-        },
-    ];
+    let mut sides = [Side::new("ours", ours), Side::new("1.11.0", theirs)];
     let steps = scenario(&pages, workspace.path());
     assert!(steps.len() >= 40, "the scenario has {} steps", steps.len());
     for step in &steps {

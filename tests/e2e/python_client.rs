@@ -94,6 +94,24 @@ fn assert_served(report: &Value, protocol: &str) {
     );
 }
 
+/// Typed results: a client that gets structured content (2026-07-28 always; `serve` has it on
+/// for every client, as 1.11.0's CLI mode does) gets every tool's output schema, and the SDK
+/// validates each call's structured content against it; other clients get 1.11.0's list.
+fn assert_typed(report: &Value, typed: bool) {
+    let tools = report["tools"].as_array().map_or(0, Vec::len) as u64;
+    let schemas = if typed { tools } else { 0 };
+    assert_eq!(report["outputSchemas"].as_u64(), Some(schemas), "{report}");
+    let keys = &report["calls"]["new_page"]["structuredKeys"];
+    match typed {
+        true => assert!(
+            keys.as_array()
+                .is_some_and(|keys| keys.contains(&Value::from("pages"))),
+            "{report}"
+        ),
+        false => assert!(keys.is_null(), "{report}"),
+    }
+}
+
 /// The client's root (outside the temp dir, which is always allowed) opened the sandbox: the
 /// snapshot was saved into it.
 fn assert_saved_into_root(report: &Value, root: &Path) {
@@ -122,6 +140,7 @@ async fn stdio_with_roots(mode: &str, protocol: &str) {
     )
     .await;
     assert_served(&run.report, protocol);
+    assert_typed(&run.report, protocol == "2026-07-28");
     assert_saved_into_root(&run.report, &root_path);
     if protocol == "2026-07-28" {
         assert_eq!(run.report["listenHonored"], true, "{}", run.report);
@@ -151,6 +170,7 @@ async fn a_2026_07_28_call_over_stdio_never_waits_for_a_handshake() {
     )
     .await;
     assert_served(&run.report, "2026-07-28");
+    assert_typed(&run.report, true);
 }
 
 /// Over HTTP, in both modes: the same calls, and ending a legacy session is not refused (the
@@ -172,6 +192,7 @@ async fn the_python_sdk_is_served_over_http_in_both_modes() {
         )
         .await;
         assert_served(&run.report, protocol);
+        assert_typed(&run.report, true);
         assert!(
             !run.stderr.contains("Session termination failed"),
             "{mode}: {}",

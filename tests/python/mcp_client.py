@@ -9,8 +9,9 @@ it must answer at once), then `new_page` with the url, `take_snapshot`, and `eva
 reading `document.title` (on 2026-07-28 over stdio it first opens a `subscriptions/listen`
 for tool-list changes), and prints one JSON object to stdout:
 
-    {"mode": ..., "protocolVersion": ..., "instructions": ..., "tools": [names],
-     "listenHonored": ..., "probeSeconds": ..., "calls": {"new_page": {"text": ..., "isError": ..., "seconds": ...}, ...}}
+    {"mode": ..., "protocolVersion": ..., "instructions": ..., "tools": [names], "outputSchemas": N,
+     "listenHonored": ..., "probeSeconds": ..., "calls": {"new_page": {"text": ..., "isError": ..., "seconds": ...,
+     "structuredKeys": [keys] or null}, ...}}
 
 MCP_CLIENT_MODE picks how the SDK connects: `auto` (its default: probe `server/discover` and
 speak 2026-07-28, falling back to `initialize`), `legacy` (the `initialize` handshake) or a
@@ -42,17 +43,23 @@ TIMEOUT_SECONDS = 60
 def summarize(result, seconds: float) -> dict:
     """The text items joined with newlines, the error flag and the time of a CallToolResult."""
     texts = [item.text for item in result.content if getattr(item, "type", None) == "text"]
-    return {"text": "\n".join(texts), "isError": bool(result.is_error), "seconds": seconds}
+    structured = result.structured_content
+    return {
+        "text": "\n".join(texts),
+        "isError": bool(result.is_error),
+        "seconds": seconds,
+        "structuredKeys": sorted(structured) if isinstance(structured, dict) else None,
+    }
 
 
-async def list_tool_names(client: Client) -> list[str]:
-    """All tool names, following pagination."""
+async def list_tools(client: Client) -> list:
+    """All tools, following pagination."""
     result = await client.list_tools()
-    names = [tool.name for tool in result.tools]
+    tools = list(result.tools)
     while result.next_cursor is not None:
         result = await client.list_tools(cursor=result.next_cursor)
-        names.extend(tool.name for tool in result.tools)
-    return names
+        tools.extend(result.tools)
+    return tools
 
 
 def server_for(target: str, server_args: list[str]):
@@ -93,9 +100,12 @@ async def run(target: str, url: str, server_args: list[str]) -> dict:
                 "mode": mode,
                 "protocolVersion": client.protocol_version,
                 "instructions": client.instructions,
-                "tools": await list_tool_names(client),
                 "calls": {},
             }
+            tools = await list_tools(client)
+            output["tools"] = [tool.name for tool in tools]
+            # The SDK validates a call's structuredContent against the tool's outputSchema.
+            output["outputSchemas"] = sum(1 for tool in tools if tool.output_schema)
             if client.protocol_version >= "2026-07-28" and not target.startswith("http://"):
                 # This revision's way to hear of tool-list changes: a subscription.
                 async with client.listen(tools_list_changed=True) as subscription:

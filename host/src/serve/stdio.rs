@@ -1,7 +1,7 @@
 //! The MCP face of the server, written by hand over rmcp: tools come from the loaded plugins,
 //! calls go through the pipeline, and the client's roots widen the file sandbox.
 
-mod roots;
+pub(crate) mod roots;
 
 use crate::pipeline::{CallError, Pipeline};
 use crate::session::Session;
@@ -98,13 +98,15 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let listings = self
             .pipeline
             .tools
             .current()
             .listings(self.pipeline.via_cli);
+        let structured = self.pipeline.structured_for(roots::is_modern(&context));
+        let listings = self.pipeline.as_listed(listings, structured);
         self.listed.notify_one();
         Ok(ListToolsResult::with_all_items(listings))
     }
@@ -135,13 +137,18 @@ impl ServerHandler for McpServer {
             self.roots.wait_until_ready().await;
         }
         // A bug in the host must cost one call, not the connection: a panic becomes an error.
-        let call = std::panic::AssertUnwindSafe(self.pipeline.call(
+        let structured = self.pipeline.structured_for(roots::is_modern(&context));
+        let call_started = std::time::Instant::now();
+        let call = std::panic::AssertUnwindSafe(self.pipeline.call_as(
             &self.session,
             &request.name,
             request.arguments,
+            structured,
         ))
         .catch_unwind();
-        // A cancelled call drops the pipeline future, and with it the session lock.
+        let call = super::progress::reported(&context, &request.name, call);
+        // A cancelled call drops the pipeline future, and with it the session lock (and the
+        // page's lane); the scripts it started in pages are stopped, so the page is free too.
         tokio::select! {
             result = call => match result {
                 Ok(Ok(result)) => Ok(result.into()),
@@ -151,7 +158,14 @@ impl ServerHandler for McpServer {
                     None,
                 )),
             },
-            _ = context.ct.cancelled() => Err(ErrorData::internal_error("The call was cancelled.", None)),
+            _ = context.ct.cancelled() => {
+                let (session, tool) = (self.session.clone(), request.name.clone());
+                tokio::spawn(async move {
+                    let stopped = session.terminate_scripts(call_started).await;
+                    tracing::info!(%tool, stopped, "stopped the scripts of a call the client cancelled");
+                });
+                Err(ErrorData::internal_error("The call was cancelled.", None))
+            }
         }
     }
 

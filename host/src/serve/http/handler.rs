@@ -204,7 +204,12 @@ impl ServerHandler for TenantServer {
             .map(|entry| entry.listing.clone())
             .filter(|tool| self.refusal(&tenant, flags.as_ref(), tool).is_none())
             .collect();
-        Ok(ListToolsResult::with_all_items(tools))
+        let structured = self
+            .pipeline
+            .structured_for(crate::serve::stdio::roots::is_modern(&context));
+        Ok(ListToolsResult::with_all_items(
+            self.pipeline.as_listed(tools, structured),
+        ))
     }
 
     /// Any loaded tool: whether this tenant may use it is `refusal`'s to say.
@@ -318,12 +323,17 @@ impl TenantServer {
             .unwrap_or_default();
         let call_started = std::time::Instant::now();
         // A bug in the host must cost one call, not the server: a panic becomes an error.
-        let call = std::panic::AssertUnwindSafe(self.pipeline.call(
+        let structured = self
+            .pipeline
+            .structured_for(crate::serve::stdio::roots::is_modern(context));
+        let call = std::panic::AssertUnwindSafe(self.pipeline.call_as(
             &ticket.runtime.session,
             &request.name,
             request.arguments,
+            structured,
         ))
         .catch_unwind();
+        let call = crate::serve::progress::reported(context, &request.name, call);
         // Dropping the call (cancelled, over budget, revoked) releases the tenant's lock; the
         // script it may have started in a page is stopped too.
         let stopped = |why: &'static str| {

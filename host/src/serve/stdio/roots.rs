@@ -54,9 +54,13 @@ fn parse_timeout(value: Option<&std::ffi::OsStr>) -> Result<Duration, String> {
         })
 }
 
-/// True when the request speaks 2026-07-28 or later (no handshake, no server requests).
+/// True when the request speaks 2026-07-28 or later (no handshake, no server requests). That
+/// revision carries its version in every request's `_meta`; a session that began with
+/// `initialize` speaks the version negotiated there, always older, whatever version its client
+/// asked for (rmcp's `protocol_version()` falls back to the asked one, so it is not used).
 pub fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context
+        .meta
         .protocol_version()
         .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
 }

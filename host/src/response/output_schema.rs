@@ -1,0 +1,197 @@
+//! The `outputSchema` every tool declares: the shape of the `structuredContent` the response
+//! assembly gives it. Every tool's answer (built-in or plugin) is assembled by the one
+//! [`super::Assembly`], so one schema describes them all; `--slim` answers have their own.
+//! It is strict at the top (no key the assembly does not write) so a new key that is not
+//! declared here fails the contract test that validates every tool's answer against it.
+//!
+//! Declared where a client can use it: under protocol 2026-07-28 always, and under older
+//! revisions with 1.11.0's `--experimentalStructuredContent` (without it the list stays
+//! 1.11.0's, which declares none).
+
+use rmcp::model::{JsonObject, Tool};
+use serde_json::{Value, json};
+use std::sync::{Arc, LazyLock};
+
+/// A page row of `## Pages` / `## New pages` / `## Extension Pages`.
+fn page_row() -> Value {
+    json!({
+        "type": "object",
+        "required": ["id", "url", "title", "selected"],
+        "properties": {
+            "id": {"type": "integer", "minimum": 0},
+            "url": {"type": "string"},
+            "title": {"type": "string", "description": "Written by the page."},
+            "selected": {"type": "boolean"},
+            "isolatedContext": {"type": "string"}
+        },
+        "additionalProperties": false
+    })
+}
+
+/// `pageSize`/`pageIdx` pagination of a listing.
+fn pagination() -> Value {
+    json!({
+        "type": "object",
+        "description": "Which part of the list this answer holds.",
+        "additionalProperties": true
+    })
+}
+
+fn object(description: &str) -> Value {
+    json!({"type": "object", "description": description})
+}
+
+fn string(description: &str) -> Value {
+    json!({"type": "string", "description": description})
+}
+
+/// The schema of a full (not `--slim`) answer's structured content.
+fn full_schema() -> JsonObject {
+    let properties = json!({
+        "message": string("The tool's own lines, joined with newlines (the text's first part)."),
+        "reconnected": {"type": "boolean", "description": "The browser was restarted or reconnected since the last call; page ids changed."},
+        "untrustedContent": {
+            "type": "object",
+            "description": "Under --experimentalFencePageContent: the marker of this answer's fences and the keys whose text a page wrote.",
+            "required": ["marker", "sections"],
+            "properties": {
+                "marker": {"type": "string"},
+                "sections": {"type": "array", "items": {"type": "string"}}
+            },
+            "additionalProperties": false
+        },
+        "tabId": string("get_tab_id: the tab's id."),
+        "navigatedToUrl": string("An action of this call navigated the page here."),
+        "networkConditions": string("Emulated network conditions."),
+        "navigationTimeout": {"type": "number", "description": "Default navigation timeout in ms under network emulation."},
+        "geolocation": {
+            "type": "object",
+            "required": ["latitude", "longitude"],
+            "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}}
+        },
+        "viewport": object("Emulated viewport."),
+        "userAgent": string("Emulated user agent."),
+        "cpuThrottlingRate": {"type": "number", "minimum": 1},
+        "colorScheme": string("Emulated color scheme."),
+        "forcedColors": string("Emulated forced-colors."),
+        "prefersContrast": string("Emulated prefers-contrast."),
+        "prefersReducedMotion": string("Emulated prefers-reduced-motion."),
+        "dialog": {
+            "type": "object",
+            "description": "The page's open dialog: handle it with handle_dialog.",
+            "required": ["type", "message"],
+            "properties": {
+                "type": {"type": "string"},
+                "message": {"type": "string"},
+                "defaultValue": {"type": "string"}
+            },
+            "additionalProperties": false
+        },
+        "pages": {"type": "array", "items": page_row()},
+        "newPages": {"type": "array", "items": page_row(), "description": "--experimentalNewPages: the pages this call opened."},
+        "extensionPages": {"type": "array", "items": page_row()},
+        "extensionServiceWorkers": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "url"],
+                "properties": {"id": {"type": ["string", "integer"]}, "url": {"type": "string"}}
+            }
+        },
+        "snapshot": object("The page's accessibility tree: {id, role, name, ...attributes, children}."),
+        "snapshotFilePath": string("Where the snapshot was saved."),
+        "found": {
+            "type": "object",
+            "required": ["total", "items"],
+            "properties": {
+                "total": {"type": "integer", "minimum": 0},
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["uid", "line", "path"],
+                        "properties": {
+                            "uid": {"type": "string"},
+                            "line": {"type": "string"},
+                            "path": {"type": "array", "items": {"type": "string"}}
+                        }
+                    }
+                }
+            }
+        },
+        "pagination": pagination(),
+        "consoleMessages": {"type": "array", "items": {"type": "object"}},
+        "consoleMessage": object("One console message or DevTools issue in detail."),
+        "networkRequests": {"type": "array", "items": {"type": "object"}},
+        "networkRequest": object("One network request in detail."),
+        "errorMessage": string("Why the tool failed.")
+    });
+    let Value::Object(schema) = json!({
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": false
+    }) else {
+        unreachable!("a JSON object literal")
+    };
+    schema
+}
+
+/// The schema of a `--slim` answer: its text item again.
+fn slim_schema() -> JsonObject {
+    let Value::Object(schema) = json!({
+        "type": "object",
+        "required": ["type", "text"],
+        "properties": {
+            "type": {"const": "text"},
+            "text": {"type": "string"}
+        },
+        "additionalProperties": false
+    }) else {
+        unreachable!("a JSON object literal")
+    };
+    schema
+}
+
+static FULL: LazyLock<Arc<JsonObject>> = LazyLock::new(|| Arc::new(full_schema()));
+static SLIM: LazyLock<Arc<JsonObject>> = LazyLock::new(|| Arc::new(slim_schema()));
+
+/// The output schema of every answer the server assembles (`slim`: under `--slim`).
+pub fn of_answers(slim: bool) -> Arc<JsonObject> {
+    match slim {
+        true => SLIM.clone(),
+        false => FULL.clone(),
+    }
+}
+
+/// `tools` as listed to a client that gets structured content: each with its output schema.
+pub fn declared(tools: Vec<Tool>, slim: bool) -> Vec<Tool> {
+    let schema = of_answers(slim);
+    tools
+        .into_iter()
+        .map(|tool| tool.with_raw_output_schema(schema.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_schemas_are_objects_a_validator_accepts() {
+        for slim in [false, true] {
+            let schema = of_answers(slim);
+            assert_eq!(schema["type"], "object", "MCP requires an object schema");
+            let text = Value::Object((*schema).clone()).to_string();
+            crate::schema::parse(&text).expect("the host's validator accepts it");
+        }
+    }
+
+    #[test]
+    fn an_undeclared_key_is_refused() {
+        let validator = jsonschema::validator_for(&Value::Object((*of_answers(false)).clone()))
+            .expect("a valid schema");
+        assert!(validator.is_valid(&json!({"message": "ok", "pages": []})));
+        assert!(!validator.is_valid(&json!({"message": "ok", "surprise": 1})));
+        assert!(!validator.is_valid(&json!({"pages": [{"id": 1}]})));
+    }
+}
