@@ -37,6 +37,7 @@ mod parity;
 mod performance;
 mod pipeline;
 mod plugin_cli;
+mod provenance;
 mod pwa;
 mod python_client;
 mod python_plugin;
