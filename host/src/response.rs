@@ -4,13 +4,18 @@
 
 mod fence;
 pub mod output_schema;
+mod parts;
+mod provenance;
 mod sections;
+
+pub use provenance::PageWritten;
 
 use crate::browser::page::snapshot::CapturedTree;
 use crate::session::SessionState;
 use base64::Engine as _;
+use parts::{Fencing, Part};
 use rmcp::model::{CallToolResult, ContentBlock};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// The intents a handler declared through the `response` interface.
 #[derive(Default, Debug)]
@@ -33,9 +38,9 @@ pub struct ResponseDraft {
     /// The session's pages before the handler ran (`--experimentalNewPages`): the answer lists
     /// the ones the call opened.
     pub pages_before: Option<Vec<u32>>,
-    /// Lines host functions returned from what a page wrote (page tools): fenced wherever the
-    /// handler put them, under `--experimentalFencePageContent`.
-    pub page_content: std::collections::HashSet<String>,
+    /// What pages wrote that host functions handed the tool (by content): each line of the
+    /// answer carrying any of it is fenced, under `--experimentalFencePageContent`.
+    pub page_written: PageWritten,
     /// An argument the reference refuses while parsing it (a zod transform, e.g. `emulate`'s
     /// geolocation): the answer is this message alone, as 1.11.0 gives it.
     pub argument_error: Option<String>,
@@ -119,29 +124,9 @@ impl Assembly<'_> {
             mut tree,
             state,
         } = self;
-        let fence = fence.then(fence::Fence::new);
-        // Wraps what a section added after its header (`out.text[from..]`, header first).
-        let fenced = |out: &mut Output, from: usize, name: &str| {
-            if let Some(fence) = &fence
-                && out.text.len() > from
-            {
-                // One line an item (a section may push several lines as one text); joined
-                // back with newlines the text is the same.
-                let tail: Vec<String> = out
-                    .text
-                    .drain(from..)
-                    .flat_map(|text| text.split('\n').map(String::from).collect::<Vec<_>>())
-                    .collect();
-                out.text.extend(tail);
-                fence.wrap(&mut out.text, from + 1);
-                let sections = out
-                    .data
-                    .entry("untrustedContent")
-                    .or_insert_with(|| json!({"marker": fence.marker(), "sections": []}));
-                if let Some(list) = sections["sections"].as_array_mut() {
-                    list.push(Value::from(name));
-                }
-            }
+        let fencing = Fencing {
+            fence: fence.then(fence::Fence::new),
+            written: std::mem::take(&mut draft.page_written),
         };
         if let Some(message) = draft.argument_error.take() {
             return CallToolResult::error(vec![ContentBlock::text(message)]);
@@ -152,55 +137,46 @@ impl Assembly<'_> {
             ..Output::default()
         };
         if slim {
-            return slim_result(draft, error);
+            return slim_result(draft, error, &fencing);
         }
         if reconnected {
             out.text.push("Note: the browser was restarted or reconnected since the last call. Page ids have changed. Call list_pages to see open pages.".into());
+            fencing.finish(&mut out, 0, Part::Reconnected);
             out.data.insert("reconnected".into(), Value::Bool(true));
         }
         if !draft.lines.is_empty() {
             out.data
                 .insert("message".into(), Value::from(draft.lines.join("\n")));
             let from = out.text.len();
-            // One line an item, as host functions returned them.
-            out.text.extend(
-                draft
-                    .lines
-                    .drain(..)
-                    .flat_map(|text| text.split('\n').map(String::from).collect::<Vec<_>>()),
-            );
-            if let Some(fence) = &fence
-                && fence.wrap_page_content(&mut out.text, from, &draft.page_content)
-            {
-                let sections = out
-                    .data
-                    .entry("untrustedContent")
-                    .or_insert_with(|| json!({"marker": fence.marker(), "sections": []}));
-                if let Some(list) = sections["sections"].as_array_mut() {
-                    list.push(Value::from("message"));
-                }
-            }
+            out.text.append(&mut draft.lines);
+            fencing.finish(&mut out, from, Part::Message);
         }
         if let Some(tab_id) = &draft.tab_id {
             out.data
                 .insert("tabId".into(), Value::from(tab_id.as_str()));
         }
         if let Some(url) = &draft.navigated_to {
+            let from = out.text.len();
             out.text.push(format!("Page navigated to {url}."));
+            fencing.finish(&mut out, from, Part::NavigatedTo);
             out.data
                 .insert("navigatedToUrl".into(), Value::from(url.as_str()));
         }
         if let Some(id) = page {
+            let from = out.text.len();
             sections::emulation(&mut out, state, id);
+            fencing.finish(&mut out, from, Part::Emulation);
             let from = out.text.len();
             sections::dialog(&mut out, state, id);
-            fenced(&mut out, from, "dialog");
+            fencing.finish(&mut out, from, Part::Dialog);
         }
         if draft.include_pages {
-            sections::pages(&mut out, state).await;
+            sections::pages(&mut out, state, &fencing).await;
         }
         if let Some(before) = &draft.pages_before {
+            let from = out.text.len();
             sections::new_pages(&mut out, state, before).await;
+            fencing.finish(&mut out, from, Part::NewPages);
         }
         let target = page.or_else(|| state.selected_id().ok());
         // A section that cannot be rendered fails the whole answer, which is then its message
@@ -214,38 +190,40 @@ impl Assembly<'_> {
         if let Some(request) = &draft.snapshot {
             let from = out.text.len();
             failure(sections::snapshot(&mut out, state, target, request, tree.take()).await);
-            fenced(&mut out, from, "snapshot");
+            fencing.finish(&mut out, from, Part::Snapshot);
         }
         if let Some(request) = &draft.find {
             let from = out.text.len();
             failure(sections::find(&mut out, state, target, request, tree.take()).await);
-            fenced(&mut out, from, "find");
+            fencing.finish(&mut out, from, Part::Find);
         }
         if let Some(detail) = &draft.network_request {
             let from = out.text.len();
             failure(sections::network_request(&mut out, state, target, detail).await);
-            fenced(&mut out, from, "networkRequest");
+            fencing.finish(&mut out, from, Part::NetworkRequest);
         }
         if let Some(msgid) = draft.console_message {
             let from = out.text.len();
             failure(sections::console_message(&mut out, state, target, msgid));
-            fenced(&mut out, from, "consoleMessage");
+            fencing.finish(&mut out, from, Part::ConsoleMessage);
         }
         if let Some(request) = &draft.network_requests {
             let from = out.text.len();
             failure(sections::network_requests(&mut out, state, target, request));
-            fenced(&mut out, from, "networkRequests");
+            fencing.finish(&mut out, from, Part::NetworkRequests);
         }
         if let Some(request) = &draft.console_messages {
             let from = out.text.len();
             failure(sections::console_messages(&mut out, state, target, request));
-            fenced(&mut out, from, "consoleMessages");
+            fencing.finish(&mut out, from, Part::ConsoleMessages);
         }
         if let Some(message) = section_error {
             return CallToolResult::error(vec![ContentBlock::text(message)]);
         }
         if let Some(message) = &error {
+            let from = out.text.len();
             out.text.push(format!("Error: {message}"));
+            fencing.finish(&mut out, from, Part::Error);
             out.data
                 .insert("errorMessage".into(), Value::from(message.as_str()));
         }
@@ -267,12 +245,17 @@ impl Assembly<'_> {
 }
 
 /// The slim response: the tool's lines only; its structured content is the text item itself.
-fn slim_result(draft: ResponseDraft, error: Option<String>) -> CallToolResult {
-    let mut lines = draft.lines;
+/// Under the fence, its lines that carry page text are fenced as a tool's lines are.
+fn slim_result(draft: ResponseDraft, error: Option<String>, fencing: &Fencing) -> CallToolResult {
+    let mut out = Output {
+        text: draft.lines,
+        ..Output::default()
+    };
     if let Some(message) = &error {
-        lines.push(message.clone());
+        out.text.push(message.clone());
     }
-    let text = lines.join("\n");
+    fencing.finish(&mut out, 0, Part::Message);
+    let text = out.text.join("\n");
     let mut result = if error.is_some() {
         CallToolResult::error(vec![ContentBlock::text(text.clone())])
     } else {

@@ -38,6 +38,7 @@ mod performance;
 mod pipeline;
 mod plugin_cli;
 mod progress;
+mod provenance;
 mod pwa;
 mod python_client;
 mod python_plugin;

@@ -1,5 +1,6 @@
 //! The sections of a response, each rendered from the session's state.
 
+use super::parts::{Fencing, Part};
 use super::{FindRequest, ListRequest, NetworkRequestDetail, Output, SnapshotRequest};
 use crate::browser::McpPage;
 use crate::browser::features::collectors::{Collectors, Page as Pagination};
@@ -70,26 +71,32 @@ pub async fn new_pages(out: &mut Output, state: &mut SessionState, before: &[u32
 
 /// `## Pages`; with `--categoryExtensions`, extension pages apart (`## Extension Pages`) and
 /// `## Extension Service Workers`. Without it, extension pages are not listed, as in 1.11.0.
-pub async fn pages(out: &mut Output, state: &mut SessionState) {
+/// Titles and URLs are the pages' own: each section is fenced after its header.
+pub async fn pages(out: &mut Output, state: &mut SessionState, fencing: &Fencing) {
     let extensions = state.browser_options().extensions;
     let entries = state.page_list().await;
     let (extension_pages, regular): (Vec<_>, Vec<_>) = entries
         .iter()
         .partition(|entry| entry.url.starts_with("chrome-extension://"));
     if !regular.is_empty() {
+        let from = out.text.len();
         out.text.push("## Pages".into());
         let rows = page_rows(out, &regular);
         out.data.insert("pages".into(), Value::Array(rows));
+        fencing.finish(out, from, Part::Pages);
     }
     if !extensions {
         return;
     }
     if !extension_pages.is_empty() {
+        let from = out.text.len();
         out.text.push("## Extension Pages".into());
         let rows = page_rows(out, &extension_pages);
         out.data.insert("extensionPages".into(), Value::Array(rows));
+        fencing.finish(out, from, Part::ExtensionPages);
     }
     let workers = state.extension_service_workers().await;
+    let from = out.text.len();
     if !workers.is_empty() {
         out.text.push("## Extension Service Workers".into());
     }
@@ -98,6 +105,7 @@ pub async fn pages(out: &mut Output, state: &mut SessionState) {
         out.text.push(format!("{}: {}", worker.id, worker.url));
         listed.push(json!({ "id": worker.id, "url": worker.url }));
     }
+    fencing.finish(out, from, Part::ExtensionServiceWorkers);
     out.data
         .insert("extensionServiceWorkers".into(), Value::Array(listed));
 }

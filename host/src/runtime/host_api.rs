@@ -17,6 +17,7 @@ mod navigate;
 mod page_tools;
 mod pages;
 mod performance;
+mod provenance;
 mod pwa;
 mod response;
 mod screencast;

@@ -10,8 +10,8 @@ use crate::runtime::bindings::v0_3::devtools::tool::pages::{
 use devtools_collectors::{MessageRecord, RequestRecord, RequestState as EngineState};
 use wasmtime::component::Resource;
 
-const NETWORK_REQUESTS: F = F::new("pages", "network-requests", M::NONE);
-const CONSOLE_MESSAGES: F = F::new("pages", "console-messages", M::NONE);
+const NETWORK_REQUESTS: F = F::new("pages", "network-requests", M::PAGE_CONTENT);
+const CONSOLE_MESSAGES: F = F::new("pages", "console-messages", M::PAGE_CONTENT);
 
 pub(super) const FUNCTIONS: &[&F] = &[&NETWORK_REQUESTS, &CONSOLE_MESSAGES];
 

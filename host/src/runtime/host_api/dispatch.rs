@@ -6,6 +6,7 @@
 //! Nothing here is the body's choice, so a new host function is checked like the old ones.
 
 use super::function::{HostFunction, Marks};
+use super::provenance::Strings;
 use super::{CLEANUP_TIMEOUT, FrozenClock, PageHandle, WASI_OUTPUT_CAPACITY};
 use crate::browser::McpPage;
 use crate::browser::features::long_lived::{self, LongLived};
@@ -54,8 +55,6 @@ pub struct CallState {
     images: usize,
     /// The first functions dispatched in this call, in order (for tests and the debug log).
     dispatched: Vec<&'static str>,
-    /// Whether the body running now handed its answer to [`Call::page_content`].
-    page_content_marked: bool,
     /// `--experimentalParallelPages`: waits release the session ([`Call::unlocked`]).
     parallel_pages: bool,
     /// The session a wait released, until the call takes it back: a call stopped in the middle
@@ -84,7 +83,6 @@ impl CallState {
             urls_at_start: None,
             images: 0,
             dispatched: Vec::new(),
-            page_content_marked: false,
             parallel_pages: false,
             released: None,
         }
@@ -92,8 +90,9 @@ impl CallState {
 
     /// Runs `body` as `function`: its capabilities first (a denial traps), then the body, then
     /// what its marks require. The body's errors are its own; the dispatcher adds a trap only
-    /// for a page it moved outside the URL patterns.
-    pub(super) async fn dispatch<R>(
+    /// for a page it moved outside the URL patterns. Every string of the answer of a function
+    /// marked `PAGE_CONTENT` is recorded as page-written, and every function's error.
+    pub(super) async fn dispatch<R: Strings>(
         &mut self,
         function: &'static HostFunction,
         body: impl AsyncFnOnce(&mut Call<'_>) -> wasmtime::Result<R>,
@@ -119,18 +118,17 @@ impl CallState {
             true if !self.grants.grants(Capability::LongLived) => Some(self.long_lived_effects()),
             _ => None,
         };
-        self.page_content_marked = false;
         let outcome = body(&mut Call {
             state: self,
             function,
         })
         .await;
-        // A function that answers with page content must say which: fail closed otherwise.
-        if function.marks.has(Marks::PAGE_CONTENT) && outcome.is_ok() && !self.page_content_marked {
-            return Err(wasmtime::Error::msg(format!(
-                "internal error: {} answered without marking the page's content",
-                function.name
-            )));
+        if let Ok(answer) = &outcome {
+            let written = &mut self.response.page_written;
+            match function.marks.has(Marks::PAGE_CONTENT) {
+                true => answer.each_string(&mut |text| written.record(text)),
+                false => answer.each_error_string(&mut |text| written.record(text)),
+            }
         }
         if let Some(before) = effects_before {
             let started: Vec<(u32, LongLived)> = self
@@ -296,25 +294,6 @@ pub struct Call<'a> {
 }
 
 impl Call<'_> {
-    /// What a page wrote, as this function answers it: its lines are fenced in the answer
-    /// wherever the handler puts them (section headers, which the host writes, excepted).
-    pub fn page_content(
-        &mut self,
-        answer: Result<Vec<String>, String>,
-    ) -> Result<Vec<String>, String> {
-        self.state.page_content_marked = true;
-        if let Ok(lines) = &answer {
-            let draft = &mut self.state.response.page_content;
-            draft.extend(
-                lines
-                    .iter()
-                    .filter(|line| !line.starts_with("## "))
-                    .flat_map(|line| line.split('\n').map(str::to_string)),
-            );
-        }
-        answer
-    }
-
     /// Awaits `wait` (which holds nothing of the session) with the session released when
     /// pages run in parallel, so calls on other pages go on meanwhile; the session is taken
     /// again, in turn, before this returns. Page handles stay valid: they are ids, looked up
@@ -587,32 +566,48 @@ mod tests {
         CallState::new(None, Arc::new(Grants::all("test")), Limits::default())
     }
 
-    /// A function marked as answering with page content is stopped when its body skips
-    /// `page_content`; what it hands over is what the answer fences (headers excepted).
+    /// Everything a function marked as carrying page content answers is recorded as
+    /// page-written, whatever its body does (its error too); unmarked functions record only
+    /// their errors.
     #[tokio::test]
-    async fn page_content_must_be_marked_by_the_functions_that_carry_it() {
+    async fn the_answers_of_page_content_functions_are_recorded_whatever_the_body_does() {
         let mut state = call_state();
-        let skipped = state
-            .dispatch(&SAYS_PAGE, async |_call| Ok(vec!["name=\"x\"".to_string()]))
-            .await;
-        assert!(
-            skipped
-                .expect_err("stopped")
-                .to_string()
-                .contains("without marking the page's content")
-        );
-        let lines = vec!["## WebMCP tools".to_string(), "a\nb".to_string()];
-        let marked = state
-            .dispatch(&SAYS_PAGE, async |call| Ok(call.page_content(Ok(lines))))
+        let lines = vec!["## WebMCP tools".to_string(), "a title\nsecond".to_string()];
+        let answered = state
+            .dispatch(&SAYS_PAGE, async |_call| Ok(Ok::<_, String>(lines)))
             .await
             .expect("answered");
-        assert_eq!(marked.expect("lines").len(), 2);
-        let recorded = &state.response.page_content;
-        assert!(recorded.contains("a") && recorded.contains("b"));
-        assert!(!recorded.contains("## WebMCP tools"));
-        // Unmarked functions answer as they like.
-        let plain = state.dispatch(&PLAIN, async |_call| Ok(1)).await;
-        assert_eq!(plain.expect("answered"), 1);
+        assert_eq!(answered.expect("lines").len(), 2);
+        let failed = state
+            .dispatch(&SAYS_PAGE, async |_call| {
+                Ok(Err::<(), _>("thrown by the page".to_string()))
+            })
+            .await;
+        assert!(failed.expect("answered").is_err());
+        let written = &state.response.page_written;
+        for line in ["title: a title", "second", "error: thrown by the page"] {
+            assert!(written.carried_by(line), "{line}");
+        }
+        assert!(!written.carried_by("## WebMCP tools"));
+        let mut plain = call_state();
+        let answer = plain
+            .dispatch(&PLAIN, async |_call| Ok("host words".to_string()))
+            .await;
+        assert_eq!(answer.expect("answered"), "host words");
+        assert!(plain.response.page_written.is_empty());
+        // Any function's error may quote the page: recorded all the same.
+        let failed = plain
+            .dispatch(&PLAIN, async |_call| {
+                Ok(Err::<u32, _>("the page threw this".to_string()))
+            })
+            .await;
+        assert!(failed.expect("answered").is_err());
+        assert!(
+            plain
+                .response
+                .page_written
+                .carried_by("Error: the page threw this")
+        );
     }
 
     /// Whether the session is free while a call with these grants waits in `unlocked`.

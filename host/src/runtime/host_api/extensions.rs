@@ -14,7 +14,7 @@ const INSTALL: F = F::new("extensions-install", "install", M::NAVIGATES.and(M::R
 /// A reloaded extension reruns its background code, which can move any tab.
 const RELOAD: F = F::new("extensions-install", "reload", M::NAVIGATES);
 const UNINSTALL: F = F::new("extensions", "uninstall", M::NONE);
-const INSTALLED: F = F::new("extensions", "installed", M::NONE);
+const INSTALLED: F = F::new("extensions", "installed", M::PAGE_CONTENT);
 /// The extension's action runs its code on the tab.
 const TRIGGER_ACTION: F = F::new("extensions", "trigger-action", M::NAVIGATES);
 

@@ -23,9 +23,10 @@ impl Marks {
     /// It can start something that runs on after the call (a trace, a screencast): ended with
     /// the call unless the policy grants `long-lived`.
     pub const LONG_LIVED: Marks = Marks(1 << 3);
-    /// Its answer carries what a page wrote (page tools' names, descriptions, results): the body
-    /// hands it to [`super::Call::page_content`], so `--experimentalFencePageContent` fences
-    /// those lines wherever the tool puts them; a body that does not is stopped.
+    /// Its answer carries what a page wrote (titles, URLs, console and network records, dialog
+    /// messages, page tools' words, script results, heap strings): the dispatcher records every
+    /// string of it, its error included, as page-written, so `--experimentalFencePageContent`
+    /// fences each line of the answer that carries one, wherever the tool puts it.
     pub const PAGE_CONTENT: Marks = Marks(1 << 4);
 
     pub const fn and(self, other: Marks) -> Marks {
@@ -246,6 +247,112 @@ mod tests {
                 function.name
             );
         }
+    }
+
+    /// The functions whose answers hold strings only the host or the browser wrote (never a
+    /// page), with why. Every other function whose answer can hold a string is marked
+    /// `PAGE_CONTENT`: a new function is classified here, or the test below fails.
+    const HOST_WRITTEN: &[(&str, &str)] = &[
+        // The image's MIME type and file extension.
+        ("pages", "take-screenshot"),
+        // The browser's tab id.
+        ("pages", "tab-id"),
+        // The path the host wrote.
+        ("files", "save-file"),
+        ("files", "save-temp-file"),
+        // The id the browser gave the extension.
+        ("extensions-install", "install"),
+        // The host's lines and the recording's path.
+        ("screencast", "start"),
+        ("screencast", "stop"),
+    ];
+
+    /// Whether a value of `ty` can hold a string; at the top of an answer, `result`'s error
+    /// does not count (errors of marked functions are recorded all the same).
+    fn holds_string(resolve: &wit_parser::Resolve, ty: &wit_parser::Type, errors: bool) -> bool {
+        use wit_parser::{Type, TypeDefKind as Kind};
+        fn any<'a>(
+            resolve: &wit_parser::Resolve,
+            types: impl IntoIterator<Item = &'a Type>,
+        ) -> bool {
+            types
+                .into_iter()
+                .any(|inner| holds_string(resolve, inner, true))
+        }
+        let Type::Id(id) = ty else {
+            return matches!(ty, Type::String);
+        };
+        match &resolve.types[*id].kind {
+            Kind::Record(record) => any(resolve, record.fields.iter().map(|field| &field.ty)),
+            Kind::Variant(variant) => {
+                any(resolve, variant.cases.iter().filter_map(|c| c.ty.as_ref()))
+            }
+            Kind::Tuple(tuple) => any(resolve, &tuple.types),
+            Kind::Option(inner) | Kind::List(inner) | Kind::Type(inner) => {
+                holds_string(resolve, inner, true)
+            }
+            Kind::FixedLengthList(inner, _) => holds_string(resolve, inner, true),
+            Kind::Map(key, value) => any(resolve, [key, value]),
+            Kind::Result(result) => {
+                result
+                    .ok
+                    .as_ref()
+                    .is_some_and(|ok| holds_string(resolve, ok, true))
+                    || (errors
+                        && result
+                            .err
+                            .as_ref()
+                            .is_some_and(|err| holds_string(resolve, err, true)))
+            }
+            _ => false,
+        }
+    }
+
+    /// Every renderer of page text, enumerated from the contract: each function whose answer
+    /// can hold a string hands it over recorded as page-written (marked `PAGE_CONTENT`), but
+    /// the reviewed host-written few; and none of those is stale or marked.
+    #[test]
+    fn every_function_answering_with_strings_records_them_as_page_written() {
+        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/since_v0.3.0");
+        let mut resolve = wit_parser::Resolve::default();
+        let (package, _) = resolve.push_dir(&wit).expect("wit/ parses");
+        let world = resolve.packages[package].worlds["plugin"];
+        let mut checked = 0;
+        for item in resolve.worlds[world].imports.values() {
+            let wit_parser::WorldItem::Interface { id, .. } = item else {
+                continue;
+            };
+            let interface = &resolve.interfaces[*id];
+            let interface_name = interface.name.clone().unwrap_or_default();
+            for (name, function) in &interface.functions {
+                let declared = find(&interface_name, name).expect("declared");
+                let strings = function
+                    .result
+                    .as_ref()
+                    .is_some_and(|ty| holds_string(&resolve, ty, false));
+                let host_written = HOST_WRITTEN.contains(&(interface_name.as_str(), name.as_str()));
+                if host_written {
+                    assert!(
+                        strings,
+                        "{interface_name}.{name} is listed but answers no string"
+                    );
+                    assert!(
+                        !declared.marks.has(Marks::PAGE_CONTENT),
+                        "{interface_name}.{name}"
+                    );
+                } else if strings {
+                    assert!(
+                        declared.marks.has(Marks::PAGE_CONTENT),
+                        "{interface_name}.{name} answers with strings: mark it PAGE_CONTENT, or list it in HOST_WRITTEN with why"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(
+            checked >= 30,
+            "only {checked} functions answer with strings"
+        );
     }
 
     #[test]

@@ -12,8 +12,12 @@ use std::path::Path;
 use wasmtime::component::Resource;
 
 /// A navigation audit reloads the page; reports are always written, to temp files at least.
-pub(super) const RUN_LIGHTHOUSE_AUDIT: F =
-    F::new("lighthouse", "run-audit", M::NAVIGATES.and(M::WRITES)).also(&[FilesWrite]);
+pub(super) const RUN_LIGHTHOUSE_AUDIT: F = F::new(
+    "lighthouse",
+    "run-audit",
+    M::NAVIGATES.and(M::WRITES).and(M::PAGE_CONTENT),
+)
+.also(&[FilesWrite]);
 
 pub(super) const FUNCTIONS: &[&F] = &[&RUN_LIGHTHOUSE_AUDIT];
 

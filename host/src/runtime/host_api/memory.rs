@@ -77,11 +77,12 @@ fn statistics(loaded: &LoadedSnapshot) -> memory::HeapStatistics {
 
 /// Every heap function reads the snapshot files it names, through the file gateway.
 const fn heap_fn(name: &'static str) -> F {
-    F::new("memory", name, M::READS)
+    F::new("memory", name, M::READS.and(M::PAGE_CONTENT))
 }
 
 /// The snapshot is written to a file: always `files.write` too.
-const TAKE_SNAPSHOT: F = F::new("memory", "take-snapshot", M::WRITES).also(&[FilesWrite]);
+const TAKE_SNAPSHOT: F =
+    F::new("memory", "take-snapshot", M::WRITES.and(M::PAGE_CONTENT)).also(&[FilesWrite]);
 pub(super) const HEAP_SUMMARY: F = heap_fn("summary");
 const HEAP_STATISTICS: F = heap_fn("statistics");
 pub(super) const HEAP_DETAILS: F = heap_fn("details");
@@ -95,7 +96,7 @@ pub(super) const HEAP_DUPLICATE_STRINGS: F = heap_fn("duplicate-strings");
 pub(super) const HEAP_COMPARE: F = heap_fn("compare");
 pub(super) const HEAP_QUERY_OBJECTS: F = heap_fn("query-objects");
 pub(super) const HEAP_ANALYZE_CONTEXTS: F = heap_fn("analyze-contexts");
-pub(super) const HEAP_CLOSE: F = F::new("memory", "close", M::NONE);
+pub(super) const HEAP_CLOSE: F = F::new("memory", "close", M::PAGE_CONTENT);
 
 pub(super) const FUNCTIONS: &[&F] = &[
     &TAKE_SNAPSHOT,

@@ -1,8 +1,8 @@
 //! `devtools:tool/page-tools`: the tools a page offers. Running them runs the page's code with
 //! the agent's arguments, so every function needs `page-tools`, and a run is landing-checked
 //! like any action; the host escapes what the page says before it reaches the response, and
-//! every answer passes through [`super::Call::page_content`] (every path: the dispatcher stops
-//! a function marked `PAGE_CONTENT` that skips it).
+//! every answer (errors included) is recorded as page-written by the dispatcher, as every
+//! function marked `PAGE_CONTENT` is.
 
 use super::function::{HostFunction as F, Marks as M};
 use super::{CallState, PageHandle};
@@ -51,7 +51,7 @@ impl page_tools::Host for CallState {
                 Ok(page) => PageTools::of(page).list_developer_tools().await,
                 Err(message) => Err(message),
             };
-            Ok(call.page_content(lines))
+            Ok(lines)
         })
         .await
     }
@@ -71,7 +71,7 @@ impl page_tools::Host for CallState {
                 }
                 (Err(message), _) | (_, Err(message)) => Err(message),
             };
-            Ok(call.page_content(lines))
+            Ok(lines)
         })
         .await
     }
@@ -82,7 +82,7 @@ impl page_tools::Host for CallState {
                 Ok(page) => PageTools::of(page).list_webmcp_tool_lines().await,
                 Err(message) => Err(message),
             };
-            Ok(call.page_content(lines))
+            Ok(lines)
         })
         .await
     }
@@ -100,7 +100,7 @@ impl page_tools::Host for CallState {
                 }
                 (Err(message), _) | (_, Err(message)) => Err(message),
             };
-            Ok(call.page_content(lines))
+            Ok(lines)
         })
         .await
     }

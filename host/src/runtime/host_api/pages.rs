@@ -10,10 +10,10 @@ use wasmtime::component::Resource;
 
 const SELECTED: F = F::new("pages", "selected", M::NONE);
 const GET: F = F::new("pages", "get", M::NONE);
-const ALL: F = F::new("pages", "all", M::NONE);
-const URL: F = F::new("pages", "url", M::NONE);
-const DIALOG: F = F::new("pages", "open-dialog", M::NONE);
-const WAIT_FOR: F = F::new("pages", "wait-for", M::NONE);
+const ALL: F = F::new("pages", "all", M::PAGE_CONTENT);
+const URL: F = F::new("pages", "url", M::PAGE_CONTENT);
+const DIALOG: F = F::new("pages", "open-dialog", M::PAGE_CONTENT);
+const WAIT_FOR: F = F::new("pages", "wait-for", M::PAGE_CONTENT);
 /// A full-page capture resizes the viewport for a moment (resize listeners run).
 pub(super) const SCREENSHOT: F = F::new("pages", "take-screenshot", M::NAVIGATES);
 const TAB_ID: F = F::new("pages", "tab-id", M::NONE);

@@ -13,12 +13,16 @@ use wasmtime::component::Resource;
 const START_TRACE: F = F::new(
     "performance",
     "start-trace",
-    M::NAVIGATES.and(M::WRITES).and(M::LONG_LIVED),
+    M::NAVIGATES
+        .and(M::WRITES)
+        .and(M::LONG_LIVED)
+        .and(M::PAGE_CONTENT),
 )
 .depending(&[FilesWrite]);
-const STOP_TRACE: F = F::new("performance", "stop-trace", M::WRITES).depending(&[FilesWrite]);
-const ANALYZE_INSIGHT: F = F::new("performance", "analyze-insight", M::NONE);
-const INSIGHT_SETS: F = F::new("performance", "insight-sets", M::NONE);
+const STOP_TRACE: F =
+    F::new("performance", "stop-trace", M::WRITES.and(M::PAGE_CONTENT)).depending(&[FilesWrite]);
+const ANALYZE_INSIGHT: F = F::new("performance", "analyze-insight", M::PAGE_CONTENT);
+const INSIGHT_SETS: F = F::new("performance", "insight-sets", M::PAGE_CONTENT);
 
 pub(super) const FUNCTIONS: &[&F] = &[&START_TRACE, &STOP_TRACE, &ANALYZE_INSIGHT, &INSIGHT_SETS];
 

@@ -21,7 +21,7 @@ pub(super) const INSTALL_PWA: F =
 const UNINSTALL_PWA: F = F::new("pwa", "uninstall", M::NONE);
 /// The app's window loads what its manifest says: landing-checked like any new page.
 const LAUNCH_PWA: F = F::new("pwa", "launch", M::NAVIGATES).depending(&[Navigate, Script]);
-const GET_OS_APP_STATE: F = F::new("pwa", "get-os-app-state", M::NONE);
+const GET_OS_APP_STATE: F = F::new("pwa", "get-os-app-state", M::PAGE_CONTENT);
 
 pub(super) const FUNCTIONS: &[&F] = &[&INSTALL_PWA, &UNINSTALL_PWA, &LAUNCH_PWA, &GET_OS_APP_STATE];
 

@@ -12,15 +12,23 @@ use crate::runtime::bindings::v0_3::devtools::tool::types::{
 };
 use wasmtime::component::Resource;
 
-const EVALUATE_EXPRESSION: F = F::new("script", "evaluate-expression", M::NAVIGATES);
+const EVALUATE_EXPRESSION: F = F::new(
+    "script",
+    "evaluate-expression",
+    M::NAVIGATES.and(M::PAGE_CONTENT),
+);
 /// `source-path` reads a script file (`files.read`).
-const EVALUATE: F =
-    F::new("script", "evaluate", M::NAVIGATES.and(M::READS)).depending(&[FilesRead]);
+const EVALUATE: F = F::new(
+    "script",
+    "evaluate",
+    M::NAVIGATES.and(M::READS).and(M::PAGE_CONTENT),
+)
+.depending(&[FilesRead]);
 /// A service worker can move any tab; `source-path` reads a script file.
 const EVALUATE_IN_SERVICE_WORKER: F = F::new(
     "script",
     "evaluate-in-service-worker",
-    M::NAVIGATES.and(M::READS),
+    M::NAVIGATES.and(M::READS).and(M::PAGE_CONTENT),
 )
 .depending(&[FilesRead]);
 

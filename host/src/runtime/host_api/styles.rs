@@ -6,7 +6,7 @@ use crate::browser::features;
 use crate::runtime::bindings::v0_3::devtools::tool::styles;
 use wasmtime::component::Resource;
 
-const GET_CSS_STYLES: F = F::new("styles", "get-css-styles", M::NONE);
+const GET_CSS_STYLES: F = F::new("styles", "get-css-styles", M::PAGE_CONTENT);
 
 pub(super) const FUNCTIONS: &[&F] = &[&GET_CSS_STYLES];
 

@@ -77,7 +77,7 @@ fn heap_filter(
 
 impl CallState {
     /// An argument 0.2.0 refused: the same refusal, after the function's capability check.
-    async fn refuse<T>(
+    async fn refuse<T: super::provenance::Strings>(
         &mut self,
         function: &'static super::function::HostFunction,
         message: String,
