@@ -144,8 +144,16 @@ fn descendants(root: u32) -> Vec<u32> {
     found
 }
 
-/// The note says what was closed over Alice's cap, and the browser gave the memory back.
-fn assert_caught(answers: &str, what: &str, server: &HttpServer, baseline_mib: u64) {
+/// The note says what was closed over Alice's cap, the browser gave the memory back, and
+/// Bob (whose renderers hold what they held) kept his page and had nothing closed.
+async fn assert_caught(
+    answers: &str,
+    what: &str,
+    server: &HttpServer,
+    baseline_mib: u64,
+    bob: &HttpClient,
+) {
+    eprintln!("alice's answers: {answers}");
     assert!(
         answers.contains(what) && answers.contains("renderer_memory_mib of 64 MiB"),
         "no note of {what} over the cap: {answers}"
@@ -154,6 +162,12 @@ fn assert_caught(answers: &str, what: &str, server: &HttpServer, baseline_mib: u
     assert!(
         now < baseline_mib + 120,
         "the browser still holds {now} MiB (it held {baseline_mib} MiB before): {answers}"
+    );
+    let listed = bob.call("list_pages", json!({})).await;
+    assert!(
+        listed.text.contains("/page") && !listed.text.contains("was closed"),
+        "{}",
+        listed.text
     );
 }
 
@@ -178,7 +192,7 @@ async fn a_shared_worker_holding_more_than_the_cap_is_closed() {
     assert!(started.contains("started"), "{started}");
     let answers = answers_until(&alice, "renderer_memory_mib", Duration::from_secs(20)).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_caught(&answers, "Shared worker", &server, baseline);
+    assert_caught(&answers, "Shared worker", &server, baseline, &bob).await;
     alice.close().await;
     bob.close().await;
 }
@@ -190,14 +204,14 @@ async fn a_wasm_memory_past_the_cap_is_caught_beside_a_tenant_with_a_larger_cap(
     let baseline = browser_private_mib(server.pid());
     let said = run(
         &alice,
-        "async () => { const m = new WebAssembly.Memory({ initial: 1, maximum: 16384 }); window.m = m; for (let i = 0; i < 50; i++) { m.grow(64); new Uint8Array(m.buffer).fill(1); await new Promise(r => setTimeout(r, 100)); } return 'survived'; }",
+        "async () => { const m = new WebAssembly.Memory({ initial: 1, maximum: 16384 }); window.m = m; for (let i = 0; i < 80; i++) { m.grow(64); new Uint8Array(m.buffer).fill(1); await new Promise(r => setTimeout(r, 100)); } return 'survived'; }",
     )
     .await;
     let answers = format!(
         "{said}\n{}",
         answers_until(&alice, "renderer_memory_mib", Duration::from_secs(15)).await
     );
-    assert_caught(&answers, "was closed", &server, baseline);
+    assert_caught(&answers, "was closed", &server, baseline, &bob).await;
     assert_gone(&answers, &pages.url("/page"));
     alice.close().await;
     bob.close().await;
@@ -218,7 +232,7 @@ async fn canvases_past_the_cap_are_caught_beside_a_tenant_with_a_larger_cap() {
         "{said}\n{}",
         answers_until(&alice, "renderer_memory_mib", Duration::from_secs(15)).await
     );
-    assert_caught(&answers, "was closed", &server, baseline);
+    assert_caught(&answers, "was closed", &server, baseline, &bob).await;
     assert_gone(&answers, &pages.url("/page"));
     alice.close().await;
     bob.close().await;
@@ -235,6 +249,7 @@ async fn a_shared_worker_spinning_after_the_call_is_stopped() {
     .await;
     assert!(started.contains("started"), "{started}");
     let answers = answers_until(&alice, "outside any call", Duration::from_secs(20)).await;
+    eprintln!("alice's answers: {answers}");
     assert!(
         answers.contains("Shared worker") && answers.contains("outside any call"),
         "no note of the spinning shared worker: {answers}"

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 /// How long no call may run before what ran meanwhile is judged.
 pub const QUIET_WINDOW: Duration = Duration::from_secs(3);
-/// The share of a core a worker thread may use outside calls.
-const BUSY_SHARE: f64 = 0.5;
+/// The share of a core a worker thread may use outside calls: a quarter, so a worker that
+/// spins is caught even when it gets half a core on a loaded machine.
+const BUSY_SHARE: f64 = 0.25;
 
 /// What must be closed or ended, and why (the note's reason).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,7 +184,7 @@ pub struct Quiet {
 
 impl Quiet {
     /// Judges a window of [`QUIET_WINDOW`] without calls: a worker thread that used more than
-    /// half a core in it is stopped (its shared or service workers closed, or the pages of its
+    /// [`BUSY_SHARE`] of a core in it is stopped (its shared or service workers closed, or the pages of its
     /// process that started dedicated workers), and a new window starts.
     pub fn observe(&mut self, footprint: &Footprint, in_call: bool, now: Instant) -> Vec<Verdict> {
         if in_call {

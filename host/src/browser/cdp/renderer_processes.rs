@@ -20,8 +20,8 @@ const ENDED_EXPLAINS: Duration = Duration::from_secs(30);
 
 /// The most a renderer process of one browser may hold before it is ended: its session's
 /// page cap, or in a browser shared by tenants the largest of theirs (a process serves one
-/// browser context, but the OS cannot tell which; each tenant's own cap holds through the
-/// DevTools measurement of its pages), plus [`RENDERER_BASELINE`].
+/// browser context, but the OS cannot tell which; each tenant's own cap holds through its
+/// footprint, `features::footprint`), plus [`RENDERER_BASELINE`].
 #[derive(Debug, Default)]
 pub struct RendererCeiling {
     cap: AtomicU64,

@@ -67,14 +67,16 @@ pub fn counted(kind: &str) -> Counting {
             Counting::PageContext
         }
         // A tab is the container of a page; browser_ui the browser's own WebUI (its own
-        // `--top-chrome-webui` renderers); extensions and webviews are not offered to tenants.
+        // `--top-chrome-webui` renderers); extensions and webviews are not offered to
+        // tenants; `other` is the browser's own agents (none is a document or a worker).
         "tab"
         | "browser"
         | "browser_ui"
         | "webview"
         | "background_page"
         | "app"
-        | "assistive_technology" => Counting::NotTheTenants,
+        | "assistive_technology"
+        | "other" => Counting::NotTheTenants,
         _ => Counting::Holder,
     }
 }
@@ -382,7 +384,7 @@ mod tests {
         };
         // Pages and the workers no page owns are holders; frames, dedicated workers and
         // worklets are attached under the page that started them and count with it.
-        assert_eq!(of(Counting::Holder), ["page", "shared_worker", "other"]);
+        assert_eq!(of(Counting::Holder), ["page", "shared_worker"]);
         assert_eq!(of(Counting::PageContextOrHolder), ["service_worker"]);
         assert_eq!(
             of(Counting::PageContext),
@@ -403,7 +405,8 @@ mod tests {
                 "webview",
                 "background_page",
                 "app",
-                "assistive_technology"
+                "assistive_technology",
+                "other"
             ]
         );
         assert_eq!(counted("a_kind_chromium_adds_later"), Counting::Holder);
