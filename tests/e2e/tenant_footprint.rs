@@ -2,7 +2,8 @@
 //! SharedWorker (a target of the context, not of a page), a `WebAssembly.Memory` or canvas
 //! backing stores (memory of the tenant's renderer processes that no DevTools heap shows),
 //! each held to the tenant's own `renderer_memory_mib` while a tenant with a larger cap
-//! shares the browser; and a SharedWorker spinning after the call that started it is stopped.
+//! shares the browser; and a shared or dedicated worker spinning after the call that started
+//! it is stopped.
 
 use crate::support::{FixtureServer, HttpClient, HttpServer, Route, TenantSpec};
 use serde_json::json;
@@ -265,6 +266,43 @@ async fn a_shared_worker_spinning_after_the_call_is_stopped() {
     // The page that started it is still open: only what ran outside a call was stopped.
     let listed = alice.call("list_pages", json!({})).await;
     assert!(listed.text.contains(&pages.url("/page")), "{}", listed.text);
+    let listed = bob.call("list_pages", json!({})).await;
+    assert!(
+        listed.text.contains("/page") && !listed.text.contains("was closed"),
+        "{}",
+        listed.text
+    );
+    alice.close().await;
+    bob.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dedicated_worker_spinning_after_the_call_closes_its_page() {
+    let pages = fixtures();
+    let (server, alice, bob) = alice_beside_bob(&pages).await;
+    // It answers every measurement between its slices, so only the CPU it uses shows it.
+    let started = run(
+        &alice,
+        "() => { window.w = new Worker(URL.createObjectURL(new Blob(['setInterval(() => { const t = Date.now(); while (Date.now() - t < 90); }, 0)']))); return 'started'; }",
+    )
+    .await;
+    assert!(started.contains("started"), "{started}");
+    let answers = answers_until(&alice, "outside any call", Duration::from_secs(20)).await;
+    eprintln!("alice's answers: {answers}");
+    assert!(
+        answers.contains("was closed: one of its workers ran outside any call"),
+        "no note of the spinning worker: {answers}"
+    );
+    assert_gone(&answers, &pages.url("/page"));
+    let before = browser_cpu_seconds(server.pid());
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let used = browser_cpu_seconds(server.pid()) - before;
+    assert!(
+        used < 1.0,
+        "the browser used {used:.2} s of CPU in 3 s: {answers}"
+    );
+    let listed = bob.call("list_pages", json!({})).await;
+    assert!(listed.text.contains("/page"), "{}", listed.text);
     alice.close().await;
     bob.close().await;
 }
