@@ -129,6 +129,7 @@ impl SessionWatch {
         call_in_flight: CallInFlight,
     ) {
         let mut quiet = Quiet::default();
+        let mut known = footprint::Known::default();
         loop {
             tokio::time::sleep(MEMORY_POLL_INTERVAL).await;
             let Some((watched, client)) = self.reach().await else {
@@ -148,7 +149,8 @@ impl SessionWatch {
                 local_renderers: watched.local_renderers,
             };
             let in_call_before = call_in_flight();
-            let measured = footprint::measure(&client, &scope, PAGE_COMMAND_TIMEOUT).await;
+            let measured =
+                footprint::measure(&client, &scope, &mut known, PAGE_COMMAND_TIMEOUT).await;
             let limits = Limits {
                 cap,
                 ended: ceiling.recently_ended().map(|held| (held, ceiling.bytes())),

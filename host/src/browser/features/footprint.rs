@@ -19,7 +19,7 @@ use crate::browser::cdp::raw::RawClient;
 use crate::browser::cdp::renderer_processes::{self, TICKS_PER_SECOND, WorkerThread};
 use futures::future::join_all;
 use serde_json::json;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 /// How a kind of target Chromium reports counts in its context's footprint.
@@ -171,6 +171,51 @@ impl Footprint {
     }
 }
 
+/// The renderer processes found serving the context so far. A process serves one browser
+/// context for its whole life, so once found it stays the context's, also while no frame in
+/// it can report (a call keeping its thread busy): pid -> (its start, which with the pid
+/// names it for good; the first target ids of the holders it served).
+#[derive(Debug, Default)]
+pub struct Known {
+    processes: HashMap<u32, (u64, Vec<String>)>,
+}
+
+impl Known {
+    fn remember(&mut self, served: &BTreeMap<u32, Vec<usize>>, holders: &[Holder]) {
+        for (pid, indices) in served {
+            let Some(start) = renderer_processes::start_ticks(*pid) else {
+                continue;
+            };
+            let targets = indices
+                .iter()
+                .filter_map(|index| Some(holders.get(*index)?.contexts.first()?.target_id.clone()))
+                .collect();
+            self.processes.insert(*pid, (start, targets));
+        }
+    }
+
+    /// Adds the known processes still alive that no frame reported this time.
+    fn recall(&mut self, served: &mut BTreeMap<u32, Vec<usize>>, holders: &[Holder]) {
+        self.processes
+            .retain(|pid, (start, _)| renderer_processes::start_ticks(*pid) == Some(*start));
+        for (pid, (_, targets)) in &self.processes {
+            served.entry(*pid).or_insert_with(|| {
+                holders
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, holder)| {
+                        holder
+                            .contexts
+                            .first()
+                            .is_some_and(|own| targets.contains(&own.target_id))
+                    })
+                    .map(|(index, _)| index)
+                    .collect()
+            });
+        }
+    }
+}
+
 /// Where to look.
 pub struct Scope<'a> {
     /// The session's pages: (page id, target id).
@@ -182,7 +227,12 @@ pub struct Scope<'a> {
 }
 
 /// Measures everything `scope` holds; each DevTools command is bounded by `timeout`.
-pub async fn measure(raw: &RawClient, scope: &Scope<'_>, timeout: Duration) -> Footprint {
+pub async fn measure(
+    raw: &RawClient,
+    scope: &Scope<'_>,
+    known: &mut Known,
+    timeout: Duration,
+) -> Footprint {
     let mut found: Vec<(Owner, Vec<Context>)> = vec![];
     for (id, target) in scope.pages {
         if let Ok(contexts) = renderer_memory::contexts(raw, target, timeout).await {
@@ -223,7 +273,7 @@ pub async fn measure(raw: &RawClient, scope: &Scope<'_>, timeout: Duration) -> F
         })
         .collect();
     let processes = if scope.local_renderers {
-        processes(raw, &holders, scope.contexts.is_none(), timeout).await
+        processes(raw, &holders, scope.contexts.is_none(), known, timeout).await
     } else {
         vec![]
     };
@@ -274,6 +324,7 @@ async fn processes(
     raw: &RawClient,
     holders: &[Holder],
     whole_browser: bool,
+    known: &mut Known,
     timeout: Duration,
 ) -> Vec<Process> {
     let Ok(pids) = renderer_processes::content_renderer_pids(raw, timeout).await else {
@@ -323,6 +374,8 @@ async fn processes(
             holders.push(*holder);
         }
     }
+    known.remember(&served, holders);
+    known.recall(&mut served, holders);
     served
         .into_iter()
         .filter_map(|(pid, holders)| {
@@ -445,6 +498,35 @@ mod tests {
         // Two renderers with the same CPU time: neither is taken.
         let tied = [(10, 30, 30), (13, 30, 31)];
         assert_eq!(serving_process(0.30, &tied), None);
+    }
+
+    #[test]
+    fn a_process_found_once_stays_the_contexts_while_it_lives() {
+        let page = |target: &str| Holder {
+            owner: Owner::Page(1),
+            contexts: vec![Context {
+                session: "s".to_string(),
+                target_id: target.to_string(),
+                kind: "page".to_string(),
+                attached: None,
+            }],
+            heap: Holding::default(),
+        };
+        let own = std::process::id();
+        let gone = u32::MAX - 1;
+        let mut known = Known::default();
+        let holders = [page("T1"), page("T2")];
+        known.remember(&BTreeMap::from([(own, vec![1])]), &holders);
+        known.processes.insert(gone, (1, vec!["T1".to_string()]));
+        // No frame reported this time (the holders listed in another order).
+        let now = [page("T2"), page("T1")];
+        let mut served = BTreeMap::new();
+        known.recall(&mut served, &now);
+        assert_eq!(served, BTreeMap::from([(own, vec![0])]));
+        assert!(
+            !known.processes.contains_key(&gone),
+            "a process that ended is forgotten"
+        );
     }
 
     #[test]
