@@ -7,6 +7,7 @@
 //! context, so it can neither list nor reach another tenant's pages.
 
 mod devtools;
+mod footprint_cap;
 mod pages;
 mod scope;
 mod tab_order;

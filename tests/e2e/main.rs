@@ -51,6 +51,7 @@ mod sessionless;
 mod snapshot_frames;
 mod styles;
 mod support;
+mod tenant_footprint;
 mod tenant_quotas;
 mod tools;
 mod typed_results;

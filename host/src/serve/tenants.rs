@@ -161,7 +161,8 @@ struct TenantEntry {
     /// An MCP session without requests for this long is closed, freeing its max_sessions slot.
     #[serde(default)]
     session_idle_secs: Option<u64>,
-    /// A page whose frames and workers hold more than this is closed.
+    /// What the tenant's pages and workers may hold together (their heaps; the renderer
+    /// processes serving them this plus 128 MiB): past it the largest is closed.
     #[serde(default)]
     renderer_memory_mib: Option<u64>,
     /// Memory this tenant's loaded heap snapshots may hold; by default an equal share of

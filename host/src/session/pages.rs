@@ -211,6 +211,7 @@ impl SessionState {
                 .collect(),
             raw: connection.map(|connection| connection.raw.clone()),
             local_renderers: connection.is_some_and(|connection| connection.launched),
+            contexts: self.own_contexts(),
         });
     }
 

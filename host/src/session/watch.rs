@@ -1,13 +1,16 @@
 //! What a tenant's session is watched for outside its lock (a call may hold the lock for its
 //! whole budget): its pages, so a call stopped by its budget has every script it started
-//! stopped, and what each page holds, so a page past the tenant's cap is closed. Both go
-//! through every execution context a page has (its cross-process iframes and its workers,
-//! see `browser::renderer_memory`), and the browser's renderer processes are held to a
-//! ceiling the OS measures (`browser::renderer_processes`). What happened is kept as notes
-//! for the tenant's next answer.
+//! stopped (through every execution context a page has, see `browser::renderer_memory`),
+//! and its footprint, everything its browser contexts hold (`browser::footprint`), so what
+//! takes it past the tenant's cap is closed and workers busy outside its calls are stopped
+//! (`footprint_cap`); every renderer process of the browser is also held to a ceiling the
+//! OS measures (`browser::renderer_processes`). What happened is kept as notes for the
+//! tenant's next answer.
 
-use crate::browser::cdp::renderer_processes::RendererCeiling;
-use crate::browser::features::renderer_memory::{self, MAX_CONTEXTS};
+use super::footprint_cap::{self, Limits, Quiet, Verdict};
+use crate::browser::cdp::renderer_processes::{self, RendererCeiling};
+use crate::browser::features::footprint;
+use crate::browser::features::renderer_memory;
 use crate::browser::{RawClient, RawLink};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -32,6 +35,8 @@ pub struct Watched {
     pub raw: Option<Arc<RawLink>>,
     /// Whether the browser's renderers are processes of this machine (a browser we launched).
     pub local_renderers: bool,
+    /// The session's browser contexts in a shared browser; `None`: the browser is its own.
+    pub contexts: Option<Vec<String>>,
 }
 
 #[derive(Default)]
@@ -113,14 +118,18 @@ impl SessionWatch {
         terminated
     }
 
-    /// Closes, with a note, every page over `cap` bytes and every page that cannot be
-    /// measured; ends every renderer process over `ceiling`; until the task is aborted.
+    /// Holds the session's footprint (every target of its browser contexts and the renderer
+    /// processes serving them) to `cap` bytes, and stops its workers that keep a core busy
+    /// outside its calls (`footprint_cap`), with a note each; ends every renderer process of
+    /// the browser over `ceiling`; until the task is aborted.
     pub async fn guard_memory(
         self: Arc<Self>,
         cap: u64,
         ceiling: Arc<RendererCeiling>,
         call_in_flight: CallInFlight,
     ) {
+        let mut quiet = Quiet::default();
+        let mut known = footprint::Known::default();
         loop {
             tokio::time::sleep(MEMORY_POLL_INTERVAL).await;
             let Some((watched, client)) = self.reach().await else {
@@ -129,10 +138,67 @@ impl SessionWatch {
             if watched.local_renderers {
                 ceiling.enforce(&client, PAGE_COMMAND_TIMEOUT).await;
             }
-            for (id, page) in &watched.pages {
-                let verdict = over_cap(&client, page, cap, &ceiling, &call_in_flight).await;
-                if let Some(reason) = verdict {
+            let pages: Vec<(u32, String)> = watched
+                .pages
+                .iter()
+                .map(|(id, page)| (*id, page.target_id().as_ref().to_string()))
+                .collect();
+            let scope = footprint::Scope {
+                pages: &pages,
+                contexts: watched.contexts.as_deref(),
+                local_renderers: watched.local_renderers,
+            };
+            let in_call_before = call_in_flight();
+            let measured =
+                footprint::measure(&client, &scope, &mut known, PAGE_COMMAND_TIMEOUT).await;
+            let limits = Limits {
+                cap,
+                ended: ceiling.recently_ended().map(|held| (held, ceiling.bytes())),
+                in_call: in_call_before || call_in_flight(),
+            };
+            let mut verdicts = footprint_cap::verdicts(&measured, &limits);
+            verdicts.extend(quiet.observe(&measured, limits.in_call, Instant::now()));
+            for verdict in verdicts {
+                self.carry_out(verdict, &watched, &client).await;
+            }
+        }
+    }
+
+    /// Closes what a verdict names, or ends its process, with a note.
+    async fn carry_out(&self, verdict: Verdict, watched: &Watched, client: &RawClient) {
+        let page = |id: u32| watched.pages.iter().find(|(known, _)| *known == id);
+        match verdict {
+            Verdict::ClosePage { id, reason } => {
+                if let Some((id, page)) = page(id) {
                     self.close(*id, page, &reason).await;
+                }
+            }
+            Verdict::CloseWorker {
+                target_id,
+                what,
+                reason,
+            } => {
+                let params = serde_json::json!({ "targetId": target_id });
+                let closed = client
+                    .call(None, "Target.closeTarget", params, PAGE_COMMAND_TIMEOUT)
+                    .await
+                    .and_then(|reply| reply.result())
+                    .is_ok();
+                let closing = if closed { "" } else { " (or is closing)" };
+                self.note(format!("{what} was closed{closing}: {reason}."));
+            }
+            Verdict::EndProcess { pid, pages, reason } => {
+                let ended = renderer_processes::end(pid);
+                tracing::warn!(pid, ended, %reason, "ended a renderer over its tenant's footprint");
+                for id in &pages {
+                    if let Some((id, page)) = page(*id) {
+                        self.close(*id, page, &reason).await;
+                    }
+                }
+                if pages.is_empty() {
+                    self.note(format!(
+                        "A renderer process of this session's workers was ended: {reason}."
+                    ));
                 }
             }
         }
@@ -163,57 +229,6 @@ impl SessionWatch {
         let closing = if closed { "" } else { " (or is closing)" };
         self.note(format!("Page {id} was closed{closing}: {reason}."));
     }
-}
-
-/// Why a page must be closed, if it must.
-async fn over_cap(
-    client: &RawClient,
-    page: &chromiumoxide::Page,
-    cap: u64,
-    ceiling: &RendererCeiling,
-    call_in_flight: &CallInFlight,
-) -> Option<String> {
-    let quota = format!("this tenant's renderer_memory_mib of {} MiB", cap >> 20);
-    let target = page.target_id().as_ref();
-    let contexts = renderer_memory::contexts(client, target, PAGE_COMMAND_TIMEOUT)
-        .await
-        .ok()?;
-    if contexts.len() > MAX_CONTEXTS {
-        return Some(format!(
-            "it started more than {MAX_CONTEXTS} workers and frames, more than can be measured under {quota}"
-        ));
-    }
-    let holding = renderer_memory::measure(client, &contexts, PAGE_COMMAND_TIMEOUT).await;
-    // A renderer ended under a call shows as crashed, or (once the call answered the crash and
-    // the browser dropped the page's session) as a page that no longer answers.
-    let ended_silent =
-        ceiling.recently_ended().is_some() && holding.silent.iter().any(|kind| kind == "page");
-    if holding.crashed || ended_silent {
-        return Some(match (ceiling.recently_ended(), ceiling.bytes()) {
-            (Some(held), Some(limit)) => format!(
-                "its renderer process held {} MiB, over the {} MiB a renderer may hold under {quota}, and was ended",
-                held >> 20,
-                limit >> 20
-            ),
-            _ => "its renderer process crashed".to_string(),
-        });
-    }
-    if holding.bytes > cap {
-        return Some(format!(
-            "its JavaScript heap and buffers reached {} MiB, over {quota}",
-            holding.bytes >> 20
-        ));
-    }
-    // A call may keep the page's own threads busy; a worker it does not run in.
-    let excused = call_in_flight();
-    let silent = holding
-        .silent
-        .iter()
-        .find(|kind| !excused || !matches!(kind.as_str(), "page" | "iframe"))?;
-    Some(format!(
-        "its {silent} did not answer a memory measurement within {} s, and what cannot be measured counts as over {quota}",
-        PAGE_COMMAND_TIMEOUT.as_secs()
-    ))
 }
 
 /// Aborts a task when the last holder is gone.

@@ -40,11 +40,22 @@ pub async fn contexts(
     page_target: &str,
     timeout: Duration,
 ) -> Result<Vec<Context>, CdpError> {
-    let session = raw.session(page_target, timeout).await?;
+    contexts_of(raw, page_target, "page", timeout).await
+}
+
+/// The contexts of a target of `kind` that no page owns (a shared or service worker), its
+/// own first, as [`contexts`] finds a page's.
+pub async fn contexts_of(
+    raw: &RawClient,
+    target: &str,
+    kind: &str,
+    timeout: Duration,
+) -> Result<Vec<Context>, CdpError> {
+    let session = raw.session(target, timeout).await?;
     let mut found = vec![Context {
         session,
-        target_id: page_target.to_string(),
-        kind: "page".to_string(),
+        target_id: target.to_string(),
+        kind: kind.to_string(),
         attached: None,
     }];
     let mut next = 0;
