@@ -12,8 +12,12 @@ use std::path::Path;
 use wasmtime::component::Resource;
 
 /// A navigation audit reloads the page; reports are always written, to temp files at least.
-pub(super) const RUN_LIGHTHOUSE_AUDIT: F =
-    F::new("lighthouse", "run-audit", M::NAVIGATES.and(M::WRITES)).also(&[FilesWrite]);
+pub(super) const RUN_LIGHTHOUSE_AUDIT: F = F::new(
+    "lighthouse",
+    "run-audit",
+    M::NAVIGATES.and(M::WRITES).and(M::ON_PAGE),
+)
+.also(&[FilesWrite]);
 
 pub(super) const FUNCTIONS: &[&F] = &[&RUN_LIGHTHOUSE_AUDIT];
 
@@ -53,7 +57,7 @@ pub(super) async fn audit(
     device: &str,
     output_dir_path: Option<&str>,
 ) -> wasmtime::Result<Result<Vec<String>, String>> {
-    let id = call.page_id(handle)?;
+    let id = call.page_id(handle).await?;
     let prepared = prepare(call, id, output_dir_path, mode, device).await;
     let (reports, output_dir) = match prepared {
         Ok(done) => done,
