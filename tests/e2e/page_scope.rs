@@ -193,7 +193,7 @@ async fn a_client_navigation_on_another_page_is_not_judged_by_a_plugin_call() {
     );
     let listing = server.call("list_pages", json!({})).await.text;
     assert!(
-        listing.contains(&format!("{page_b}: {elsewhere}")),
+        listing.contains(&format!("{page_b}: elsewhere ({elsewhere})")),
         "the client's page was moved: {listing}"
     );
     server.shutdown().await;
