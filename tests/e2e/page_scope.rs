@@ -81,15 +81,24 @@ async fn a_page_that_moved_after_a_call_is_refused_at_the_next_one() {
         let next = server
             .call("contract_probe", json!({ "function": function }))
             .await;
-        assert!(next.is_error, "{function} read the moved page: {}", next.text);
         assert!(
-            next.text.contains(&format!("it would act on the page at {forbidden}"))
+            next.is_error,
+            "{function} read the moved page: {}",
+            next.text
+        );
+        assert!(
+            next.text
+                .contains(&format!("it would act on the page at {forbidden}"))
                 && next.text.contains("matches none of the URL patterns")
                 && next.text.contains(&format!("`{allowed}*`")),
             "{}",
             next.text
         );
-        assert!(!next.text.contains(&format!("{function}: ")), "{}", next.text);
+        assert!(
+            !next.text.contains(&format!("{function}: ")),
+            "{}",
+            next.text
+        );
     }
     // The client's page is left where it is: the move was not the plugin's call.
     wait_until_listed(&server, &forbidden).await;
@@ -141,10 +150,16 @@ async fn a_page_moved_by_its_code_during_a_wait_is_caught() {
 #[tokio::test]
 async fn a_client_navigation_on_another_page_is_not_judged_by_a_plugin_call() {
     let pages = FixtureServer::start(vec![
-        Route::html("/allowed", "<!doctype html><title>allowed</title><p>ALLOWED</p>"),
+        Route::html(
+            "/allowed",
+            "<!doctype html><title>allowed</title><p>ALLOWED</p>",
+        ),
         Route::html("/start", "<!doctype html><title>start</title><p>START</p>"),
-        Route::html("/elsewhere", "<!doctype html><title>elsewhere</title>ELSEWHERE")
-            .with_delay(Duration::from_millis(2000)),
+        Route::html(
+            "/elsewhere",
+            "<!doctype html><title>elsewhere</title>ELSEWHERE",
+        )
+        .with_delay(Duration::from_millis(2000)),
     ]);
     let allowed = pages.url("/allowed");
     let elsewhere = pages.url("/elsewhere");

@@ -33,7 +33,6 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 /// How many dispatched functions a call remembers (a guest may call millions of cheap ones).
 const MAX_RECORDED: usize = 1024;
 
-
 /// The store data of one call.
 pub struct CallState {
     pub table: ResourceTable,

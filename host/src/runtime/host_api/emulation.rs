@@ -74,7 +74,9 @@ impl emulation::Host for CallState {
         height: u32,
     ) -> Outcome<()> {
         self.dispatch(&RESIZE, async |call| {
-            Ok(or_return!(call.page(&handle).await?).resize(width, height).await)
+            Ok(or_return!(call.page(&handle).await?)
+                .resize(width, height)
+                .await)
         })
         .await
     }

@@ -149,7 +149,11 @@ impl pages::Host for CallState {
         handle: Resource<PageHandle>,
     ) -> wasmtime::Result<Option<pages::Dialog>> {
         self.dispatch(&DIALOG, async |call| {
-            let dialog = call.page(&handle).await?.ok().and_then(|page| page.dialog());
+            let dialog = call
+                .page(&handle)
+                .await?
+                .ok()
+                .and_then(|page| page.dialog());
             Ok(dialog.and_then(|dialog| {
                 let kind = match dialog.kind.as_str() {
                     "alert" => pages::DialogKind::Alert,
