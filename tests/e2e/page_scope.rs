@@ -17,7 +17,7 @@ async fn start(allowed: &str, flags: &[&str]) -> (McpServer, tempfile::TempDir) 
     std::fs::write(
         &policy,
         format!(
-            "[plugins.contract_probe]\ncapabilities = [\"pages.read\", \"pages.manage\", \"navigate\", \"script\"]\nnavigate = [\"{allowed}*\"]\n"
+            "[plugins.contract_probe]\ncapabilities = [\"pages.read\", \"pages.manage\", \"navigate\", \"script\", \"input\"]\nnavigate = [\"{allowed}*\"]\n"
         ),
     )
     .expect("write policy");
@@ -211,5 +211,44 @@ async fn a_client_navigation_on_another_page_is_not_judged_by_a_plugin_call() {
         listing.contains(&format!("{page_b}: elsewhere ({elsewhere})")),
         "the client's page was moved: {listing}"
     );
+    server.shutdown().await;
+}
+
+/// A popup opened by a page the plugin acts on (its opener) is the call's: a click that opens
+/// one outside the patterns is caught where the popup lands, and the popup sent to about:blank.
+#[tokio::test]
+async fn a_popup_opened_by_the_plugins_page_is_judged_where_it_lands() {
+    let pages = FixtureServer::start(vec![
+        Route::html(
+            "/allowed",
+            "<!doctype html><title>allowed</title><button style=\"position:fixed;left:0;top:0;width:300px;height:300px\" onclick=\"window.open('/forbidden'); setTimeout(() => document.body.append('OPENED'), 1000)\">open</button>",
+        ),
+        Route::html("/forbidden", FORBIDDEN),
+    ]);
+    let allowed = pages.url("/allowed");
+    let forbidden = pages.url("/forbidden");
+    let (server, _scratch) = start(&allowed, &[]).await;
+    let opened = server
+        .call("navigate_page", json!({ "type": "url", "url": allowed }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let answer = server
+        .call(
+            "contract_probe",
+            json!({ "function": "input/click-at", "then_wait_for": "OPENED" }),
+        )
+        .await;
+    assert!(
+        answer.is_error
+            && answer
+                .text
+                .contains(&format!("its page went to {forbidden} during the call"))
+            && answer.text.contains("the page was sent to about:blank"),
+        "{}",
+        answer.text
+    );
+    let listing = server.call("list_pages", json!({})).await.text;
+    assert!(!listing.contains(&forbidden), "{listing}");
+    assert!(listing.contains("about:blank"), "{listing}");
     server.shutdown().await;
 }

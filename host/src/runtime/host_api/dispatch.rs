@@ -59,6 +59,8 @@ pub struct CallState {
     touched: Vec<(u32, String)>,
     /// The pages the function running now reached through its [`Call`].
     reached: Vec<u32>,
+    /// The pages the function running now handed to the guest (one it opened, found or chose).
+    handed: Vec<u32>,
     /// Images declared so far (attached or screenshots).
     images: usize,
     /// The first functions dispatched in this call, in order (for tests and the debug log).
@@ -92,6 +94,7 @@ impl CallState {
             long_lived: Vec::new(),
             touched: Vec::new(),
             reached: Vec::new(),
+            handed: Vec::new(),
             images: 0,
             dispatched: Vec::new(),
             page_content_marked: false,
@@ -124,6 +127,7 @@ impl CallState {
             false => None,
         };
         self.reached.clear();
+        self.handed.clear();
         let effects_before = match function.marks.has(Marks::LONG_LIVED) {
             true if !self.grants.grants(Capability::LongLived) => Some(self.long_lived_effects()),
             _ => None,
@@ -152,7 +156,8 @@ impl CallState {
         if scoped {
             let mut judged = std::mem::take(&mut self.reached);
             if let Some(before) = pages_before {
-                judged.extend(self.opened_since(&before).await);
+                let opened = self.opened_since(&before, &judged).await;
+                judged.extend(opened);
             }
             self.check_landed(&judged)
                 .await
@@ -260,17 +265,34 @@ impl CallState {
             .collect()
     }
 
-    /// Pages that appeared since `before` (the ids a navigating function started with): the
-    /// function opened them, so they are this call's from now on.
-    async fn opened_since(&mut self, before: &[u32]) -> Vec<u32> {
+    /// The pages a navigating function opened: of those that appeared since `before` (the
+    /// ids it started with), the ones it handed to the guest (a new page, a launched app) and
+    /// the popups of a page this call reached or touched (their opener). A page another call
+    /// opened meanwhile is not this call's, whenever it appeared.
+    async fn opened_since(&mut self, before: &[u32], reached: &[u32]) -> Vec<u32> {
         let Some(session) = self.session.as_deref_mut() else {
             return Vec::new();
         };
         session.sync_pages().await;
+        let ours: Vec<_> = reached
+            .iter()
+            .chain(self.touched.iter().map(|(id, _)| id))
+            .filter_map(|id| session.page(*id).ok())
+            .map(|page| page.cdp().target_id().clone())
+            .collect();
         session
             .page_ids()
             .into_iter()
             .filter(|id| !before.contains(id))
+            .filter(|id| {
+                self.handed.contains(id)
+                    || session.page(*id).is_ok_and(|page| {
+                        page.cdp()
+                            .opener_id()
+                            .as_ref()
+                            .is_some_and(|opener| ours.contains(opener))
+                    })
+            })
             .collect()
     }
 
@@ -494,6 +516,7 @@ impl Call<'_> {
 
     /// A new guest handle for page `id`.
     pub fn handle(&mut self, id: u32) -> wasmtime::Result<Resource<PageHandle>> {
+        self.state.handed.push(id);
         Ok(self.state.table.push(PageHandle { id })?)
     }
 
