@@ -252,3 +252,44 @@ async fn a_popup_opened_by_the_plugins_page_is_judged_where_it_lands() {
     assert!(listing.contains("about:blank"), "{listing}");
     server.shutdown().await;
 }
+
+/// A function on a page the call had not seen (here `pages.get` on the client's other page,
+/// which the client took outside the patterns) is refused before its body reads anything,
+/// and the page is left where the client put it.
+#[tokio::test]
+async fn a_function_on_a_page_outside_the_patterns_is_refused_and_the_page_left_alone() {
+    let pages = FixtureServer::start(vec![
+        Route::html(
+            "/allowed",
+            "<!doctype html><title>allowed</title><p>ALLOWED</p>",
+        ),
+        Route::html("/forbidden", FORBIDDEN),
+    ]);
+    let allowed = pages.url("/allowed");
+    let forbidden = pages.url("/forbidden");
+    let (server, _scratch) = start(&allowed, &[]).await;
+    let first = server
+        .call("navigate_page", json!({ "type": "url", "url": forbidden }))
+        .await;
+    assert!(!first.is_error, "{}", first.text);
+    assert!(first.text.contains("1: forbidden"), "{}", first.text);
+    let second = server.call("new_page", json!({ "url": allowed })).await;
+    assert!(!second.is_error, "{}", second.text);
+    let answer = server
+        .call("contract_probe", json!({ "function": "pages/get" }))
+        .await;
+    assert!(
+        answer.is_error
+            && answer
+                .text
+                .contains(&format!("it would act on the page at {forbidden}")),
+        "{}",
+        answer.text
+    );
+    let listing = server.call("list_pages", json!({})).await.text;
+    assert!(
+        listing.contains(&format!("1: forbidden ({forbidden})")),
+        "the client's page was moved: {listing}"
+    );
+    server.shutdown().await;
+}

@@ -495,13 +495,15 @@ impl Call<'_> {
         if self.state.reached.contains(&id) {
             return Ok(id);
         }
-        self.state.reached.push(id);
         if self.state.grants.restricts_urls() {
             self.state
                 .check_scope(id)
                 .await
                 .map_err(wasmtime::Error::new)?;
         }
+        // Only a page found inside the patterns is the function's to be judged after it: a
+        // refused one is left where it is.
+        self.state.reached.push(id);
         Ok(id)
     }
 
