@@ -163,6 +163,12 @@ impl Runtime {
         params_json: &str,
         page: Option<u32>,
     ) -> (CallState, CallOutcome) {
+        // The call's page is checked before any guest code runs (a plugin under URL patterns
+        // reads no page outside them, whatever moved it since its last call).
+        let mut state = state;
+        if let Err(denied) = state.begin(page).await {
+            return (state, Err(wasmtime::Error::new(denied)));
+        }
         let (mut state, outcome) = self
             .run(state, async |store: &mut Store<CallState>| {
                 pre.handle(store, params_json, page).await

@@ -31,6 +31,7 @@ mod lifecycle;
 mod lighthouse;
 mod oauth;
 mod packages;
+mod page_scope;
 mod page_tools;
 mod parallel_pages;
 mod parity;

@@ -174,9 +174,24 @@ pub enum Denied {
     #[error("the server refused an undeclared effect: {0}")]
     Internal(String),
     #[error(
-        "its page went to {url} during the call (a redirect, or a navigation the page started), which matches none of the URL patterns its policy grants (`navigate` under [plugins.{tool}] in the policy file); the page was sent to about:blank"
+        "its page went to {url} during the call (a redirect, or a navigation the page started), which matches none of the URL patterns its policy grants ({patterns}; `navigate` under [plugins.{tool}] in the policy file); the page was sent to about:blank"
     )]
-    LeftAllowedUrls { tool: String, url: String },
+    LeftAllowedUrls {
+        tool: String,
+        url: String,
+        patterns: String,
+    },
+    /// A page the call was about to read or act on stands outside the patterns (moved before
+    /// the call, or by the page itself after an earlier call): nothing of it was read, and the
+    /// page is left where it is (the move may be the client's own).
+    #[error(
+        "it would act on the page at {url}, which matches none of the URL patterns its policy grants ({patterns}); a plugin reads and acts only on pages inside them: select or open a page inside them, or add a pattern to `navigate` under [plugins.{tool}] in the policy file"
+    )]
+    OutsidePatterns {
+        tool: String,
+        url: String,
+        patterns: String,
+    },
 }
 
 /// What one plugin may do: its capabilities and the URLs it may navigate to.
@@ -188,6 +203,8 @@ pub struct Grants {
     capabilities: BTreeSet<Capability>,
     /// `None`: any URL (when `navigate` is granted).
     urls: Option<Vec<UrlRule>>,
+    /// The patterns as the policy spells them, for refusals.
+    patterns: String,
 }
 
 impl Grants {
@@ -198,6 +215,7 @@ impl Grants {
             builtin: true,
             capabilities: Capability::ALL.into_iter().collect(),
             urls: None,
+            patterns: String::new(),
         }
     }
 
@@ -215,11 +233,18 @@ impl Grants {
             ),
             None => None,
         };
+        let patterns = url_patterns
+            .unwrap_or_default()
+            .iter()
+            .map(|pattern| format!("`{pattern}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
         Ok(Grants {
             tool: tool.to_string(),
             builtin: false,
             capabilities,
             urls,
+            patterns,
         })
     }
 
@@ -289,20 +314,37 @@ impl Grants {
 
     /// The check after a page moved during the call (redirects, page-started navigations).
     pub fn check_landed(&self, current: &str) -> Result<(), Denied> {
-        let Some(rules) = &self.urls else {
-            return Ok(());
-        };
-        let allowed = current.is_empty()
-            || current == "about:blank"
-            || parse_target(current).is_ok_and(|url| rules.iter().any(|rule| rule.matches(&url)));
-        if allowed {
-            Ok(())
-        } else {
-            Err(Denied::LeftAllowedUrls {
+        match self.within_patterns(current) {
+            true => Ok(()),
+            false => Err(Denied::LeftAllowedUrls {
                 tool: self.tool.clone(),
                 url: current.to_string(),
-            })
+                patterns: self.patterns.clone(),
+            }),
         }
+    }
+
+    /// The check before a call reads or acts on a page it has not seen move: the page's scope.
+    pub fn check_scope(&self, current: &str) -> Result<(), Denied> {
+        match self.within_patterns(current) {
+            true => Ok(()),
+            false => Err(Denied::OutsidePatterns {
+                tool: self.tool.clone(),
+                url: current.to_string(),
+                patterns: self.patterns.clone(),
+            }),
+        }
+    }
+
+    /// Whether a page at `current` is one this plugin may read and act on (an empty page
+    /// always is).
+    fn within_patterns(&self, current: &str) -> bool {
+        let Some(rules) = &self.urls else {
+            return true;
+        };
+        current.is_empty()
+            || current == "about:blank"
+            || parse_target(current).is_ok_and(|url| rules.iter().any(|rule| rule.matches(&url)))
     }
 }
 

@@ -10,8 +10,8 @@ use crate::runtime::bindings::v0_3::devtools::tool::pages::{
 use devtools_collectors::{MessageRecord, RequestRecord, RequestState as EngineState};
 use wasmtime::component::Resource;
 
-const NETWORK_REQUESTS: F = F::new("pages", "network-requests", M::PAGE_CONTENT);
-const CONSOLE_MESSAGES: F = F::new("pages", "console-messages", M::PAGE_CONTENT);
+const NETWORK_REQUESTS: F = F::new("pages", "network-requests", M::PAGE_CONTENT.and(M::ON_PAGE));
+const CONSOLE_MESSAGES: F = F::new("pages", "console-messages", M::PAGE_CONTENT.and(M::ON_PAGE));
 
 pub(super) const FUNCTIONS: &[&F] = &[&NETWORK_REQUESTS, &CONSOLE_MESSAGES];
 
@@ -92,7 +92,7 @@ impl CallState {
         include_preserved: bool,
     ) -> wasmtime::Result<Vec<NetworkRequest>> {
         self.dispatch(&NETWORK_REQUESTS, async |call| {
-            let records = match call.page(&handle)? {
+            let records = match call.page(&handle).await? {
                 Ok(page) => Collectors::of(page)
                     .map(|collectors| collectors.network_records(include_preserved))
                     .unwrap_or_default(),
@@ -109,7 +109,7 @@ impl CallState {
         include_preserved: bool,
     ) -> wasmtime::Result<Vec<ConsoleMessage>> {
         self.dispatch(&CONSOLE_MESSAGES, async |call| {
-            let records = match call.page(&handle)? {
+            let records = match call.page(&handle).await? {
                 Ok(page) => Collectors::of(page)
                     .map(|collectors| collectors.console_records(include_preserved))
                     .unwrap_or_default(),

@@ -1,9 +1,18 @@
 //! The one gate every host function passes through. A function's body gets a [`Call`], the
 //! only way to reach the session, the browser or a file; [`CallState::dispatch`] makes one
 //! after checking the function's declared capabilities, and after the body it applies the
-//! function's marks: the landing check of every page it moved, and the end of long-lived effects
-//! it started. At the end of the call, [`CallState::clean_up`] undoes what must not outlive it.
-//! Nothing here is the body's choice, so a new host function is checked like the old ones.
+//! function's marks: the landing check of every page it reached or opened, and the end of
+//! long-lived effects it started. At the end of the call, [`CallState::clean_up`] undoes what
+//! must not outlive it. Nothing here is the body's choice, so a new host function is checked
+//! like the old ones.
+//!
+//! The page scope (a plugin under URL patterns): a body reaches a page only through
+//! [`Call::page_id`] (and [`Call::page`], [`Call::page_and_sandbox`], [`Call::page_by_id`],
+//! which use it), and that resolution checks where the page stands now, asked of the browser,
+//! before the body gets it; the dispatcher checks it again after the body. The call's own page
+//! is checked before the handler runs ([`CallState::begin`]) and at its end. Only pages this
+//! call reached, opened or was given are judged (attribution by cause), never the session's
+//! other pages, which other calls may be moving meanwhile (`--experimentalParallelPages`).
 
 use super::function::{HostFunction, Marks};
 use super::provenance::Strings;
@@ -24,9 +33,6 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// How many dispatched functions a call remembers (a guest may call millions of cheap ones).
 const MAX_RECORDED: usize = 1024;
-
-/// Where the pages of the session were when a navigating function (or the call) began.
-type PageUrls = Vec<(u32, String)>;
 
 /// The store data of one call.
 pub struct CallState {
@@ -49,8 +55,13 @@ pub struct CallState {
     init_scripts: Vec<(u32, String)>,
     /// Effects started by this call that end with it (no `long-lived` grant), by page id.
     long_lived: Vec<(u32, LongLived)>,
-    /// Page URLs at the first navigating function of the call, for the sweep at its end.
-    urls_at_start: Option<PageUrls>,
+    /// The pages this call reached, opened or was given, each with where it stood when last
+    /// checked (under URL patterns): the only pages its checks judge.
+    touched: Vec<(u32, String)>,
+    /// The pages the function running now reached through its [`Call`].
+    reached: Vec<u32>,
+    /// The pages the function running now handed to the guest (one it opened, found or chose).
+    handed: Vec<u32>,
     /// Images declared so far (attached or screenshots).
     images: usize,
     /// The first functions dispatched in this call, in order (for tests and the debug log).
@@ -80,7 +91,9 @@ impl CallState {
             wasi: None,
             init_scripts: Vec::new(),
             long_lived: Vec::new(),
-            urls_at_start: None,
+            touched: Vec::new(),
+            reached: Vec::new(),
+            handed: Vec::new(),
             images: 0,
             dispatched: Vec::new(),
             parallel_pages: false,
@@ -90,8 +103,10 @@ impl CallState {
 
     /// Runs `body` as `function`: its capabilities first (a denial traps), then the body, then
     /// what its marks require. The body's errors are its own; the dispatcher adds a trap only
-    /// for a page it moved outside the URL patterns. Every string of the answer of a function
-    /// marked `PAGE_CONTENT` is recorded as page-written, and every function's error.
+    /// for a page outside the URL patterns: one the body reached (checked before it gets the
+    /// page, and where it stands after) or one a navigating function opened. Every string of
+    /// the answer of a function marked `PAGE_CONTENT` is recorded as page-written, and every
+    /// function's error.
     pub(super) async fn dispatch<R: Strings>(
         &mut self,
         function: &'static HostFunction,
@@ -105,15 +120,14 @@ impl CallState {
                 .require(capability, function.name)
                 .map_err(wasmtime::Error::new)?;
         }
-        let watch_landing = function.marks.has(Marks::NAVIGATES) && self.grants.restricts_urls();
-        let before = match watch_landing {
-            true => {
-                let urls = self.page_urls().await;
-                self.urls_at_start.get_or_insert_with(|| urls.clone());
-                Some(urls)
-            }
+        let scoped = self.grants.restricts_urls();
+        // A navigating function may open pages (popups, apps): they are new after it.
+        let pages_before = match scoped && function.marks.has(Marks::NAVIGATES) {
+            true => self.session.as_deref().map(SessionState::page_ids),
             false => None,
         };
+        self.reached.clear();
+        self.handed.clear();
         let effects_before = match function.marks.has(Marks::LONG_LIVED) {
             true if !self.grants.grants(Capability::LongLived) => Some(self.long_lived_effects()),
             _ => None,
@@ -138,24 +152,41 @@ impl CallState {
                 .collect();
             self.long_lived.extend(started);
         }
-        if let Some(before) = before {
-            self.check_moved_pages(&before).await?;
+        if scoped {
+            let mut judged = std::mem::take(&mut self.reached);
+            if let Some(before) = pages_before {
+                let opened = self.opened_since(&before, &judged).await;
+                judged.extend(opened);
+            }
+            self.check_landed(&judged)
+                .await
+                .map_err(wasmtime::Error::new)?;
         }
         outcome
     }
 
+    /// Before the handler runs: the call's page must stand inside the plugin's URL patterns
+    /// (a meta refresh or a timer may have moved it since the plugin's last call), and it is
+    /// judged again at the end of the call. Nothing of a page outside them is read, and it is
+    /// left where it is (the move may be the client's own).
+    pub async fn begin(&mut self, page: Option<u32>) -> Result<(), Denied> {
+        match page {
+            Some(id) if self.grants.restricts_urls() => self.check_scope(id).await,
+            _ => Ok(()),
+        }
+    }
+
     /// Undoes what the call set up in the browser and must not outlive it: init scripts,
     /// effects a plugin without `long-lived` started, and (under URL patterns) any page the call
-    /// moved outside them since its first navigating function, even late. Runs after the guest
-    /// returned, trapped or ran out of budget, from the host's side, so no guest code can skip
-    /// it.
+    /// touched that now stands outside them, even moved late. Runs after the guest returned,
+    /// trapped or ran out of budget, from the host's side, so no guest code can skip it.
     pub async fn clean_up(&mut self) -> Result<(), Denied> {
         if let Some(session) = self.released.take() {
             self.session = Some(session.lock_owned().await);
         }
         let scripts = std::mem::take(&mut self.init_scripts);
         let effects = std::mem::take(&mut self.long_lived);
-        let start = self.urls_at_start.take();
+        let touched: Vec<u32> = self.touched.iter().map(|(id, _)| *id).collect();
         if let Some(session) = self.session.as_deref_mut() {
             for (page_id, identifier) in scripts {
                 if let Ok(page) = session.page_mut(page_id) {
@@ -172,13 +203,9 @@ impl CallState {
                 }
             }
         }
-        match start {
-            Some(start) => self.check_moved_pages(&start).await.map_err(|error| {
-                error
-                    .downcast::<Denied>()
-                    .unwrap_or_else(|other| Denied::Internal(other.to_string()))
-            }),
-            None => Ok(()),
+        match self.grants.restricts_urls() {
+            true => self.check_landed(&touched).await,
+            false => Ok(()),
         }
     }
 
@@ -221,19 +248,6 @@ impl CallState {
             .map_err(|exceeded: LimitExceeded| wasmtime::Error::new(exceeded))
     }
 
-    async fn page_urls(&mut self) -> PageUrls {
-        let Some(session) = self.session.as_deref_mut() else {
-            return Vec::new();
-        };
-        let mut urls = Vec::new();
-        for id in session.page_ids() {
-            if let Ok(page) = session.page(id) {
-                urls.push((id, page.url().await));
-            }
-        }
-        urls
-    }
-
     fn long_lived_effects(&self) -> Vec<(u32, LongLived)> {
         let Some(session) = self.session.as_deref() else {
             return Vec::new();
@@ -250,41 +264,118 @@ impl CallState {
             .collect()
     }
 
-    /// Every page that is new or stands elsewhere than in `before` is checked where it landed;
-    /// one outside the patterns is sent to about:blank and the call is stopped. Pages the call
-    /// did not move are left alone, wherever they are.
-    async fn check_moved_pages(&mut self, before: &PageUrls) -> wasmtime::Result<()> {
+    /// The pages a navigating function opened: of those that appeared since `before` (the
+    /// ids it started with), the ones it handed to the guest (a new page, a launched app) and
+    /// the popups of a page this call reached or touched (their opener). A page another call
+    /// opened meanwhile is not this call's, whenever it appeared.
+    async fn opened_since(&mut self, before: &[u32], reached: &[u32]) -> Vec<u32> {
+        let Some(session) = self.session.as_deref_mut() else {
+            return Vec::new();
+        };
+        session.sync_pages().await;
+        let ours: Vec<_> = reached
+            .iter()
+            .chain(self.touched.iter().map(|(id, _)| id))
+            .filter_map(|id| session.page(*id).ok())
+            .map(|page| page.cdp().target_id().clone())
+            .collect();
+        session
+            .page_ids()
+            .into_iter()
+            .filter(|id| !before.contains(id))
+            .filter(|id| {
+                self.handed.contains(id)
+                    || session.page(*id).is_ok_and(|page| {
+                        page.cdp()
+                            .opener_id()
+                            .as_ref()
+                            .is_some_and(|opener| ours.contains(opener))
+                    })
+            })
+            .collect()
+    }
+
+    /// Checks page `id` before a body reads or acts on it. A page this call saw inside the
+    /// patterns that stands outside now moved under the call: it is sent to about:blank, as
+    /// a landing is. A page the call had not seen is only refused.
+    async fn check_scope(&mut self, id: u32) -> Result<(), Denied> {
         let grants = self.grants.clone();
         let Some(session) = self.session.as_deref_mut() else {
             return Ok(());
         };
-        session.sync_pages().await;
+        let Ok(page) = session.page(id) else {
+            // No such page: the body answers that.
+            return Ok(());
+        };
+        let current = committed_url(page).await;
+        let seen = self.touched.iter().position(|(known, _)| *known == id);
+        if let Err(refused) = grants.check_scope(&current) {
+            return match seen {
+                Some(_) => {
+                    leave(page).await;
+                    grants.check_landed(&current)
+                }
+                None => Err(refused),
+            };
+        }
+        match seen {
+            Some(index) => self.touched[index].1 = current,
+            None => self.touched.push((id, current)),
+        }
+        Ok(())
+    }
+
+    /// Checks where each of the pages `ids` (this call's) stands now; one outside the patterns
+    /// is sent to about:blank and the call is stopped. No other page is judged.
+    async fn check_landed(&mut self, ids: &[u32]) -> Result<(), Denied> {
+        let grants = self.grants.clone();
+        let Some(session) = self.session.as_deref_mut() else {
+            return Ok(());
+        };
         let mut refused = None;
-        for id in session.page_ids() {
-            let Ok(page) = session.page_mut(id) else {
+        for &id in ids {
+            let Ok(page) = session.page(id) else {
                 continue;
             };
-            let current = page.url().await;
-            let unmoved = before
-                .iter()
-                .any(|(known, url)| *known == id && *url == current);
-            if unmoved {
+            let current = committed_url(page).await;
+            if let Err(denied) = grants.check_landed(&current) {
+                leave(page).await;
+                refused.get_or_insert(denied);
                 continue;
             }
-            if let Err(denied) = grants.check_landed(&current) {
-                let blank = crate::browser::cdp(
-                    "Page.navigate",
-                    serde_json::json!({ "url": "about:blank" }),
-                );
-                let _left = tokio::time::timeout(CLEANUP_TIMEOUT, page.cdp().execute(blank)).await;
-                refused.get_or_insert(denied);
+            match self.touched.iter_mut().find(|(known, _)| *known == id) {
+                Some(entry) => entry.1 = current,
+                None => self.touched.push((id, current)),
             }
         }
         match refused {
-            Some(denied) => Err(wasmtime::Error::new(denied)),
+            Some(denied) => Err(denied),
             None => Ok(()),
         }
     }
+}
+
+/// Where a page stands, as the browser's history says (its last committed entry, same-document
+/// moves included): asked at each check rather than taken from events the connection may not
+/// have delivered yet. Answered by the browser process, so a busy renderer does not hold it;
+/// the tracked URL if the browser does not answer in time.
+async fn committed_url(page: &McpPage) -> String {
+    let history = crate::browser::cdp("Page.getNavigationHistory", serde_json::json!({}));
+    if let Ok(Ok(answer)) = tokio::time::timeout(CLEANUP_TIMEOUT, page.cdp().execute(history)).await
+    {
+        let index = answer.result["currentIndex"].as_u64().unwrap_or(0) as usize;
+        if let Some(url) = answer.result["entries"][index]["url"].as_str() {
+            return url.to_string();
+        }
+    }
+    page.url().await
+}
+
+/// Sends a page outside the patterns to about:blank (bounded: a page that does not answer
+/// stays, and the call is stopped anyway).
+async fn leave(page: &McpPage) {
+    let blank = crate::browser::cdp("Page.navigate", serde_json::json!({ "url": "about:blank" }));
+    let _left = tokio::time::timeout(CLEANUP_TIMEOUT, page.cdp().execute(blank)).await;
 }
 
 /// What a host function's body may touch, for the one function it was dispatched as.
@@ -299,8 +390,8 @@ impl Call<'_> {
     /// again, in turn, before this returns. Page handles stay valid: they are ids, looked up
     /// again on use.
     ///
-    /// A plugin held to URL patterns keeps the session: its end-of-call sweep judges every
-    /// page move since its first navigation as its own, and must not see other calls' moves.
+    /// A plugin held to URL patterns keeps the session: no other call acts on the pages it
+    /// reached between its checks (its checks judge only those pages).
     pub async fn unlocked<T>(&mut self, wait: impl std::future::Future<Output = T>) -> T {
         if !self.state.parallel_pages || self.state.grants.restricts_urls() {
             return wait.await;
@@ -364,21 +455,50 @@ impl Call<'_> {
             .map_err(wasmtime::Error::new)
     }
 
-    pub fn page_id(&self, handle: &Resource<PageHandle>) -> wasmtime::Result<u32> {
-        Ok(self.state.table.get(handle)?.id)
+    /// The page a guest handle names, the only way a body resolves one: the function must be
+    /// marked [`Marks::ON_PAGE`], and under URL patterns the page must stand inside them now
+    /// (else the call traps, nothing of the page read).
+    pub async fn page_id(&mut self, handle: &Resource<PageHandle>) -> wasmtime::Result<u32> {
+        let id = self.state.table.get(handle)?.id;
+        self.page_by_id(id).await
+    }
+
+    /// A page a function names by id (`get`, `select`, `close`): checked as a handle is. The
+    /// id comes back for the body to use.
+    pub async fn page_by_id(&mut self, id: u32) -> wasmtime::Result<u32> {
+        if !self.function.marks.has(Marks::ON_PAGE) {
+            return Err(wasmtime::Error::new(Denied::Internal(format!(
+                "{} reached a page without being marked as acting on one",
+                self.function.name
+            ))));
+        }
+        if self.state.reached.contains(&id) {
+            return Ok(id);
+        }
+        if self.state.grants.restricts_urls() {
+            self.state
+                .check_scope(id)
+                .await
+                .map_err(wasmtime::Error::new)?;
+        }
+        // Only a page found inside the patterns is the function's to be judged after it: a
+        // refused one is left where it is.
+        self.state.reached.push(id);
+        Ok(id)
     }
 
     /// The page behind a guest handle; the inner error is the tool-level message.
-    pub fn page(
+    pub async fn page(
         &mut self,
         handle: &Resource<PageHandle>,
     ) -> wasmtime::Result<Result<&mut McpPage, String>> {
-        let id = self.page_id(handle)?;
+        let id = self.page_id(handle).await?;
         Ok(self.session().and_then(|session| session.page_mut(id)))
     }
 
     /// A new guest handle for page `id`.
     pub fn handle(&mut self, id: u32) -> wasmtime::Result<Resource<PageHandle>> {
+        self.state.handed.push(id);
         Ok(self.state.table.push(PageHandle { id })?)
     }
 
@@ -448,12 +568,12 @@ impl Call<'_> {
     }
 
     /// A page and the sandbox together, for actions that write files.
-    pub fn page_and_sandbox(
+    pub async fn page_and_sandbox(
         &mut self,
         handle: &Resource<PageHandle>,
     ) -> wasmtime::Result<Result<(&mut McpPage, &Sandbox), String>> {
         self.require_marked(Marks::WRITES)?;
-        let id = self.page_id(handle)?;
+        let id = self.page_id(handle).await?;
         Ok(self
             .session()
             .and_then(|session| session.page_and_sandbox(id)))
@@ -608,6 +728,29 @@ mod tests {
                 .page_written
                 .carried_by("Error: the page threw this")
         );
+    }
+
+    /// A body reaches a page only as a function marked `ON_PAGE`: an unmarked one that tries
+    /// is stopped (so the page-scope check cannot be skipped by a mislabelled function), a
+    /// marked one gets the id.
+    #[tokio::test]
+    async fn only_functions_marked_on_a_page_reach_one() {
+        const ON: HostFunction = HostFunction::new("pages", "test-on-page", Marks::ON_PAGE);
+        let mut state = call_state();
+        let handle = state.table.push(PageHandle { id: 7 }).expect("a handle");
+        let unmarked = state
+            .dispatch(&PLAIN, async |call| call.page_id(&handle).await)
+            .await;
+        assert!(
+            unmarked
+                .expect_err("stopped")
+                .to_string()
+                .contains("reached a page without being marked as acting on one")
+        );
+        let marked = state
+            .dispatch(&ON, async |call| call.page_id(&handle).await)
+            .await;
+        assert_eq!(marked.expect("reached"), 7);
     }
 
     /// Whether the session is free while a call with these grants waits in `unlocked`.

@@ -7,8 +7,8 @@ use crate::browser::EmulateRequest;
 use crate::runtime::bindings::v0_3::devtools::tool::emulation;
 use wasmtime::component::Resource;
 
-pub(super) const RESIZE: F = F::new("emulation", "resize", M::NAVIGATES);
-pub(super) const EMULATE: F = F::new("emulation", "emulate", M::NAVIGATES);
+pub(super) const RESIZE: F = F::new("emulation", "resize", M::NAVIGATES.and(M::ON_PAGE));
+pub(super) const EMULATE: F = F::new("emulation", "emulate", M::NAVIGATES.and(M::ON_PAGE));
 
 pub(super) const FUNCTIONS: &[&F] = &[&RESIZE, &EMULATE];
 
@@ -47,7 +47,7 @@ pub(super) async fn apply(
     handle: &Resource<PageHandle>,
     request: EmulateRequest,
 ) -> Outcome<()> {
-    let checked = or_return!(call.page(handle)?)
+    let checked = or_return!(call.page(handle).await?)
         .emulation()
         .next(request.clone());
     if let Err(message) = checked {
@@ -63,7 +63,7 @@ pub(super) async fn apply(
     if restricted && request.network_conditions.is_some() {
         return Ok(Err(crate::policy::url_patterns::NO_THROTTLING.to_string()));
     }
-    Ok(or_return!(call.page(handle)?).emulate(request).await)
+    Ok(or_return!(call.page(handle).await?).emulate(request).await)
 }
 
 impl emulation::Host for CallState {
@@ -74,7 +74,9 @@ impl emulation::Host for CallState {
         height: u32,
     ) -> Outcome<()> {
         self.dispatch(&RESIZE, async |call| {
-            Ok(or_return!(call.page(&handle)?).resize(width, height).await)
+            Ok(or_return!(call.page(&handle).await?)
+                .resize(width, height)
+                .await)
         })
         .await
     }

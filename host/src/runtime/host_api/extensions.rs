@@ -16,7 +16,7 @@ const RELOAD: F = F::new("extensions-install", "reload", M::NAVIGATES);
 const UNINSTALL: F = F::new("extensions", "uninstall", M::NONE);
 const INSTALLED: F = F::new("extensions", "installed", M::PAGE_CONTENT);
 /// The extension's action runs its code on the tab.
-const TRIGGER_ACTION: F = F::new("extensions", "trigger-action", M::NAVIGATES);
+const TRIGGER_ACTION: F = F::new("extensions", "trigger-action", M::NAVIGATES.and(M::ON_PAGE));
 
 pub(super) const FUNCTIONS: &[&F] = &[&INSTALL, &RELOAD, &UNINSTALL, &INSTALLED, &TRIGGER_ACTION];
 
@@ -80,7 +80,7 @@ impl wit::Host for CallState {
 
     async fn trigger_action(&mut self, id: String, handle: Resource<PageHandle>) -> Outcome<()> {
         self.dispatch(&TRIGGER_ACTION, async |call| {
-            let page_id = call.page_id(&handle)?;
+            let page_id = call.page_id(&handle).await?;
             let endpoint = or_return!(ws_endpoint(call));
             let target = or_return!(call.session().and_then(|session| session.page(page_id)))
                 .cdp()

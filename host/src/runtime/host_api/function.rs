@@ -28,6 +28,11 @@ impl Marks {
     /// string of it, its error included, as page-written, so `--experimentalFencePageContent`
     /// fences each line of the answer that carries one, wherever the tool puts it.
     pub const PAGE_CONTENT: Marks = Marks(1 << 4);
+    /// It acts on a page its arguments name (a page handle, a page id): page code may run
+    /// while it does. The body reaches that page only through [`super::Call`], which checks it
+    /// against a plugin's URL patterns first, and the dispatcher checks where it stands after;
+    /// a body that reaches a page without this mark is stopped.
+    pub const ON_PAGE: Marks = Marks(1 << 5);
 
     pub const fn and(self, other: Marks) -> Marks {
         Marks(self.0 | other.0)
@@ -45,6 +50,7 @@ impl Marks {
             (Marks::READS, "reads files"),
             (Marks::LONG_LIVED, "long-lived"),
             (Marks::PAGE_CONTENT, "page content"),
+            (Marks::ON_PAGE, "on a page"),
         ]
         .into_iter()
         .filter(|(mark, _)| self.has(*mark))
@@ -230,6 +236,64 @@ mod tests {
         unique.dedup();
         assert_eq!(unique.len(), declared.len(), "a function is declared twice");
         assert!(declared.len() > 70, "only {} functions", declared.len());
+    }
+
+    /// Whether a WIT type is a handle to the `page` resource (through `use` aliases).
+    fn is_page(resolve: &wit_parser::Resolve, ty: &wit_parser::Type) -> bool {
+        let &wit_parser::Type::Id(mut id) = ty else {
+            return false;
+        };
+        loop {
+            let def = &resolve.types[id];
+            match &def.kind {
+                wit_parser::TypeDefKind::Type(wit_parser::Type::Id(next)) => id = *next,
+                wit_parser::TypeDefKind::Handle(
+                    wit_parser::Handle::Borrow(target) | wit_parser::Handle::Own(target),
+                ) => id = *target,
+                wit_parser::TypeDefKind::Resource => return def.name.as_deref() == Some("page"),
+                _ => return false,
+            }
+        }
+    }
+
+    /// The page-scope contract: every function of the WIT whose arguments name a page (a
+    /// `page` handle, or a page `id: u32`) is marked `ON_PAGE`, so its body reaches the page
+    /// only through the checked [`super::super::Call::page_id`] (a body that reaches a page
+    /// unmarked is stopped), and no other function is. A new function is classified by its
+    /// signature, whatever its author thought of it. The handle's own `id` and drop read no
+    /// page.
+    #[test]
+    fn every_function_that_names_a_page_is_marked_as_acting_on_one() {
+        const HANDLE_ONLY: &[&str] = &["[method]page.id", "[resource-drop]page"];
+        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/since_v0.3.0");
+        let mut resolve = wit_parser::Resolve::default();
+        let (package, _) = resolve.push_dir(&wit).expect("the contract parses");
+        let world = resolve.packages[package].worlds["plugin"];
+        let mut on_page = 0;
+        for item in resolve.worlds[world].imports.values() {
+            let wit_parser::WorldItem::Interface { id, .. } = item else {
+                continue;
+            };
+            let interface = &resolve.interfaces[*id];
+            let interface_name = interface.name.clone().unwrap_or_default();
+            for (name, function) in &interface.functions {
+                let names_page = function.params.iter().any(|param| {
+                    is_page(&resolve, &param.ty)
+                        || (param.name == "id" && param.ty == wit_parser::Type::U32)
+                });
+                let declared = find(&interface_name, name).expect("declared");
+                let expected = names_page && !HANDLE_ONLY.contains(&name.as_str());
+                assert_eq!(
+                    declared.marks.has(Marks::ON_PAGE),
+                    expected,
+                    "{interface_name}.{name}: a function whose arguments name a page is marked ON_PAGE, and only those"
+                );
+                on_page += usize::from(expected);
+            }
+        }
+        assert!(on_page >= 40, "only {on_page} functions act on a page");
+        // Every declaration was seen above (the WIT test holds them to the same list).
+        assert!(all().filter(|f| f.marks.has(Marks::ON_PAGE)).count() == on_page);
     }
 
     /// Page tools answer with what the page wrote (names, descriptions, results): each of them

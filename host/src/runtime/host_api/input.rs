@@ -9,17 +9,21 @@ use crate::runtime::bindings::v0_3::devtools::tool::{files_read, input};
 use std::time::Duration;
 use wasmtime::component::Resource;
 
-const CLICK: F = F::new("input", "click", M::NAVIGATES);
-const CLICK_AT: F = F::new("input", "click-at", M::NAVIGATES);
-const HOVER: F = F::new("input", "hover", M::NAVIGATES);
-const FILL: F = F::new("input", "fill", M::NAVIGATES);
-const TYPE_TEXT: F = F::new("input", "type-text", M::NAVIGATES);
-const PRESS_KEY: F = F::new("input", "press-key", M::NAVIGATES);
-const DRAG: F = F::new("input", "drag", M::NAVIGATES);
+const CLICK: F = F::new("input", "click", M::NAVIGATES.and(M::ON_PAGE));
+const CLICK_AT: F = F::new("input", "click-at", M::NAVIGATES.and(M::ON_PAGE));
+const HOVER: F = F::new("input", "hover", M::NAVIGATES.and(M::ON_PAGE));
+const FILL: F = F::new("input", "fill", M::NAVIGATES.and(M::ON_PAGE));
+const TYPE_TEXT: F = F::new("input", "type-text", M::NAVIGATES.and(M::ON_PAGE));
+const PRESS_KEY: F = F::new("input", "press-key", M::NAVIGATES.and(M::ON_PAGE));
+const DRAG: F = F::new("input", "drag", M::NAVIGATES.and(M::ON_PAGE));
 /// Accepting a `beforeunload` dialog lets the page leave.
-const HANDLE_DIALOG: F = F::new("input", "handle-dialog", M::NAVIGATES);
+const HANDLE_DIALOG: F = F::new("input", "handle-dialog", M::NAVIGATES.and(M::ON_PAGE));
 /// The page reads the files and may react to them.
-const UPLOAD_FILES: F = F::new("files-read", "upload-files", M::NAVIGATES.and(M::READS));
+const UPLOAD_FILES: F = F::new(
+    "files-read",
+    "upload-files",
+    M::NAVIGATES.and(M::READS).and(M::ON_PAGE),
+);
 
 pub(super) const FUNCTIONS: &[&F] = &[
     &CLICK,
@@ -41,7 +45,7 @@ async fn act(
     handle: &Resource<PageHandle>,
     prepare: impl AsyncFnOnce(&mut crate::browser::McpPage) -> Result<Action, String>,
 ) -> Outcome<()> {
-    let page = or_return!(call.page(handle)?);
+    let page = or_return!(call.page(handle).await?);
     let action = or_return!(prepare(page).await);
     let link = page.link();
     let performed = async move { link.perform(action).await };
@@ -139,7 +143,7 @@ impl input::Host for CallState {
         prompt_text: Option<String>,
     ) -> Outcome<()> {
         self.dispatch(&HANDLE_DIALOG, async |call| {
-            let page = or_return!(call.page(&handle)?);
+            let page = or_return!(call.page(&handle).await?);
             let handled = page.handle_dialog(accept, prompt_text.as_deref()).await;
             // The closed event clears the state; wait for it so the response shows no dialog.
             page.wait_dialog_closed(Duration::from_secs(1)).await;

@@ -15,7 +15,7 @@ use wasmtime::component::Resource;
 pub(super) const RUN_LIGHTHOUSE_AUDIT: F = F::new(
     "lighthouse",
     "run-audit",
-    M::NAVIGATES.and(M::WRITES).and(M::PAGE_CONTENT),
+    M::NAVIGATES.and(M::WRITES).and(M::PAGE_CONTENT).and(M::ON_PAGE),
 )
 .also(&[FilesWrite]);
 
@@ -57,7 +57,7 @@ pub(super) async fn audit(
     device: &str,
     output_dir_path: Option<&str>,
 ) -> wasmtime::Result<Result<Vec<String>, String>> {
-    let id = call.page_id(handle)?;
+    let id = call.page_id(handle).await?;
     let prepared = prepare(call, id, output_dir_path, mode, device).await;
     let (reports, output_dir) = match prepared {
         Ok(done) => done,

@@ -82,7 +82,7 @@ const fn heap_fn(name: &'static str) -> F {
 
 /// The snapshot is written to a file: always `files.write` too.
 const TAKE_SNAPSHOT: F =
-    F::new("memory", "take-snapshot", M::WRITES.and(M::PAGE_CONTENT)).also(&[FilesWrite]);
+    F::new("memory", "take-snapshot", M::WRITES.and(M::PAGE_CONTENT).and(M::ON_PAGE)).also(&[FilesWrite]);
 pub(super) const HEAP_SUMMARY: F = heap_fn("summary");
 const HEAP_STATISTICS: F = heap_fn("statistics");
 pub(super) const HEAP_DETAILS: F = heap_fn("details");
@@ -212,7 +212,7 @@ impl CallState {
 impl memory::Host for CallState {
     async fn take_snapshot(&mut self, handle: Resource<PageHandle>, file_path: String) -> Lines {
         self.dispatch(&TAKE_SNAPSHOT, async |call| {
-            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle)?);
+            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle).await?);
             Ok(heap::save(page, &file_path, sandbox).await)
         })
         .await

@@ -11,7 +11,7 @@ use wasmtime::component::Resource;
 
 /// An init script or a `javascript:`/`data:` URL runs script.
 const NAVIGATE: F =
-    F::new("navigate", "navigate", M::NAVIGATES.and(M::PAGE_CONTENT)).depending(&[Script]);
+    F::new("navigate", "navigate", M::NAVIGATES.and(M::PAGE_CONTENT).and(M::ON_PAGE)).depending(&[Script]);
 
 pub(super) const FUNCTIONS: &[&F] = &[&NAVIGATE];
 
@@ -31,7 +31,7 @@ impl navigate::Host for CallState {
                     ignore_cache: *ignore_cache,
                 },
             };
-            let page_id = call.page_id(&handle)?;
+            let page_id = call.page_id(&handle).await?;
             // The server's navigation policy (--blockedUrlPatterns, JavaScript evaluation) is
             // checked before anything is installed in the page.
             let policy = or_return!(call.session()).navigation_policy();
@@ -48,7 +48,7 @@ impl navigate::Host for CallState {
             if let Some(source) = options.init_script.as_deref() {
                 or_return!(call.add_init_script(page_id, source).await?);
             }
-            let link = or_return!(call.page(&handle)?).link();
+            let link = or_return!(call.page(&handle).await?).link();
             // A load can take long: other pages' calls go on meanwhile (parallel pages).
             let navigated = async move {
                 link.navigate(

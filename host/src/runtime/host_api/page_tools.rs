@@ -11,17 +11,25 @@ use crate::runtime::bindings::v0_3::devtools::tool::page_tools;
 use serde_json::Value;
 use wasmtime::component::Resource;
 
-const LIST_DEVELOPER_TOOLS: F = F::new("page-tools", "list-developer-tools", M::PAGE_CONTENT);
+const LIST_DEVELOPER_TOOLS: F = F::new(
+    "page-tools",
+    "list-developer-tools",
+    M::PAGE_CONTENT.and(M::ON_PAGE),
+);
 const EXECUTE_DEVELOPER_TOOL: F = F::new(
     "page-tools",
     "execute-developer-tool",
-    M::NAVIGATES.and(M::PAGE_CONTENT),
+    M::NAVIGATES.and(M::PAGE_CONTENT).and(M::ON_PAGE),
 );
-const LIST_WEBMCP_TOOLS: F = F::new("page-tools", "list-webmcp-tools", M::PAGE_CONTENT);
+const LIST_WEBMCP_TOOLS: F = F::new(
+    "page-tools",
+    "list-webmcp-tools",
+    M::PAGE_CONTENT.and(M::ON_PAGE),
+);
 const EXECUTE_WEBMCP_TOOL: F = F::new(
     "page-tools",
     "execute-webmcp-tool",
-    M::NAVIGATES.and(M::PAGE_CONTENT),
+    M::NAVIGATES.and(M::PAGE_CONTENT).and(M::ON_PAGE),
 );
 
 pub(super) const FUNCTIONS: &[&F] = &[
@@ -47,7 +55,7 @@ fn object(text: &str, what: &str) -> Result<Value, String> {
 impl page_tools::Host for CallState {
     async fn list_developer_tools(&mut self, handle: Resource<PageHandle>) -> Lines {
         self.dispatch(&LIST_DEVELOPER_TOOLS, async |call| {
-            let lines = match call.page(&handle)? {
+            let lines = match call.page(&handle).await? {
                 Ok(page) => PageTools::of(page).list_developer_tools().await,
                 Err(message) => Err(message),
             };
@@ -63,7 +71,7 @@ impl page_tools::Host for CallState {
         params: String,
     ) -> Lines {
         self.dispatch(&EXECUTE_DEVELOPER_TOOL, async |call| {
-            let lines = match (object(&params, "params"), call.page(&handle)?) {
+            let lines = match (object(&params, "params"), call.page(&handle).await?) {
                 (Ok(params), Ok(page)) => {
                     PageTools::of(page)
                         .execute_developer_tool(&name, &params)
@@ -78,7 +86,7 @@ impl page_tools::Host for CallState {
 
     async fn list_webmcp_tools(&mut self, handle: Resource<PageHandle>) -> Lines {
         self.dispatch(&LIST_WEBMCP_TOOLS, async |call| {
-            let lines = match call.page(&handle)? {
+            let lines = match call.page(&handle).await? {
                 Ok(page) => PageTools::of(page).list_webmcp_tool_lines().await,
                 Err(message) => Err(message),
             };
@@ -94,7 +102,7 @@ impl page_tools::Host for CallState {
         input: String,
     ) -> Lines {
         self.dispatch(&EXECUTE_WEBMCP_TOOL, async |call| {
-            let lines = match (object(&input, "input"), call.page(&handle)?) {
+            let lines = match (object(&input, "input"), call.page(&handle).await?) {
                 (Ok(input), Ok(page)) => {
                     PageTools::of(page).execute_webmcp_tool(&name, &input).await
                 }

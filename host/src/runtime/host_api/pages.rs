@@ -9,22 +9,22 @@ use crate::runtime::bindings::v0_3::devtools::tool::{pages, pages_manage};
 use wasmtime::component::Resource;
 
 const SELECTED: F = F::new("pages", "selected", M::NONE);
-const GET: F = F::new("pages", "get", M::NONE);
+const GET: F = F::new("pages", "get", M::ON_PAGE);
 const ALL: F = F::new("pages", "all", M::PAGE_CONTENT);
-const URL: F = F::new("pages", "url", M::PAGE_CONTENT);
-const DIALOG: F = F::new("pages", "open-dialog", M::PAGE_CONTENT);
-const WAIT_FOR: F = F::new("pages", "wait-for", M::PAGE_CONTENT);
+const URL: F = F::new("pages", "url", M::PAGE_CONTENT.and(M::ON_PAGE));
+const DIALOG: F = F::new("pages", "open-dialog", M::PAGE_CONTENT.and(M::ON_PAGE));
+const WAIT_FOR: F = F::new("pages", "wait-for", M::PAGE_CONTENT.and(M::ON_PAGE));
 /// A full-page capture resizes the viewport for a moment (resize listeners run).
-pub(super) const SCREENSHOT: F = F::new("pages", "take-screenshot", M::NAVIGATES);
-const TAB_ID: F = F::new("pages", "tab-id", M::NONE);
-const SELECT: F = F::new("pages-manage", "select", M::NONE);
+pub(super) const SCREENSHOT: F = F::new("pages", "take-screenshot", M::NAVIGATES.and(M::ON_PAGE));
+const TAB_ID: F = F::new("pages", "tab-id", M::ON_PAGE);
+const SELECT: F = F::new("pages-manage", "select", M::ON_PAGE);
 /// Opening at a URL other than about:blank needs `navigate` (and `script` for a URL that runs
 /// script); the page is new, so it is landing-checked.
 const NEW_PAGE: F = F::new("pages-manage", "new-page", M::NAVIGATES).depending(&[Navigate, Script]);
-const CLOSE: F = F::new("pages-manage", "close", M::NONE);
+const CLOSE: F = F::new("pages-manage", "close", M::ON_PAGE);
 /// A DevTools window: a browser window of its own, not one of the session's pages.
-const OPEN_DEVTOOLS: F = F::new("pages-manage", "open-devtools", M::NONE);
-const DEVTOOLS_OPEN: F = F::new("pages", "devtools-open", M::NONE);
+const OPEN_DEVTOOLS: F = F::new("pages-manage", "open-devtools", M::ON_PAGE);
+const DEVTOOLS_OPEN: F = F::new("pages", "devtools-open", M::ON_PAGE);
 
 pub(super) const FUNCTIONS: &[&F] = &[
     &SELECTED,
@@ -52,7 +52,7 @@ pub(super) async fn capture(
     full_page: bool,
 ) -> Outcome<crate::browser::page::screenshot::Screenshot> {
     let flags = or_return!(call.session()).screenshot_flags();
-    let page = or_return!(call.page(handle)?);
+    let page = or_return!(call.page(handle).await?);
     let request = or_return!(
         page.screenshot_request(format, quality, uid, full_page)
             .await
@@ -68,7 +68,7 @@ pub(super) async fn capture(
 impl pages::Host for CallState {
     async fn devtools_open(&mut self, handle: Resource<PageHandle>) -> wasmtime::Result<bool> {
         self.dispatch(&DEVTOOLS_OPEN, async |call| {
-            let id = call.page_id(&handle)?;
+            let id = call.page_id(&handle).await?;
             Ok(match call.session() {
                 Ok(session) => session.devtools_open(id).await,
                 Err(_) => false,
@@ -103,6 +103,7 @@ impl pages::Host for CallState {
 
     async fn get(&mut self, id: u32) -> Outcome<Resource<PageHandle>> {
         self.dispatch(&GET, async |call| {
+            call.page_by_id(id).await?;
             or_return!(
                 call.session()
                     .and_then(|session| session.page(id).map(|_| ()))
@@ -135,7 +136,7 @@ impl pages::Host for CallState {
 
     async fn url(&mut self, handle: Resource<PageHandle>) -> wasmtime::Result<String> {
         self.dispatch(&URL, async |call| {
-            Ok(match call.page(&handle)? {
+            Ok(match call.page(&handle).await? {
                 Ok(page) => page.url().await,
                 Err(_) => String::new(),
             })
@@ -148,7 +149,11 @@ impl pages::Host for CallState {
         handle: Resource<PageHandle>,
     ) -> wasmtime::Result<Option<pages::Dialog>> {
         self.dispatch(&DIALOG, async |call| {
-            let dialog = call.page(&handle)?.ok().and_then(|page| page.dialog());
+            let dialog = call
+                .page(&handle)
+                .await?
+                .ok()
+                .and_then(|page| page.dialog());
             Ok(dialog.and_then(|dialog| {
                 let kind = match dialog.kind.as_str() {
                     "alert" => pages::DialogKind::Alert,
@@ -174,7 +179,7 @@ impl pages::Host for CallState {
         timeout_ms: Option<u32>,
     ) -> Outcome<()> {
         self.dispatch(&WAIT_FOR, async |call| {
-            let page = or_return!(call.page(&handle)?);
+            let page = or_return!(call.page(&handle).await?);
             let limit = timeout(timeout_ms).unwrap_or_else(|| page.action_timeout());
             let cdp = page.cdp().clone();
             // The longest wait there is: other pages' calls go on meanwhile (parallel pages).
@@ -218,7 +223,7 @@ impl pages::Host for CallState {
 
     async fn tab_id(&mut self, handle: Resource<PageHandle>) -> Outcome<String> {
         self.dispatch(&TAB_ID, async |call| {
-            let id = call.page_id(&handle)?;
+            let id = call.page_id(&handle).await?;
             let session = or_return!(call.session());
             let Some(endpoint) = session.browser_ws_endpoint() else {
                 return Ok(Err("The browser is not connected.".into()));
@@ -241,6 +246,7 @@ impl pages::Host for CallState {
 impl pages_manage::Host for CallState {
     async fn select(&mut self, id: u32, bring_to_front: bool) -> Outcome<()> {
         self.dispatch(&SELECT, async |call| {
+            call.page_by_id(id).await?;
             let session = or_return!(call.session());
             Ok(session.select_page(id, bring_to_front).await)
         })
@@ -278,6 +284,7 @@ impl pages_manage::Host for CallState {
 
     async fn close(&mut self, id: u32) -> Outcome<bool> {
         self.dispatch(&CLOSE, async |call| {
+            call.page_by_id(id).await?;
             let session = or_return!(call.session());
             Ok(session.close_page(id).await)
         })
@@ -286,7 +293,7 @@ impl pages_manage::Host for CallState {
 
     async fn open_devtools(&mut self, handle: Resource<PageHandle>) -> Outcome<()> {
         self.dispatch(&OPEN_DEVTOOLS, async |call| {
-            let id = call.page_id(&handle)?;
+            let id = call.page_id(&handle).await?;
             let session = or_return!(call.session());
             Ok(session.open_devtools(id).await)
         })

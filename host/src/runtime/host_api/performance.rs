@@ -16,13 +16,13 @@ const START_TRACE: F = F::new(
     M::NAVIGATES
         .and(M::WRITES)
         .and(M::LONG_LIVED)
-        .and(M::PAGE_CONTENT),
+        .and(M::PAGE_CONTENT.and(M::ON_PAGE)),
 )
 .depending(&[FilesWrite]);
 const STOP_TRACE: F =
-    F::new("performance", "stop-trace", M::WRITES.and(M::PAGE_CONTENT)).depending(&[FilesWrite]);
-const ANALYZE_INSIGHT: F = F::new("performance", "analyze-insight", M::PAGE_CONTENT);
-const INSIGHT_SETS: F = F::new("performance", "insight-sets", M::PAGE_CONTENT);
+    F::new("performance", "stop-trace", M::WRITES.and(M::PAGE_CONTENT).and(M::ON_PAGE)).depending(&[FilesWrite]);
+const ANALYZE_INSIGHT: F = F::new("performance", "analyze-insight", M::PAGE_CONTENT.and(M::ON_PAGE));
+const INSIGHT_SETS: F = F::new("performance", "insight-sets", M::PAGE_CONTENT.and(M::ON_PAGE));
 
 pub(super) const FUNCTIONS: &[&F] = &[&START_TRACE, &STOP_TRACE, &ANALYZE_INSIGHT, &INSIGHT_SETS];
 
@@ -54,7 +54,7 @@ impl performance::Host for CallState {
         handle: Resource<PageHandle>,
     ) -> wasmtime::Result<Vec<performance::InsightSet>> {
         self.dispatch(&INSIGHT_SETS, async |call| {
-            Ok(match call.page(&handle)? {
+            Ok(match call.page(&handle).await? {
                 Ok(page) => Performance::insight_numbers(page)
                     .into_iter()
                     .map(insight_set)
@@ -78,7 +78,7 @@ impl performance::Host for CallState {
             or_return!(call.session().and_then(|session| {
                 session.require_own_browser("A performance trace records every tab of the browser")
             }));
-            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle)?);
+            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle).await?);
             Ok(Performance::start_trace(
                 page,
                 options.reload,
@@ -101,7 +101,7 @@ impl performance::Host for CallState {
             if file_path.is_some() {
                 call.require(FilesWrite)?;
             }
-            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle)?);
+            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle).await?);
             Ok(Performance::stop_trace(page, file_path.as_deref(), sandbox).await)
         })
         .await
@@ -115,7 +115,7 @@ impl performance::Host for CallState {
     ) -> Outcome<Vec<String>> {
         self.dispatch(&ANALYZE_INSIGHT, async |call| {
             Ok(Performance::analyze_insight(
-                or_return!(call.page(&handle)?),
+                or_return!(call.page(&handle).await?),
                 &insight_set_id,
                 &insight_name,
             ))

@@ -10,9 +10,14 @@ use crate::runtime::bindings::v0_3::devtools::tool::screencast;
 use wasmtime::component::Resource;
 
 /// A recording is always written somewhere, a temp file at least.
-const START_SCREENCAST: F =
-    F::new("screencast", "start", M::WRITES.and(M::LONG_LIVED)).also(&[FilesWrite]);
-const STOP_SCREENCAST: F = F::new("screencast", "stop", M::WRITES).also(&[FilesWrite]);
+const START_SCREENCAST: F = F::new(
+    "screencast",
+    "start",
+    M::WRITES.and(M::LONG_LIVED).and(M::ON_PAGE),
+)
+.also(&[FilesWrite]);
+const STOP_SCREENCAST: F =
+    F::new("screencast", "stop", M::WRITES.and(M::ON_PAGE)).also(&[FilesWrite]);
 
 pub(super) const FUNCTIONS: &[&F] = &[&START_SCREENCAST, &STOP_SCREENCAST];
 
@@ -25,7 +30,7 @@ impl screencast::Host for CallState {
                 .browser_options()
                 .screencast
                 .clone();
-            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle)?);
+            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle).await?);
             Ok(features::screencast::Screencast::start(
                 page,
                 file_path.as_deref(),
@@ -39,7 +44,7 @@ impl screencast::Host for CallState {
 
     async fn stop(&mut self, handle: Resource<PageHandle>) -> Lines {
         self.dispatch(&STOP_SCREENCAST, async |call| {
-            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle)?);
+            let (page, sandbox) = or_return!(call.page_and_sandbox(&handle).await?);
             Ok(features::screencast::Screencast::stop(page, sandbox).await)
         })
         .await

@@ -15,13 +15,13 @@ use wasmtime::component::Resource;
 const EVALUATE_EXPRESSION: F = F::new(
     "script",
     "evaluate-expression",
-    M::NAVIGATES.and(M::PAGE_CONTENT),
+    M::NAVIGATES.and(M::PAGE_CONTENT).and(M::ON_PAGE),
 );
 /// `source-path` reads a script file (`files.read`).
 const EVALUATE: F = F::new(
     "script",
     "evaluate",
-    M::NAVIGATES.and(M::READS).and(M::PAGE_CONTENT),
+    M::NAVIGATES.and(M::READS).and(M::PAGE_CONTENT).and(M::ON_PAGE),
 )
 .depending(&[FilesRead]);
 /// A service worker can move any tab; `source-path` reads a script file.
@@ -106,7 +106,7 @@ pub(super) async fn evaluate(
     wait_for_stable_dom: bool,
 ) -> Outcome<String> {
     let function = or_return!(evaluation_source(call, source)?);
-    let page = or_return!(call.page(handle)?);
+    let page = or_return!(call.page(handle).await?);
     let evaluation = or_return!(page.evaluation(&function, args).await);
     let link = page.link();
     // The script may run long (or forever, until its timeout stops it): other pages' calls go
@@ -142,7 +142,7 @@ impl script::Host for CallState {
         expression: String,
     ) -> Outcome<String> {
         self.dispatch(&EVALUATE_EXPRESSION, async |call| {
-            Ok(or_return!(call.page(&handle)?)
+            Ok(or_return!(call.page(&handle).await?)
                 .evaluate_expression(&expression)
                 .await)
         })

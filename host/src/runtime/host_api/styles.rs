@@ -6,7 +6,7 @@ use crate::browser::features;
 use crate::runtime::bindings::v0_3::devtools::tool::styles;
 use wasmtime::component::Resource;
 
-const GET_CSS_STYLES: F = F::new("styles", "get-css-styles", M::PAGE_CONTENT);
+const GET_CSS_STYLES: F = F::new("styles", "get-css-styles", M::PAGE_CONTENT.and(M::ON_PAGE));
 
 pub(super) const FUNCTIONS: &[&F] = &[&GET_CSS_STYLES];
 
@@ -19,7 +19,7 @@ impl styles::Host for CallState {
         page_idx: u32,
     ) -> wasmtime::Result<Result<Vec<String>, String>> {
         self.dispatch(&GET_CSS_STYLES, async |call| {
-            let page = or_return!(call.page(&handle)?);
+            let page = or_return!(call.page(&handle).await?);
             Ok(features::styles::Styles::of(page)
                 .css_styles(&uid, page_size, page_idx)
                 .await)
