@@ -15,7 +15,10 @@ use wasmtime::component::Resource;
 pub(super) const RUN_LIGHTHOUSE_AUDIT: F = F::new(
     "lighthouse",
     "run-audit",
-    M::NAVIGATES.and(M::WRITES).and(M::PAGE_CONTENT).and(M::ON_PAGE),
+    M::NAVIGATES
+        .and(M::WRITES)
+        .and(M::PAGE_CONTENT)
+        .and(M::ON_PAGE),
 )
 .also(&[FilesWrite]);
 

@@ -81,8 +81,12 @@ const fn heap_fn(name: &'static str) -> F {
 }
 
 /// The snapshot is written to a file: always `files.write` too.
-const TAKE_SNAPSHOT: F =
-    F::new("memory", "take-snapshot", M::WRITES.and(M::PAGE_CONTENT).and(M::ON_PAGE)).also(&[FilesWrite]);
+const TAKE_SNAPSHOT: F = F::new(
+    "memory",
+    "take-snapshot",
+    M::WRITES.and(M::PAGE_CONTENT).and(M::ON_PAGE),
+)
+.also(&[FilesWrite]);
 pub(super) const HEAP_SUMMARY: F = heap_fn("summary");
 const HEAP_STATISTICS: F = heap_fn("statistics");
 pub(super) const HEAP_DETAILS: F = heap_fn("details");

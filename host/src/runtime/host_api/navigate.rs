@@ -10,8 +10,12 @@ use crate::runtime::bindings::v0_3::devtools::tool::navigate;
 use wasmtime::component::Resource;
 
 /// An init script or a `javascript:`/`data:` URL runs script.
-const NAVIGATE: F =
-    F::new("navigate", "navigate", M::NAVIGATES.and(M::PAGE_CONTENT).and(M::ON_PAGE)).depending(&[Script]);
+const NAVIGATE: F = F::new(
+    "navigate",
+    "navigate",
+    M::NAVIGATES.and(M::PAGE_CONTENT).and(M::ON_PAGE),
+)
+.depending(&[Script]);
 
 pub(super) const FUNCTIONS: &[&F] = &[&NAVIGATE];
 

@@ -19,10 +19,22 @@ const START_TRACE: F = F::new(
         .and(M::PAGE_CONTENT.and(M::ON_PAGE)),
 )
 .depending(&[FilesWrite]);
-const STOP_TRACE: F =
-    F::new("performance", "stop-trace", M::WRITES.and(M::PAGE_CONTENT).and(M::ON_PAGE)).depending(&[FilesWrite]);
-const ANALYZE_INSIGHT: F = F::new("performance", "analyze-insight", M::PAGE_CONTENT.and(M::ON_PAGE));
-const INSIGHT_SETS: F = F::new("performance", "insight-sets", M::PAGE_CONTENT.and(M::ON_PAGE));
+const STOP_TRACE: F = F::new(
+    "performance",
+    "stop-trace",
+    M::WRITES.and(M::PAGE_CONTENT).and(M::ON_PAGE),
+)
+.depending(&[FilesWrite]);
+const ANALYZE_INSIGHT: F = F::new(
+    "performance",
+    "analyze-insight",
+    M::PAGE_CONTENT.and(M::ON_PAGE),
+);
+const INSIGHT_SETS: F = F::new(
+    "performance",
+    "insight-sets",
+    M::PAGE_CONTENT.and(M::ON_PAGE),
+);
 
 pub(super) const FUNCTIONS: &[&F] = &[&START_TRACE, &STOP_TRACE, &ANALYZE_INSIGHT, &INSIGHT_SETS];
 

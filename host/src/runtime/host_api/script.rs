@@ -21,7 +21,10 @@ const EVALUATE_EXPRESSION: F = F::new(
 const EVALUATE: F = F::new(
     "script",
     "evaluate",
-    M::NAVIGATES.and(M::READS).and(M::PAGE_CONTENT).and(M::ON_PAGE),
+    M::NAVIGATES
+        .and(M::READS)
+        .and(M::PAGE_CONTENT)
+        .and(M::ON_PAGE),
 )
 .depending(&[FilesRead]);
 /// A service worker can move any tab; `source-path` reads a script file.
