@@ -387,6 +387,68 @@ async fn revoking_a_busy_tenant_with_sighup_blocks_no_one_and_stops_its_call() {
     assert_eq!(status, 401, "the revoked token");
 }
 
+/// A reload is a revocation of the old settings (issue 45 item 9): a tenant changed by SIGHUP
+/// has its call in flight stopped at once, and its next calls run under the new settings (a
+/// tool it may no longer call is gone), while an unchanged tenant keeps its pages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_applies_to_a_changed_tenant_at_once_in_flight_included() {
+    let pages = crate::fixtures::server();
+    let alice = TenantSpec::new("alice", "token-alice")
+        .on_loopback()
+        .with("call_timeout_secs = 60");
+    let bob = TenantSpec::new("bob", "token-bob").on_loopback();
+    let server = HttpServer::start(&[alice.clone(), bob.clone()], &[]).await;
+    let bob_client = server.connect("token-bob").await;
+    let opened = bob_client
+        .call("new_page", json!({ "url": pages.url("/") }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let alice_client = server.connect("token-alice").await;
+    let warm = alice_client.call("list_pages", json!({})).await;
+    assert!(!warm.is_error, "{}", warm.text);
+    let call = tokio::spawn(async move {
+        let started = Instant::now();
+        let answer = alice_client
+            .call_raw(
+                "evaluate_script",
+                json!({ "function": "() => new Promise(resolve => setTimeout(resolve, 50000))" }),
+            )
+            .await;
+        (answer, started.elapsed())
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    server.write_tenants(&[alice.with("deny_tools = [\"evaluate_script\"]"), bob]);
+    server.signal("HUP");
+    let (answer, elapsed) = call.await.expect("alice's call");
+    assert!(
+        elapsed < Duration::from_secs(20),
+        "alice's call ran on under her old settings for {elapsed:?}: {answer:?}"
+    );
+    assert!(
+        answer
+            .as_ref()
+            .is_err_and(|message| message.contains("reload of the tenants file")),
+        "{answer:?}"
+    );
+    let alice_again = server.connect("token-alice").await;
+    let tools = alice_again.tool_names().await;
+    assert!(!tools.contains(&"evaluate_script".to_string()), "{tools:?}");
+    assert!(tools.contains(&"list_pages".to_string()), "{tools:?}");
+    let refused = alice_again
+        .call_raw("evaluate_script", json!({ "function": "() => 1" }))
+        .await;
+    assert!(
+        !matches!(&refused, Ok(output) if !output.is_error),
+        "a denied tool ran: {refused:?}"
+    );
+    let listed = bob_client.call("list_pages", json!({})).await;
+    assert!(
+        listed.text.contains(&pages.url("/")),
+        "bob lost his page: {}",
+        listed.text
+    );
+}
+
 /// Idle connections that never authenticate must not lock tenants out (finding 17): the soft
 /// open-files limit is raised to the hard one at start, and at the connection cap the oldest
 /// connection that never authenticated is closed to admit the next, long before the idle

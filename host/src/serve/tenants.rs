@@ -235,6 +235,10 @@ pub struct Tenant {
     pub egress: EgressPolicy,
     /// Which URLs it may ask the browser to open.
     pub urls: UrlPolicy,
+    /// What its entry said (and the heap share it got), as a digest: a reload that changes it
+    /// closes the tenant's runtime at once, calls in flight included, so the new settings apply
+    /// to every call from the reload on.
+    pub revision: u64,
 }
 
 /// Every tenant of one reading of the file.
@@ -281,8 +285,12 @@ impl TenantTable {
         };
         let mut tenants: Vec<Tenant> = Vec::new();
         let mut explicit_heap: Vec<bool> = Vec::new();
+        let mut written: Vec<String> = Vec::new();
         for entry in file.tenants {
             explicit_heap.push(entry.heap_snapshot_mib.is_some());
+            // Every field of an entry is a plain value, a Vec or a BTreeMap: its Debug text is
+            // the same for the same entry, read after read.
+            written.push(format!("{entry:?}"));
             let tenant = validate(entry, &shown)?;
             if tenant.token_hash.is_none() && oauth.is_none() {
                 return Err(TenantsError::NoCredential {
@@ -317,6 +325,9 @@ impl TenantTable {
             path: shown.clone(),
             reason,
         })?;
+        for (tenant, written) in tenants.iter_mut().zip(&written) {
+            tenant.revision = revision(written, &tenant.quotas);
+        }
         let tenants: Vec<Arc<Tenant>> = tenants.into_iter().map(Arc::new).collect();
         if let Some(metrics) = &metrics_token
             && let Some(tenant) = tenants
@@ -442,6 +453,7 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
             .unwrap_or_else(|| policy.allows("evaluate_script", "debugging")),
     };
     Ok(Tenant {
+        revision: 0,
         name: entry.name,
         token_hash,
         revoked: entry.revoked,
@@ -485,6 +497,17 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
 /// Gives every tenant without `heap_snapshot_mib` an equal share of what the server's heap
 /// snapshot cap leaves after those with it, so the budgets add up to at most the cap: one
 /// tenant's snapshots can then never refuse another tenant's load.
+/// The digest of a tenant's entry as written and the quotas it got (a heap share depends on
+/// the other entries).
+fn revision(written: &str, quotas: &Quotas) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // Keyed the same in every process run: only compared within one.
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    written.hash(&mut hasher);
+    format!("{quotas:?}").hash(&mut hasher);
+    hasher.finish()
+}
+
 fn share_heap_budget(tenants: &mut [Tenant], explicit: &[bool], cap: usize) -> Result<(), String> {
     let claimed: usize = tenants
         .iter()

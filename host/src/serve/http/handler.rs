@@ -368,7 +368,7 @@ impl TenantServer {
                 Err(ErrorData::internal_error("The call was cancelled.", None))
             }
             _ = ticket.runtime.revoked.cancelled() => {
-                Err(ErrorData::internal_error("This tenant's token was revoked; the call was stopped.", None))
+                Err(ErrorData::internal_error("This tenant was revoked, removed or changed by a reload of the tenants file; the call was stopped. Send it again to run it under the new settings.", None))
             }
             _ = disconnected.cancelled() => {
                 stopped("disconnected");

@@ -29,8 +29,11 @@ pub struct TenantRuntime {
     pub session: Session,
     /// Where every request of the tenant's browser contexts goes through.
     pub proxy: EgressProxy,
-    /// Cancelled when the tenant is revoked or removed: its running calls stop at once.
+    /// Cancelled when the tenant is revoked, removed or changed by a reload: its running calls
+    /// stop at once.
     pub revoked: CancellationToken,
+    /// The tenant's [`Tenant::revision`] it was made with.
+    revision: u64,
     /// Calls waiting for or holding the tenant's lock.
     queued: AtomicUsize,
     last_used: Mutex<Instant>,
@@ -248,9 +251,11 @@ impl Registry {
     }
 
     /// Re-reads the tenants file, checked as at start ([`TenantChecks::load`]). Tenants that
-    /// are gone or revoked are closed at once (their running calls are cancelled first, so
-    /// closing does not wait for them); the old file stays in force, whole, when the new one
-    /// fails a check.
+    /// are gone, revoked or changed are closed at once (their running calls are cancelled
+    /// first, so closing does not wait for them): a changed tenant's next call starts afresh
+    /// under its new settings (tools, egress, quotas), none runs on under the old ones.
+    /// Unchanged tenants keep their pages. The old file stays in force, whole, when the new
+    /// one fails a check.
     pub async fn reload(&self) -> Result<usize, TenantsError> {
         let table = self.checks.load(&self.path)?;
         let count = table.len();
@@ -259,8 +264,11 @@ impl Registry {
             Ok(mut current) => *current = table.clone(),
             Err(poisoned) => *poisoned.into_inner() = table.clone(),
         }
-        let removed = self
-            .take_runtimes(|runtime| table.get(&runtime.name).is_none_or(|tenant| tenant.revoked));
+        let removed = self.take_runtimes(|runtime| {
+            table
+                .get(&runtime.name)
+                .is_none_or(|tenant| tenant.revoked || tenant.revision != runtime.revision)
+        });
         for runtime in &removed {
             runtime.revoked.cancel();
             super::lease::release(&runtime.sandbox_root);
@@ -321,6 +329,18 @@ impl Registry {
             .runtimes
             .lock()
             .map_err(|_| RuntimeError::Unusable("The tenant registry is unavailable.".into()))?;
+        // A request authenticated before a reload that removed, revoked or changed its
+        // tenant (its headers came before, its body after) must not run as the old tenant.
+        let current = self.table();
+        if current
+            .get(&tenant.name)
+            .is_none_or(|now| now.revoked || now.revision != tenant.revision)
+        {
+            return Err(RuntimeError::Unusable(format!(
+                "Tenant {:?} was changed, revoked or removed by a reload of the tenants file while this request arrived; send it again.",
+                tenant.name
+            )));
+        }
         if let Some(runtime) = runtimes.get(&tenant.name) {
             if count_call {
                 runtime.queued.fetch_add(1, Ordering::SeqCst);
@@ -378,6 +398,7 @@ impl Registry {
             session,
             proxy,
             revoked: CancellationToken::new(),
+            revision: tenant.revision,
             queued: AtomicUsize::new(usize::from(count_call)),
             last_used: Mutex::new(Instant::now()),
         });
@@ -483,6 +504,67 @@ mod tests {
             Duration::ZERO,
         );
         (registry, scratch)
+    }
+
+    /// A reload closes a changed tenant at once (its call stopped), keeps an unchanged one,
+    /// and refuses a request authenticated as the tenant before the change.
+    #[tokio::test]
+    async fn a_reload_applies_to_a_changed_tenant_at_once_and_keeps_the_others() {
+        let scratch = tempfile::tempdir().expect("a temporary folder");
+        let path = scratch.path().join("tenants.toml");
+        let file = |extra: &str| {
+            let mut text = String::new();
+            for name in ["alice", "bob"] {
+                text += &format!(
+                    "[[tenant]]\nname = {name:?}\ntoken_sha256 = {:?}\nsandbox_root = {:?}\n",
+                    token_hash_hex(name),
+                    scratch.path().join(name).display().to_string()
+                );
+                if name == "alice" {
+                    text += extra;
+                    text += "\n";
+                }
+            }
+            std::fs::write(&path, text).expect("the tenants file");
+        };
+        file("");
+        let checks = TenantChecks::default();
+        let table = checks.load(&path).expect("valid file");
+        let registry = Registry::with_table(
+            path.clone(),
+            checks,
+            table,
+            BrowserOptions::default(),
+            Duration::ZERO,
+        );
+        let alice = registry.authenticate("alice").expect("alice");
+        let bob = registry.authenticate("bob").expect("bob");
+        let running = registry.enter(&alice).expect("alice's call");
+        drop(registry.enter(&bob).expect("bob's call"));
+        registry.reload().await.expect("the same file");
+        assert_eq!(
+            registry.runtimes().len(),
+            2,
+            "nothing changed, nothing closed"
+        );
+        assert!(!running.runtime.revoked.is_cancelled());
+
+        file("max_pages = 3");
+        registry.reload().await.expect("the changed file");
+        assert!(
+            running.runtime.revoked.is_cancelled(),
+            "alice's call runs on"
+        );
+        let names: Vec<String> = registry.runtimes().iter().map(|r| r.name.clone()).collect();
+        assert_eq!(names, ["bob"], "bob keeps his pages");
+        let stale = registry.enter(&alice).map(|_| ());
+        assert!(
+            stale.is_err_and(|message| message.contains("reload")),
+            "a request authenticated before the change runs as the old alice"
+        );
+        let alice = registry.authenticate("alice").expect("the new alice");
+        assert_eq!(alice.quotas.max_pages, 3);
+        assert!(registry.enter(&alice).is_ok());
     }
 
     #[tokio::test]
