@@ -239,6 +239,9 @@ impl Pipeline {
         if self.parallel_pages {
             call_state.allow_parallel_pages();
         }
+        if self.fence {
+            call_state.fence_page_content();
+        }
         let code = match dialog_error {
             Some(error) => Err(error),
             // A built-in tool's code is linked on its first call.

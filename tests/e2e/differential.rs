@@ -750,14 +750,10 @@ fn listed(list: &[(&str, &str)], label: &str) -> bool {
     list.iter().any(|(listed, _)| *listed == label)
 }
 
-#[tokio::test]
-async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
-    if !reference_ready("the differential test against chrome-devtools-mcp 1.11.0") {
-        return;
-    }
-    let pages = fixture_pages();
+/// The folder the scenario reads and writes files in (a script, a file to upload).
+pub(crate) fn scenario_workspace() -> tempfile::TempDir {
     let workspace = tempfile::Builder::new()
-        .prefix("devtools-mcp-differential-")
+        .prefix("devtools-mcp-scenario-")
         .tempdir_in(std::env::temp_dir())
         .expect("workspace");
     std::fs::write(
@@ -766,11 +762,14 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
     )
     .expect("script");
     std::fs::write(workspace.path().join("upload.txt"), "hello").expect("upload");
+    workspace
+}
 
-    let theirs = start_reference(&[]).await;
+/// Our server's arguments for the scenario: page ids routed, as 1.11.0 does by default, and
+/// Lighthouse from the npm package scripts/test installs (1.11.0 bundles it).
+pub(crate) fn scenario_args() -> Vec<String> {
     let mut args = browser_args();
     args.retain(|arg| arg != "--no-page-id-routing");
-    // 1.11.0 bundles Lighthouse; we run the npm package scripts/test installs.
     args.extend([
         "--lighthousePath".to_owned(),
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -778,7 +777,18 @@ async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
             .display()
             .to_string(),
     ]);
-    let ours = match McpServer::start_with(args, Vec::new()).await {
+    args
+}
+
+#[tokio::test]
+async fn texts_and_tools_match_chrome_devtools_mcp_1_11_0() {
+    if !reference_ready("the differential test against chrome-devtools-mcp 1.11.0") {
+        return;
+    }
+    let pages = fixture_pages();
+    let workspace = scenario_workspace();
+    let theirs = start_reference(&[]).await;
+    let ours = match McpServer::start_with(scenario_args(), Vec::new()).await {
         Ok(server) => server,
         Err(message) => panic!("{message}"),
     };

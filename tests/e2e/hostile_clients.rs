@@ -330,6 +330,22 @@ async fn running_out_of_file_descriptors_neither_spins_nor_floods_the_log() {
     }
 }
 
+/// A call that would run 50 s, started in the background: its answer and how long it took.
+fn a_50_s_call(
+    client: crate::support::HttpClient,
+) -> tokio::task::JoinHandle<(Result<crate::support::ToolOutput, String>, Duration)> {
+    tokio::spawn(async move {
+        let started = Instant::now();
+        let answer = client
+            .call_raw(
+                "evaluate_script",
+                json!({ "function": "() => new Promise(resolve => setTimeout(resolve, 50000))" }),
+            )
+            .await;
+        (answer, started.elapsed())
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revoking_a_busy_tenant_with_sighup_blocks_no_one_and_stops_its_call() {
     let busy = TenantSpec::new("busy", "token-busy").with("call_timeout_secs = 60");
@@ -338,16 +354,7 @@ async fn revoking_a_busy_tenant_with_sighup_blocks_no_one_and_stops_its_call() {
     let busy_client = server.connect("token-busy").await;
     let warm = busy_client.call("list_pages", json!({})).await;
     assert!(!warm.is_error, "{}", warm.text);
-    let call = tokio::spawn(async move {
-        let started = Instant::now();
-        let answer = busy_client
-            .call_raw(
-                "evaluate_script",
-                json!({ "function": "() => new Promise(resolve => setTimeout(resolve, 50000))" }),
-            )
-            .await;
-        (answer, started.elapsed())
-    });
+    let call = a_50_s_call(busy_client);
     tokio::time::sleep(Duration::from_secs(1)).await;
     server.write_tenants(&[busy.with("revoked = true"), other]);
     server.signal("HUP");
@@ -406,16 +413,7 @@ async fn a_reload_applies_to_a_changed_tenant_at_once_in_flight_included() {
     let alice_client = server.connect("token-alice").await;
     let warm = alice_client.call("list_pages", json!({})).await;
     assert!(!warm.is_error, "{}", warm.text);
-    let call = tokio::spawn(async move {
-        let started = Instant::now();
-        let answer = alice_client
-            .call_raw(
-                "evaluate_script",
-                json!({ "function": "() => new Promise(resolve => setTimeout(resolve, 50000))" }),
-            )
-            .await;
-        (answer, started.elapsed())
-    });
+    let call = a_50_s_call(alice_client);
     tokio::time::sleep(Duration::from_secs(1)).await;
     server.write_tenants(&[alice.with("deny_tools = [\"evaluate_script\"]"), bob]);
     server.signal("HUP");

@@ -6,11 +6,10 @@
 //! calls each listed tool the scenario did not, and validates every answer. A tool added later
 //! is called by this test without anyone listing it.
 
-use crate::differential::{Side, fixture_pages, scenario};
-use crate::support::{McpServer, browser_args};
+use crate::differential::{Side, fixture_pages, scenario, scenario_args, scenario_workspace};
+use crate::support::McpServer;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 /// Every category and condition flag 1.11.0 has (tests/data's `all_flags`), and ours.
 const EVERY_FLAG: &[&str] = &[
@@ -69,27 +68,10 @@ fn violation(
 #[tokio::test]
 async fn every_tools_answer_validates_against_its_declared_output_schema() {
     let pages = fixture_pages();
-    let workspace = tempfile::Builder::new()
-        .prefix("devtools-mcp-typed-")
-        .tempdir_in(std::env::temp_dir())
-        .expect("workspace");
-    std::fs::write(
-        workspace.path().join("title.js"),
-        "() => document.title + '!'",
-    )
-    .expect("script");
-    std::fs::write(workspace.path().join("upload.txt"), "hello").expect("upload");
-    let mut args = browser_args();
-    args.retain(|arg| arg != "--no-page-id-routing");
+    let workspace = scenario_workspace();
+    let mut args = scenario_args();
     args.push("--experimentalStructuredContent".into());
     args.extend(EVERY_FLAG.iter().map(|flag| flag.to_string()));
-    args.extend([
-        "--lighthousePath".to_owned(),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/.lighthouse")
-            .display()
-            .to_string(),
-    ]);
     let server = McpServer::start_with(args, Vec::new())
         .await
         .unwrap_or_else(|message| panic!("{message}"));

@@ -136,9 +136,9 @@ impl ServerHandler for McpServer {
         } else {
             self.roots.wait_until_ready().await;
         }
-        // A bug in the host must cost one call, not the connection: a panic becomes an error.
         let structured = self.pipeline.structured_for(roots::is_modern(&context));
         let call_started = std::time::Instant::now();
+        // A bug in the host must cost one call, not the connection: a panic becomes an error.
         let call = std::panic::AssertUnwindSafe(self.pipeline.call_as(
             &self.session,
             &request.name,

@@ -70,6 +70,9 @@ pub struct CallState {
     dispatched: Vec<&'static str>,
     /// `--experimentalParallelPages`: waits release the session ([`Call::unlocked`]).
     parallel_pages: bool,
+    /// `--experimentalFencePageContent`: what page-content functions answer is recorded, so
+    /// the answer fences it wherever the plugin prints it (without the flag, no work is done).
+    records_page_text: bool,
     /// The session a wait released, until the call takes it back: a call stopped in the middle
     /// of the wait takes it back in [`CallState::clean_up`].
     released: Option<Arc<tokio::sync::Mutex<SessionState>>>,
@@ -99,6 +102,7 @@ impl CallState {
             images: 0,
             dispatched: Vec::new(),
             parallel_pages: false,
+            records_page_text: false,
             released: None,
         }
     }
@@ -139,7 +143,9 @@ impl CallState {
             function,
         })
         .await;
-        if let Ok(answer) = &outcome {
+        if let Ok(answer) = &outcome
+            && self.records_page_text
+        {
             let written = &mut self.response.page_written;
             match function.marks.has(Marks::PAGE_CONTENT) {
                 true => answer.each_string(&mut |text| written.record(text)),
@@ -215,6 +221,11 @@ impl CallState {
     /// release the session for calls on other pages.
     pub fn allow_parallel_pages(&mut self) {
         self.parallel_pages = true;
+    }
+
+    /// `--experimentalFencePageContent`: record the page-written strings functions answer.
+    pub fn fence_page_content(&mut self) {
+        self.records_page_text = true;
     }
 
     /// The session back from the call (it ended), for the response assembly.

@@ -187,22 +187,39 @@ pub fn capability_table() -> String {
 mod tests {
     use super::*;
 
+    /// The newest contract, parsed, and its `plugin` world.
+    fn contract() -> (wit_parser::Resolve, wit_parser::WorldId) {
+        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/since_v0.3.0");
+        let mut resolve = wit_parser::Resolve::default();
+        let (package, _) = resolve.push_dir(&wit).expect("the contract parses");
+        let world = resolve.packages[package].worlds["plugin"];
+        (resolve, world)
+    }
+
+    /// The interfaces the `plugin` world imports (the host's functions), with their names.
+    fn imported(
+        resolve: &wit_parser::Resolve,
+        world: wit_parser::WorldId,
+    ) -> Vec<(String, &wit_parser::Interface)> {
+        resolve.worlds[world]
+            .imports
+            .values()
+            .filter_map(|item| match item {
+                wit_parser::WorldItem::Interface { id, .. } => Some(&resolve.interfaces[*id]),
+                _ => None,
+            })
+            .map(|interface| (interface.name.clone().unwrap_or_default(), interface))
+            .collect()
+    }
+
     /// The declarations and the WIT world name the same functions, both ways: a function the
     /// WIT adds cannot be linked without deciding what it needs and may do, and a declaration
     /// cannot outlive its function.
     #[test]
     fn every_wit_function_is_declared_once_and_every_declaration_exists() {
-        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/since_v0.3.0");
-        let mut resolve = wit_parser::Resolve::default();
-        let (package, _) = resolve.push_dir(&wit).expect("wit/ parses");
-        let world = resolve.packages[package].worlds["plugin"];
+        let (resolve, world) = contract();
         let mut in_wit = Vec::new();
-        for item in resolve.worlds[world].imports.values() {
-            let wit_parser::WorldItem::Interface { id, .. } = item else {
-                continue;
-            };
-            let interface = &resolve.interfaces[*id];
-            let interface_name = interface.name.clone().unwrap_or_default();
+        for (interface_name, interface) in imported(&resolve, world) {
             for name in interface.functions.keys() {
                 in_wit.push((interface_name.clone(), name.clone()));
             }
@@ -265,17 +282,9 @@ mod tests {
     #[test]
     fn every_function_that_names_a_page_is_marked_as_acting_on_one() {
         const HANDLE_ONLY: &[&str] = &["[method]page.id", "[resource-drop]page"];
-        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/since_v0.3.0");
-        let mut resolve = wit_parser::Resolve::default();
-        let (package, _) = resolve.push_dir(&wit).expect("the contract parses");
-        let world = resolve.packages[package].worlds["plugin"];
+        let (resolve, world) = contract();
         let mut on_page = 0;
-        for item in resolve.worlds[world].imports.values() {
-            let wit_parser::WorldItem::Interface { id, .. } = item else {
-                continue;
-            };
-            let interface = &resolve.interfaces[*id];
-            let interface_name = interface.name.clone().unwrap_or_default();
+        for (interface_name, interface) in imported(&resolve, world) {
             for (name, function) in &interface.functions {
                 let names_page = function.params.iter().any(|param| {
                     is_page(&resolve, &param.ty)
@@ -377,17 +386,9 @@ mod tests {
     /// the reviewed host-written few; and none of those is stale or marked.
     #[test]
     fn every_function_answering_with_strings_records_them_as_page_written() {
-        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/since_v0.3.0");
-        let mut resolve = wit_parser::Resolve::default();
-        let (package, _) = resolve.push_dir(&wit).expect("wit/ parses");
-        let world = resolve.packages[package].worlds["plugin"];
+        let (resolve, world) = contract();
         let mut checked = 0;
-        for item in resolve.worlds[world].imports.values() {
-            let wit_parser::WorldItem::Interface { id, .. } = item else {
-                continue;
-            };
-            let interface = &resolve.interfaces[*id];
-            let interface_name = interface.name.clone().unwrap_or_default();
+        for (interface_name, interface) in imported(&resolve, world) {
             for (name, function) in &interface.functions {
                 let declared = find(&interface_name, name).expect("declared");
                 let strings = function
@@ -439,10 +440,7 @@ mod tests {
     /// component's imports are its capability request.
     #[test]
     fn each_interface_is_one_capability_and_each_capability_one_interface() {
-        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/since_v0.3.0");
-        let mut resolve = wit_parser::Resolve::default();
-        let (package, _) = resolve.push_dir(&wit).expect("the contract parses");
-        let world = resolve.packages[package].worlds["plugin"];
+        let (resolve, world) = contract();
         let mut interfaces = Vec::new();
         let items = resolve.worlds[world]
             .imports

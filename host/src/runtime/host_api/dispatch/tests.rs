@@ -4,8 +4,11 @@ use crate::policy::capability::Grants;
 const SAYS_PAGE: HostFunction = HostFunction::new("pages", "test-page-words", Marks::PAGE_CONTENT);
 const PLAIN: HostFunction = HostFunction::new("pages", "test-plain", Marks::NONE);
 
+/// A call under `--experimentalFencePageContent`.
 fn call_state() -> CallState {
-    CallState::new(None, Arc::new(Grants::all("test")), Limits::default())
+    let mut state = CallState::new(None, Arc::new(Grants::all("test")), Limits::default());
+    state.fence_page_content();
+    state
 }
 
 /// Everything a function marked as carrying page content answers is recorded as
@@ -50,6 +53,12 @@ async fn the_answers_of_page_content_functions_are_recorded_whatever_the_body_do
             .page_written
             .carried_by("Error: the page threw this")
     );
+    // Without the flag nothing is fenced, so nothing is recorded (no work per call).
+    let mut unfenced = CallState::new(None, Arc::new(Grants::all("test")), Limits::default());
+    let _ = unfenced
+        .dispatch(&SAYS_PAGE, async |_call| Ok(vec!["a title".to_string()]))
+        .await;
+    assert!(unfenced.response.page_written.is_empty());
 }
 
 /// A body reaches a page only as a function marked `ON_PAGE`: an unmarked one that tries
