@@ -102,6 +102,8 @@ pub struct BrowserOptions {
     /// `--blockedUrlPattern` or `--allowedUrlPattern`: enforced on every target of the browser
     /// (`cdp::url_guard`) and checked before each navigation a tool asks for.
     pub url_patterns: Option<std::sync::Arc<crate::policy::url_patterns::UrlPatterns>>,
+    /// `--experimentalDownloads`: where and how much pages may download.
+    pub downloads: Option<features::downloads::DownloadSettings>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -138,6 +140,9 @@ pub enum BrowserError {
     Profile { dir: String, reason: String },
     #[error("Cannot create a browser context for this session: {0}")]
     Context(String),
+    /// `--experimentalDownloads` is never left unenforced.
+    #[error("Cannot save downloads into the session's folder: {0}")]
+    Downloads(String),
     /// The server never runs with a restriction it could not set up.
     #[error("Cannot enforce {flag} on the browser: {reason}")]
     UrlPatterns { flag: &'static str, reason: String },

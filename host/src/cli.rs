@@ -105,7 +105,16 @@ async fn run(args: Args) -> Result<(), String> {
             pipeline.clone(),
         )?;
     }
-    let session = Session::new(browser_options(&args)?, sandbox(&args)?);
+    let options = browser_options(&args)?;
+    let mut sandbox = sandbox(&args)?;
+    let downloads = match &options.downloads {
+        Some(settings) => Some(stdio_downloads(settings, &mut sandbox)?),
+        None => None,
+    };
+    let mut session = Session::new(options, sandbox);
+    if let Some(downloads) = downloads {
+        session = session.with_downloads(downloads);
+    }
     match &args.command {
         Some(Command::Tools) => {
             oneshot::tools(&pipeline);
@@ -412,7 +421,66 @@ pub(crate) fn browser_options(args: &Args) -> Result<BrowserOptions, String> {
             max_height: args.screenshot_max_height,
         },
         url_patterns: args.url_patterns()?.map(std::sync::Arc::new),
+        downloads: download_settings(args)?,
     })
+}
+
+/// `--experimentalDownloads` and its limits; a limit without the flag, or the flag on a
+/// browser the server attaches to (its default context is the user's: all of the user's own
+/// downloads would be redirected), is refused rather than ignored.
+fn download_settings(
+    args: &Args,
+) -> Result<Option<crate::browser::features::downloads::DownloadSettings>, String> {
+    use crate::browser::features::downloads::{DownloadLimits, DownloadSettings};
+    let limits_given = args.downloads_dir.is_some()
+        || args.max_download_mib.is_some()
+        || args.max_downloads_per_call.is_some()
+        || args.max_downloads_mib.is_some();
+    if !Args::enabled(args.experimental_downloads) {
+        return match limits_given {
+            true => Err("--downloadsDir, --maxDownloadMib, --maxDownloadsPerCall and --maxDownloadsMib take effect only with --experimentalDownloads: add it, or leave them out.".into()),
+            false => Ok(None),
+        };
+    }
+    if args.browser_url.is_some() || args.ws_endpoint.is_some() || Args::enabled(args.auto_connect)
+    {
+        return Err("--experimentalDownloads needs a browser this server launches: on a browser it attaches to (--browserUrl, --wsEndpoint, --autoConnect) it would send all of that browser's downloads, the user's own included, to the server's folder. Leave one of them out.".into());
+    }
+    let defaults = DownloadLimits::default();
+    let mib = |value: Option<u64>, default: u64| value.map_or(default, |mib| mib << 20);
+    Ok(Some(DownloadSettings {
+        dir: args.downloads_dir.clone(),
+        limits: DownloadLimits {
+            max_file_bytes: mib(args.max_download_mib, defaults.max_file_bytes),
+            per_call: args
+                .max_downloads_per_call
+                .map_or(defaults.per_call, |count| count as usize),
+            total_bytes: mib(args.max_downloads_mib, defaults.total_bytes),
+        },
+    }))
+}
+
+/// The downloads of the one session of stdio: into `--downloadsDir`, or a private folder of
+/// the temp dir that outlives the server (the user reads the files after it). Either is a
+/// file root, so a tool can upload what was downloaded.
+fn stdio_downloads(
+    settings: &crate::browser::features::downloads::DownloadSettings,
+    sandbox: &mut Sandbox,
+) -> Result<crate::browser::features::downloads::Downloads, String> {
+    use crate::browser::features::downloads::Downloads;
+    let folder = match &settings.dir {
+        Some(dir) => dir.clone(),
+        None => tempfile::Builder::new()
+            .prefix("devtools-mcp-downloads-")
+            .tempdir()
+            .map_err(|error| format!("Cannot create a downloads folder in the temp dir: {error}. Pass --downloadsDir with a folder this user can write."))?
+            .keep(),
+    };
+    let downloads = Downloads::new(folder, settings.limits).map_err(|error| error.to_string())?;
+    sandbox
+        .add_root(downloads.folder())
+        .map_err(|error| format!("--downloadsDir: {error}"))?;
+    Ok(downloads)
 }
 
 /// `--workspace` roots first (relative paths resolve against the first), then the temp dir.

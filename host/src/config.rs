@@ -130,6 +130,25 @@ pub struct Args {
     /// page no longer stalls the others; calls on the same page still run one at a time.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_parallel_pages: Option<bool>,
+    /// Beyond 1.11.0: a download any action starts is saved into the session's own folder
+    /// (--downloadsDir; a private temp folder by default; under `serve`, `downloads` in the
+    /// tenant's sandbox root), never the user's download folder, and the answer lists it
+    /// under `## Downloads`. Needs a browser the server launches.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_downloads: Option<bool>,
+    /// Where downloads are saved (with --experimentalDownloads; not used by `serve`).
+    #[arg(long)]
+    pub downloads_dir: Option<PathBuf>,
+    /// Largest file a page may download, in MiB (with --experimentalDownloads; default 100).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub max_download_mib: Option<u64>,
+    /// Downloads one call may start (with --experimentalDownloads; default 5).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_downloads_per_call: Option<u64>,
+    /// What one session's (a tenant's) downloads may hold in all, in MiB (with
+    /// --experimentalDownloads; default 1024).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    pub max_downloads_mib: Option<u64>,
     /// Record screencasts with ffmpeg (the reference's legacy recorder) instead of Chrome's own.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_screencast: Option<bool>,

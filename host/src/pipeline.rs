@@ -235,6 +235,7 @@ impl Pipeline {
         };
         // The pages before the handler, to tell which the call opened.
         let pages_before = self.new_pages.then(|| state.page_ids());
+        state.begin_downloads_call();
         let mut call_state = CallState::new(Some(state), tool.loaded.grants.clone(), limits);
         if self.parallel_pages {
             call_state.allow_parallel_pages();

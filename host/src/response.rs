@@ -178,6 +178,11 @@ impl Assembly<'_> {
             sections::new_pages(&mut out, state, before).await;
             fencing.finish(&mut out, from, Part::NewPages);
         }
+        if let Some(downloads) = state.downloads_to_report().await {
+            let from = out.text.len();
+            sections::downloads(&mut out, &downloads);
+            fencing.finish(&mut out, from, Part::Downloads);
+        }
         let target = page.or_else(|| state.selected_id().ok());
         // A section that cannot be rendered fails the whole answer, which is then its message
         // alone: the reference 1.11.0 throws while assembling, outside the tool's own errors.

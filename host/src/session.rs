@@ -7,6 +7,7 @@
 //! context, so it can neither list nor reach another tenant's pages.
 
 mod devtools;
+mod downloads;
 mod footprint_cap;
 mod pages;
 mod scope;
@@ -311,6 +312,10 @@ pub struct SessionState {
     closing: HashSet<String>,
     /// Pages the browser lists that could not be tracked, not tried again for a while.
     unready: unready::Unready,
+    /// `--experimentalDownloads`: the session's folder and its downloads.
+    downloads: Option<Arc<crate::browser::features::downloads::Downloads>>,
+    /// Follows the download events of the current connection.
+    downloads_followed: Option<AbortOnDrop>,
 }
 
 impl SessionState {
@@ -338,6 +343,8 @@ impl SessionState {
             workers: Default::default(),
             closing: HashSet::new(),
             unready: Default::default(),
+            downloads: None,
+            downloads_followed: None,
         }
     }
 
@@ -373,6 +380,9 @@ impl SessionState {
             self.reconnected = true;
         }
         self.had_browser = true;
+        self.follow_downloads()
+            .await
+            .map_err(BrowserError::Downloads)?;
         self.discover_initial_pages().await;
         Ok(())
     }

@@ -12,6 +12,7 @@ mod debugging;
 mod deploy;
 mod dialects;
 mod differential;
+mod downloads;
 mod extensions;
 mod fail_closed;
 mod faults;

@@ -12,6 +12,24 @@ use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 use std::sync::{Arc, LazyLock};
 
+/// A download of `## Downloads`.
+fn download_row() -> Value {
+    json!({
+        "type": "object",
+        "required": ["name", "url", "state"],
+        "properties": {
+            "name": {"type": "string"},
+            "url": {"type": "string"},
+            "state": {"enum": ["completed", "failed", "inProgress"]},
+            "size": {"type": "integer", "minimum": 0},
+            "type": {"type": "string"},
+            "path": {"type": "string"},
+            "error": {"type": "string"}
+        },
+        "additionalProperties": false
+    })
+}
+
 /// A page row of `## Pages` / `## New pages` / `## Extension Pages`.
 fn page_row() -> Value {
     json!({
@@ -47,7 +65,7 @@ fn string(description: &str) -> Value {
 
 /// The schema of a full (not `--slim`) answer's structured content.
 fn full_schema() -> JsonObject {
-    let properties = json!({
+    let mut properties = json!({
         "message": string("The tool's own lines, joined with newlines (the text's first part)."),
         "reconnected": {"type": "boolean", "description": "The browser was restarted or reconnected since the last call; page ids changed."},
         "untrustedContent": {
@@ -125,6 +143,11 @@ fn full_schema() -> JsonObject {
         "networkRequests": {"type": "array", "items": {"type": "object"}},
         "networkRequest": object("One network request in detail."),
         "errorMessage": string("Why the tool failed.")
+    });
+    properties["downloads"] = json!({
+        "type": "array",
+        "items": download_row(),
+        "description": "--experimentalDownloads: the downloads that finished (or are still arriving) since the last answer."
     });
     let Value::Object(schema) = json!({
         "type": "object",

@@ -20,6 +20,8 @@ pub enum Part {
     ExtensionPages,
     ExtensionServiceWorkers,
     NewPages,
+    /// `## Downloads`: the names and addresses are the pages'.
+    Downloads,
     Snapshot,
     Find,
     NetworkRequest,
@@ -45,7 +47,7 @@ pub enum Writer {
 
 impl Part {
     #[cfg(test)]
-    pub const ALL: [Part; 16] = [
+    pub const ALL: [Part; 17] = [
         Part::Reconnected,
         Part::Message,
         Part::NavigatedTo,
@@ -55,6 +57,7 @@ impl Part {
         Part::ExtensionPages,
         Part::ExtensionServiceWorkers,
         Part::NewPages,
+        Part::Downloads,
         Part::Snapshot,
         Part::Find,
         Part::NetworkRequest,
@@ -74,6 +77,7 @@ impl Part {
             | Part::ExtensionPages
             | Part::ExtensionServiceWorkers
             | Part::NewPages
+            | Part::Downloads
             | Part::Snapshot
             | Part::Find
             | Part::NetworkRequest
@@ -95,6 +99,7 @@ impl Part {
             Part::ExtensionPages => "extensionPages",
             Part::ExtensionServiceWorkers => "extensionServiceWorkers",
             Part::NewPages => "newPages",
+            Part::Downloads => "downloads",
             Part::Snapshot => "snapshot",
             Part::Find => "find",
             Part::NetworkRequest => "networkRequest",

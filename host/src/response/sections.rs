@@ -4,6 +4,7 @@ use super::parts::{Fencing, Part};
 use super::{FindRequest, ListRequest, NetworkRequestDetail, Output, SnapshotRequest};
 use crate::browser::McpPage;
 use crate::browser::features::collectors::{Collectors, Page as Pagination};
+use crate::browser::features::downloads::{Download, DownloadState};
 use crate::browser::page::snapshot::CapturedTree;
 use crate::sandbox::FileKind;
 use crate::session::SessionState;
@@ -67,6 +68,57 @@ pub async fn new_pages(out: &mut Output, state: &mut SessionState, before: &[u32
     out.text.push("## New pages".into());
     let rows = page_rows(out, &opened);
     out.data.insert("newPages".into(), Value::Array(rows));
+}
+
+/// `## Downloads` (`--experimentalDownloads`): each download that finished since the last
+/// answer, or is still arriving, with where its file is.
+pub fn downloads(out: &mut Output, downloads: &[Download]) {
+    if downloads.is_empty() {
+        return;
+    }
+    out.text.push("## Downloads".into());
+    let mut rows = Vec::with_capacity(downloads.len());
+    for download in downloads {
+        let mut row = json!({ "name": download.name, "url": download.url });
+        match (&download.state, &download.path) {
+            (DownloadState::Completed, Some(path)) => {
+                let mime_type = download.mime_type();
+                out.text.push(format!(
+                    "{} ({} bytes, {mime_type}) saved to {} (from {})",
+                    download.name,
+                    download.received_bytes,
+                    path.display(),
+                    download.url
+                ));
+                row["state"] = json!("completed");
+                row["size"] = json!(download.received_bytes);
+                row["type"] = json!(mime_type);
+                row["path"] = json!(path.display().to_string());
+            }
+            (DownloadState::Failed(_), _) | (DownloadState::Completed, None) => {
+                let reason = match &download.state {
+                    DownloadState::Failed(reason) => reason.as_str(),
+                    _ => "the file is missing",
+                };
+                out.text.push(format!(
+                    "{}: failed ({reason}) (from {})",
+                    download.name, download.url
+                ));
+                row["state"] = json!("failed");
+                row["error"] = json!(reason);
+            }
+            (DownloadState::InProgress, _) => {
+                out.text.push(format!(
+                    "{}: still arriving ({} of {} bytes); a later answer lists it when it is done (from {})",
+                    download.name, download.received_bytes, download.total_bytes, download.url
+                ));
+                row["state"] = json!("inProgress");
+                row["size"] = json!(download.received_bytes);
+            }
+        }
+        rows.push(row);
+    }
+    out.data.insert("downloads".into(), Value::Array(rows));
 }
 
 /// `## Pages`; with `--categoryExtensions`, extension pages apart (`## Extension Pages`) and

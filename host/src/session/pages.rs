@@ -402,6 +402,7 @@ impl SessionState {
             return Ok(id.clone());
         }
         let id = create_browser_context(self.browser()?, self.proxy_server()).await?;
+        self.allow_downloads_in(&id).await?;
         self.contexts.insert(name.to_string(), id.clone());
         Ok(id)
     }

@@ -52,6 +52,17 @@ impl SessionWatch {
         }
     }
 
+    /// Whether one of the session's pages is the target `id` (a page's main frame has the
+    /// target's id).
+    pub fn has_page_target(&self, id: &str) -> bool {
+        self.watched.lock().is_ok_and(|watched| {
+            watched
+                .pages
+                .iter()
+                .any(|(_, page)| page.target_id().as_ref() == id)
+        })
+    }
+
     pub fn note(&self, note: String) {
         tracing::info!(%note, "session note");
         if let Ok(mut notes) = self.notes.lock()

@@ -4,6 +4,7 @@
 
 use super::checks::TenantChecks;
 use super::{BrowserMode, Tenant, TenantTable, TenantsError};
+use crate::browser::features::downloads::Downloads;
 use crate::browser::{BrowserOptions, SharedBrowser};
 use crate::net::{EgressPolicy, EgressProxy, PROXY_BYPASS_LIST, TenantNetwork};
 use crate::sandbox::Sandbox;
@@ -370,7 +371,7 @@ impl Registry {
             urls: tenant.urls,
         };
         let max_pages = tenant.quotas.max_pages;
-        let session = match tenant.browser {
+        let mut session = match tenant.browser {
             BrowserMode::Shared => {
                 Session::in_shared_browser(self.shared.clone(), sandbox, max_pages, Some(network))
             }
@@ -388,6 +389,14 @@ impl Registry {
         .with_heap_budget(tenant.quotas.heap_snapshot_bytes)
         .with_limits(tenant.quotas.plugin_cap())
         .with_flag_overrides(tenant.flags.clone());
+        // Its downloads go under its own sandbox root, where its tools can reach them.
+        if let Some(settings) = &self.dedicated.downloads {
+            let folder = tenant.sandbox_root.join("downloads");
+            let downloads = Downloads::new(folder, settings.limits).map_err(|error| {
+                RuntimeError::Unusable(format!("Tenant {:?}: {error}", tenant.name))
+            })?;
+            session = session.with_downloads(downloads);
+        }
         if super::lease::claim(&tenant.sandbox_root) {
             tracing::warn!(tenant = %tenant.name, "the tenant's previous instance stopped; its browser state is lost");
             session.note(super::lease::STATE_LOST.to_string());
