@@ -6,6 +6,7 @@ mod balancer;
 mod beyond;
 mod catalog;
 mod command_line;
+mod conformance;
 mod container;
 mod contract;
 mod debugging;
