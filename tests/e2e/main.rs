@@ -39,6 +39,7 @@ mod parallel_pages;
 mod parity;
 mod performance;
 mod pipeline;
+mod plugin_catalog;
 mod plugin_cli;
 mod progress;
 mod provenance;

@@ -10,14 +10,14 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 /// A `docker-registry` serving a folder of the test's on a free loopback port.
-struct Registry {
+pub(crate) struct Registry {
     child: Child,
     port: u16,
     storage: PathBuf,
 }
 
 impl Registry {
-    fn start(scratch: &Path) -> Registry {
+    pub(crate) fn start(scratch: &Path) -> Registry {
         let program = crate::support::which("docker-registry").unwrap_or_else(|| {
             panic!("Debian's docker-registry is not installed (scripts/test installs it: apt-get install docker-registry)")
         });
@@ -47,7 +47,7 @@ impl Registry {
         }
     }
 
-    fn reference(&self, name: &str) -> String {
+    pub(crate) fn reference(&self, name: &str) -> String {
         format!("oci://127.0.0.1:{}/{name}", self.port)
     }
 

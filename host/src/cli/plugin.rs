@@ -4,6 +4,7 @@
 
 mod atomic;
 mod build;
+mod catalog;
 mod check;
 mod install;
 mod lock;
@@ -50,6 +51,37 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
             policy,
             flags,
         } => check::print(&component_of(file)?, policy.as_deref(), flags).await,
+        PluginCommand::Search { words, index } => {
+            let catalog = catalog::load(&index_source(index))
+                .await
+                .map_err(|error| error.to_string())?;
+            let found = catalog::search(&catalog, words);
+            if found.is_empty() {
+                println!(
+                    "No plugin in {} matches {:?}.",
+                    index.index,
+                    words.join(" ")
+                );
+            }
+            for entry in found {
+                println!("{}", catalog::summary(entry));
+            }
+            Ok(())
+        }
+        PluginCommand::Info { name, index } => {
+            let catalog = catalog::load(&index_source(index))
+                .await
+                .map_err(|error| error.to_string())?;
+            let entry =
+                catalog::find(&catalog, name, &index.index).map_err(|error| error.to_string())?;
+            println!("{}", catalog::details(entry));
+            Ok(())
+        }
+        PluginCommand::Index(crate::config::commands::IndexCommand::Add {
+            index,
+            file,
+            reference,
+        }) => catalog::add::add(index, file, reference).await,
         PluginCommand::Keygen { key_file } => keygen(key_file),
         PluginCommand::Test {
             plugin,
@@ -85,9 +117,32 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
             locked,
             update,
             allow_untrusted,
+            index,
         } => {
+            let resolved = match (reference.as_deref(), index.as_deref()) {
+                (Some(name), Some(index)) if !name.starts_with("oci://") => {
+                    let source = catalog::Source {
+                        index,
+                        policy: policy.as_deref(),
+                        allow_untrusted: *allow_untrusted,
+                    };
+                    let catalog = catalog::load(&source)
+                        .await
+                        .map_err(|error| error.to_string())?;
+                    let pinned = catalog::resolve(&catalog, name, index)
+                        .map_err(|error| error.to_string())?;
+                    println!("{name} is {pinned} in the index.");
+                    Some(pinned)
+                }
+                (Some(name), None) if !name.starts_with("oci://") => {
+                    return Err(format!(
+                        "{name:?} is not an oci:// reference: to install a plugin by name, give the plugin index with --index (or DEVTOOLS_MCP_PLUGIN_INDEX)."
+                    ));
+                }
+                (reference, _) => reference.map(String::from),
+            };
             install::install(install::Install {
-                reference: reference.as_deref(),
+                reference: resolved.as_deref(),
                 plugin_dir,
                 policy: policy.as_deref(),
                 lock: lock.as_deref(),
@@ -118,15 +173,34 @@ fn keygen(key_file: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The index arguments of `plugin search` and `plugin info`.
+fn index_source(index: &crate::config::commands::IndexArgs) -> catalog::Source<'_> {
+    catalog::Source {
+        index: &index.index,
+        policy: index.policy.as_deref(),
+        allow_untrusted: index.allow_untrusted,
+    }
+}
+
+/// Signs a component, or a plugin index.
 fn sign(file: &Path, key_file: &Path) -> Result<(), String> {
     let bytes =
         std::fs::read(file).map_err(|error| format!("Cannot read {}: {error}", file.display()))?;
-    if !wasmparser::Parser::is_component(&bytes) && !wasmparser::Parser::is_core_wasm(&bytes) {
-        return Err(format!("{} is not a WebAssembly file.", file.display()));
-    }
+    let what =
+        if wasmparser::Parser::is_component(&bytes) || wasmparser::Parser::is_core_wasm(&bytes) {
+            "plugin"
+        } else if catalog::parse(&bytes).is_ok() {
+            "plugin index"
+        } else {
+            return Err(format!(
+                "{} is neither a WebAssembly file nor a plugin index ({}).",
+                file.display(),
+                catalog::SCHEMA
+            ));
+        };
     let key = std::fs::read_to_string(key_file)
         .map_err(|error| format!("Cannot read the key {}: {error}", key_file.display()))?;
-    let signed = signature::sign(&bytes, &key)
+    let signed = signature::sign_as(&bytes, &key, what)
         .map_err(|error| format!("{}: {error}", key_file.display()))?;
     let path = signature::signature_path(file);
     std::fs::write(&path, signed)

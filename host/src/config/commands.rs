@@ -123,7 +123,7 @@ pub enum PluginCommand {
         /// Where to write the private key (created with mode 0600; never overwritten).
         key_file: PathBuf,
     },
-    /// Sign a component: writes `<file>.sig` beside it.
+    /// Sign a component or a plugin index: writes `<file>.sig` beside it.
     Sign {
         /// The component (.wasm).
         file: PathBuf,
@@ -142,6 +142,23 @@ pub enum PluginCommand {
         #[arg(long)]
         key: Option<PathBuf>,
     },
+    /// Find plugins in a plugin index by words (in their names, descriptions and
+    /// capabilities); without words, list them all.
+    Search {
+        words: Vec<String>,
+        #[command(flatten)]
+        index: IndexArgs,
+    },
+    /// Show one plugin of a plugin index: its description, the capabilities it asks for, its
+    /// versions and their OCI references.
+    Info {
+        name: String,
+        #[command(flatten)]
+        index: IndexArgs,
+    },
+    /// Write a plugin index (a JSON file to host over HTTPS, signed with `plugin sign`).
+    #[command(subcommand)]
+    Index(IndexCommand),
     /// Install a plugin from an OCI registry into a plugin folder, after checking its digest,
     /// its signature against the policy's trusted keys, and that it loads; records the digest
     /// in a lock file. Without a reference, installs everything the lock file pins.
@@ -167,9 +184,12 @@ pub enum PluginCommand {
         #[arg(long)]
         update: bool,
         /// Install an unsigned artifact, or one signed by a key the policy does not trust
-        /// (never when the policy requires signatures).
+        /// (never when the policy requires signatures); read such a plugin index too.
         #[arg(long)]
         allow_untrusted: bool,
+        /// The plugin index a NAME[@VERSION] reference resolves through (a URL or a file).
+        #[arg(long, env = "DEVTOOLS_MCP_PLUGIN_INDEX")]
+        index: Option<String>,
     },
     /// Run a plugin's tool once in a real (headless) browser, on a page of yours served on
     /// loopback, and print its answer: iterate without an MCP client.
@@ -191,6 +211,38 @@ pub enum PluginCommand {
         /// Show the browser window.
         #[arg(long)]
         headful: bool,
+    },
+}
+
+/// Where a plugin index is, and how far to trust it.
+#[derive(clap::Args, Debug, Clone)]
+pub struct IndexArgs {
+    /// The index: an https:// URL (http:// only on this machine) or a file. Its signature is
+    /// `<index>.sig`.
+    #[arg(long, env = "DEVTOOLS_MCP_PLUGIN_INDEX")]
+    pub index: String,
+    /// The policy whose trusted keys must have signed the index.
+    #[arg(long)]
+    pub policy: Option<PathBuf>,
+    /// Read an unsigned index, or one signed by a key the policy does not trust.
+    #[arg(long)]
+    pub allow_untrusted: bool,
+}
+
+/// `plugin index ...`.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum IndexCommand {
+    /// Add (or update) the entry of a published component: its name, description and
+    /// capabilities from the component, its digest from the registry (which must hold the
+    /// same bytes under the reference's tag, a version such as 1.0.0).
+    Add {
+        /// The index file (created if missing).
+        index: PathBuf,
+        /// The component (.wasm) that was published.
+        file: PathBuf,
+        /// Where it was published: oci://HOST[:PORT]/NAME:VERSION.
+        #[arg(long)]
+        reference: String,
     },
 }
 

@@ -70,6 +70,10 @@ pub struct Report {
     pub tool: String,
     /// The component's imports (interfaces, with versions).
     pub imports: Vec<String>,
+    /// The tool's description, from its definition.
+    pub description: String,
+    /// The capabilities its code can call for, by name.
+    pub capabilities: Vec<String>,
 }
 
 /// Why the server would not run a component as it is.
@@ -270,10 +274,20 @@ pub async fn report_on(
         Err(refusal) => refusal.to_string(),
     };
     let _ = writeln!(line, "\n{summary}");
+    let mut capabilities: Vec<String> = needs
+        .always
+        .keys()
+        .chain(needs.depending.keys())
+        .map(|capability| capability.name().to_string())
+        .collect();
+    capabilities.sort();
+    capabilities.dedup();
     Ok(Report {
         text: out,
         verdict,
         tool: definition.name.clone(),
         imports: inspection.imports.clone(),
+        description: definition.description.clone(),
+        capabilities,
     })
 }

@@ -103,7 +103,7 @@ pub enum OciError {
 
 /// The one rule for every URL the client connects to: the registry itself, each redirect, a
 /// token realm. TLS everywhere; plain HTTP only to this machine, where nobody is in between.
-fn may_connect(url: &url::Url) -> bool {
+pub(super) fn may_connect(url: &url::Url) -> bool {
     match url.scheme() {
         "https" => true,
         "http" => match url.host() {
