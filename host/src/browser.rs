@@ -102,6 +102,8 @@ pub struct BrowserOptions {
     /// `--blockedUrlPattern` or `--allowedUrlPattern`: enforced on every target of the browser
     /// (`cdp::url_guard`) and checked before each navigation a tool asks for.
     pub url_patterns: Option<std::sync::Arc<crate::policy::url_patterns::UrlPatterns>>,
+    /// `--experimentalRecovery`: a relaunch after the browser died reopens the pages.
+    pub recovery: bool,
     /// `--experimentalDownloads`: where and how much pages may download.
     pub downloads: Option<features::downloads::DownloadSettings>,
 }

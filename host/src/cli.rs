@@ -421,6 +421,7 @@ pub(crate) fn browser_options(args: &Args) -> Result<BrowserOptions, String> {
             max_height: args.screenshot_max_height,
         },
         url_patterns: args.url_patterns()?.map(std::sync::Arc::new),
+        recovery: Args::enabled(args.experimental_recovery),
         downloads: download_settings(args)?,
     })
 }

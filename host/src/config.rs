@@ -130,6 +130,11 @@ pub struct Args {
     /// page no longer stalls the others; calls on the same page still run one at a time.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_parallel_pages: Option<bool>,
+    /// Beyond 1.11.0: when the browser dies (a crash, an out-of-memory kill), the next call
+    /// starts it again and reopens the pages that were open, at their last URLs and with the
+    /// same ids, and its answer says what came back.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_recovery: Option<bool>,
     /// Beyond 1.11.0: a download any action starts is saved into the session's own folder
     /// (--downloadsDir; a private temp folder by default; under `serve`, `downloads` in the
     /// tenant's sandbox root), never the user's download folder, and the answer lists it

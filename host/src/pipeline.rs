@@ -309,6 +309,8 @@ impl Pipeline {
         }
         .render()
         .await;
+        // Where each page is now, for a relaunch after the browser dies.
+        state.remember_pages().await;
         within_output_budget(tool, answer, limits.output_bytes)
     }
 }

@@ -144,6 +144,12 @@ impl Assembly<'_> {
             fencing.finish(&mut out, 0, Part::Reconnected);
             out.data.insert("reconnected".into(), Value::Bool(true));
         }
+        if let Some(note) = state.take_recovery_note() {
+            let from = out.text.len();
+            out.text.push(note.clone());
+            fencing.finish(&mut out, from, Part::Recovered);
+            out.data.insert("recovered".into(), Value::from(note));
+        }
         if !draft.lines.is_empty() {
             out.data
                 .insert("message".into(), Value::from(draft.lines.join("\n")));

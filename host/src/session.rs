@@ -10,6 +10,7 @@ mod devtools;
 mod downloads;
 mod footprint_cap;
 mod pages;
+mod recovery;
 mod scope;
 mod tab_order;
 mod unready;
@@ -316,6 +317,10 @@ pub struct SessionState {
     downloads: Option<Arc<crate::browser::features::downloads::Downloads>>,
     /// Follows the download events of the current connection.
     downloads_followed: Option<AbortOnDrop>,
+    /// `--experimentalRecovery`: where each page was after the last call.
+    remembered: BTreeMap<u32, recovery::Remembered>,
+    /// What the last relaunch reopened, for the next answer.
+    recovery_note: Option<String>,
 }
 
 impl SessionState {
@@ -345,6 +350,8 @@ impl SessionState {
             unready: Default::default(),
             downloads: None,
             downloads_followed: None,
+            remembered: BTreeMap::new(),
+            recovery_note: None,
         }
     }
 
@@ -360,6 +367,7 @@ impl SessionState {
         if let Some(BrowserHandle::Owned(dead)) = self.browser.take() {
             dead.shutdown(Duration::from_millis(200)).await;
         }
+        let lost = self.lost_pages();
         self.pages.clear();
         self.selected = None;
         self.contexts.clear();
@@ -384,6 +392,9 @@ impl SessionState {
             .await
             .map_err(BrowserError::Downloads)?;
         self.discover_initial_pages().await;
+        if let Some(lost) = lost {
+            self.reopen(lost).await;
+        }
         Ok(())
     }
 

@@ -46,6 +46,7 @@ mod provenance;
 mod pwa;
 mod python_client;
 mod python_plugin;
+mod recovery;
 mod registry;
 mod renderer_memory;
 mod sandbox;

@@ -144,6 +144,10 @@ fn full_schema() -> JsonObject {
         "networkRequest": object("One network request in detail."),
         "errorMessage": string("Why the tool failed.")
     });
+    properties["recovered"] = json!({
+        "type": "string",
+        "description": "--experimentalRecovery: the browser had stopped and was started again; the pages reopened, once."
+    });
     properties["downloads"] = json!({
         "type": "array",
         "items": download_row(),

@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Part {
     Reconnected,
+    /// `--experimentalRecovery`: the pages a relaunch reopened, with their URLs.
+    Recovered,
     /// The tool's own lines.
     Message,
     /// `Page navigated to <url>.`: the URL is where the page went, which the page may choose.
@@ -47,8 +49,9 @@ pub enum Writer {
 
 impl Part {
     #[cfg(test)]
-    pub const ALL: [Part; 17] = [
+    pub const ALL: [Part; 18] = [
         Part::Reconnected,
+        Part::Recovered,
         Part::Message,
         Part::NavigatedTo,
         Part::Emulation,
@@ -71,7 +74,7 @@ impl Part {
         match self {
             Part::Reconnected | Part::Emulation => Writer::Host,
             Part::Message | Part::Error => Writer::Tool,
-            Part::NavigatedTo => Writer::Page,
+            Part::NavigatedTo | Part::Recovered => Writer::Page,
             Part::Dialog
             | Part::Pages
             | Part::ExtensionPages
@@ -91,6 +94,7 @@ impl Part {
     pub fn name(self) -> &'static str {
         match self {
             Part::Reconnected => "reconnected",
+            Part::Recovered => "recovered",
             Part::Message => "message",
             Part::NavigatedTo => "navigatedTo",
             Part::Emulation => "emulation",

@@ -510,7 +510,7 @@ fn adoptable_pages(
         .collect()
 }
 
-fn target_key(page: &chromiumoxide::Page) -> String {
+pub(super) fn target_key(page: &chromiumoxide::Page) -> String {
     page.target_id().as_ref().to_string()
 }
 

@@ -1,0 +1,121 @@
+//! Recovery (beyond 1.11.0, `--experimentalRecovery`): when the browser this session uses dies
+//! (a crash, an out-of-memory kill, a kill), the next call's relaunch reopens the pages that
+//! were open, at the URLs they last showed, under the ids the agent already knows, selects the
+//! page that was selected, and that answer says once what came back and what did not. What a
+//! page held only in memory (form input, scroll position, script state) is lost, and said so.
+//! A reopened page keeps its id; no id is ever given to another page.
+
+use super::SessionState;
+use std::collections::BTreeMap;
+
+/// A page as it was last seen: where to reopen it.
+#[derive(Clone, Debug)]
+pub(super) struct Remembered {
+    url: String,
+    isolated_context: Option<String>,
+}
+
+/// What the dead browser had open.
+pub(super) struct Lost {
+    pages: BTreeMap<u32, Remembered>,
+    selected: Option<u32>,
+}
+
+impl SessionState {
+    /// Remembers where every page is (after each call, with `--experimentalRecovery`): a dead
+    /// browser can no longer be asked. Each URL is the client's own view of the page, read
+    /// from the DevTools client's state, not from the page.
+    pub async fn remember_pages(&mut self) {
+        if !self.options.recovery {
+            return;
+        }
+        let mut remembered = BTreeMap::new();
+        for (id, page) in &self.pages {
+            let url = page.url().await;
+            if url.is_empty() {
+                if let Some(known) = self.remembered.get(id) {
+                    remembered.insert(*id, known.clone());
+                }
+                continue;
+            }
+            remembered.insert(
+                *id,
+                Remembered {
+                    url,
+                    isolated_context: page.isolated_context.clone(),
+                },
+            );
+        }
+        self.remembered = remembered;
+    }
+
+    /// Before a relaunch: what the browser that died had open, to reopen.
+    pub(super) fn lost_pages(&mut self) -> Option<Lost> {
+        if !self.options.recovery || !self.had_browser {
+            return None;
+        }
+        let pages = std::mem::take(&mut self.remembered);
+        (!pages.is_empty()).then_some(Lost {
+            pages,
+            selected: self.selected,
+        })
+    }
+
+    /// After a relaunch: reopens each lost page under its id, and notes for the next answer
+    /// what came back.
+    pub(super) async fn reopen(&mut self, lost: Lost) {
+        // The relaunch opened a blank first page: the lost pages take its place.
+        let blank: Vec<u32> = self.pages.keys().copied().collect();
+        let mut reopened = Vec::new();
+        let mut failed = Vec::new();
+        for (id, page) in &lost.pages {
+            let opened = self
+                .new_page(&page.url, true, page.isolated_context.as_deref(), None)
+                .await;
+            match opened {
+                Ok(new_id) => {
+                    if let Some(mut tab) = self.pages.remove(&new_id) {
+                        tab.id = *id;
+                        self.pages.insert(*id, tab);
+                    }
+                    reopened.push(format!("{id} ({})", page.url));
+                }
+                Err(error) => failed.push(format!("{id} ({}): {error}", page.url)),
+            }
+        }
+        if !reopened.is_empty() {
+            for id in blank {
+                if let Some(page) = self.pages.remove(&id) {
+                    self.closing.insert(super::pages::target_key(page.cdp()));
+                    let _ = page.cdp().clone().close().await;
+                }
+            }
+        }
+        self.selected = lost
+            .selected
+            .filter(|id| self.pages.contains_key(id))
+            .or_else(|| self.pages.keys().next().copied());
+        self.publish_pages();
+        let mut note =
+            String::from("The browser had stopped (a crash or a kill) and was started again");
+        if !reopened.is_empty() {
+            note.push_str(&format!(
+                "; these pages were reopened at their last URLs, with the same ids: {}. What they held only in memory (form input, scroll position, script state) is lost",
+                reopened.join(", ")
+            ));
+        }
+        if !failed.is_empty() {
+            note.push_str(&format!(
+                "; these could not be reopened: {}",
+                failed.join("; ")
+            ));
+        }
+        note.push('.');
+        self.recovery_note = Some(note);
+    }
+
+    /// What the last relaunch restored, once.
+    pub fn take_recovery_note(&mut self) -> Option<String> {
+        self.recovery_note.take()
+    }
+}
