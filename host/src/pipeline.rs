@@ -381,12 +381,15 @@ fn trap_message(tool: &ToolEntry, state: &CallState, trap: &wasmtime::Error) -> 
         ),
         None => {
             let root = trap.root_cause().to_string();
-            (
-                format!(
-                    "The tool's plugin ({source}) crashed: {root}. The server is still running."
-                ),
-                false,
-            )
+            let mut message =
+                format!("The tool's plugin ({source}) crashed: {root}. The server is still running.");
+            // The language's own account (traceback, stack, panic), plugin-written text: the
+            // answer's error is fenced where it carries page text, as the tool's errors are.
+            if let Some(report) = state.crash_report() {
+                message.push_str("\nIts code reported, as it crashed:\n");
+                message.push_str(&report);
+            }
+            (message, false)
         }
     }
 }

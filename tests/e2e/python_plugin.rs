@@ -14,7 +14,7 @@ const FIXTURE: &str = concat!(
 
 /// Builds the component once per source change: componentize-py output is not byte-identical
 /// between runs, so reusing it keeps the compiled-code cache warm.
-fn build_component() -> PathBuf {
+pub(crate) fn build_component() -> PathBuf {
     let fixture = Path::new(FIXTURE);
     let mut hasher = Sha256::new();
     for file in ["app.py", "build.sh"] {
