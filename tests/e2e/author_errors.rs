@@ -38,7 +38,12 @@ fn built_scaffold(lang: &str, name: &str, edit: impl Fn(&str) -> String) -> (Pat
     std::fs::write(&source_file, &edited).expect("edit");
     let mut hasher = Sha256::new();
     for file in walk(&project) {
-        hasher.update(file.strip_prefix(&project).expect("inside").to_string_lossy().as_bytes());
+        hasher.update(
+            file.strip_prefix(&project)
+                .expect("inside")
+                .to_string_lossy()
+                .as_bytes(),
+        );
         hasher.update(std::fs::read(&file).expect("file"));
     }
     let key = hex::encode(&hasher.finalize()[..8]);
@@ -80,7 +85,10 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     entries.sort();
     for path in entries {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        if matches!(name.as_ref(), "node_modules" | "dist" | "build" | "types" | "target") {
+        if matches!(
+            name.as_ref(),
+            "node_modules" | "dist" | "build" | "types" | "target"
+        ) {
             continue;
         }
         if path.is_dir() {
@@ -126,8 +134,11 @@ async fn a_crashing_tool_answers_with_its_languages_traceback() {
     let rust_line = line_of(&rust_source, "panic!(");
 
     let plugins = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("plugin dir");
-    std::fs::copy(python_dir.join("page_title.wasm"), plugins.path().join("page_title.wasm"))
-        .expect("copy");
+    std::fs::copy(
+        python_dir.join("page_title.wasm"),
+        plugins.path().join("page_title.wasm"),
+    )
+    .expect("copy");
     std::fs::copy(&ts, plugins.path().join("ts_boom.wasm")).expect("copy");
     std::fs::copy(&rust, plugins.path().join("rs_boom.wasm")).expect("copy");
     let policy = plugins.path().join("policy.toml");
@@ -179,7 +190,11 @@ async fn a_crashing_tool_answers_with_its_languages_traceback() {
         python.text
     );
     // The runtime's own panic after the traceback is not the author's.
-    assert!(!python.text.contains("runtime/src/lib.rs"), "{}", python.text);
+    assert!(
+        !python.text.contains("runtime/src/lib.rs"),
+        "{}",
+        python.text
+    );
     assert!(!python.text.contains("RUST_BACKTRACE"), "{}", python.text);
 
     let ts = server.call("ts_boom", json!({ "prefix": "boom" })).await;
@@ -257,11 +272,19 @@ fn a_python_syntax_error_is_the_compilers_message_without_a_backtrace() {
     assert!(!built.status.success(), "{printed}");
     let canonical = project.canonicalize().expect("canonical");
     assert!(
-        printed.contains(&format!("File \"{}/app.py\", line {line}", canonical.display())),
+        printed.contains(&format!(
+            "File \"{}/app.py\", line {line}",
+            canonical.display()
+        )),
         "{printed}"
     );
     assert!(printed.contains("SyntaxError: invalid syntax"), "{printed}");
-    for noise in ["Stack backtrace", "anyhow", "sys.exit(script())", "AssertionError"] {
+    for noise in [
+        "Stack backtrace",
+        "anyhow",
+        "sys.exit(script())",
+        "AssertionError",
+    ] {
         assert!(!printed.contains(noise), "{noise}: {printed}");
     }
     assert!(printed.lines().count() <= 15, "{printed}");

@@ -24,7 +24,10 @@ pub fn crash_report(panic: Option<&str>, stderr: &str) -> Option<String> {
     while lines.last().is_some_and(|line| line.trim().is_empty()) {
         lines.pop();
     }
-    let blank_head = lines.iter().take_while(|line| line.trim().is_empty()).count();
+    let blank_head = lines
+        .iter()
+        .take_while(|line| line.trim().is_empty())
+        .count();
     lines.drain(..blank_head);
     if lines.is_empty() {
         return None;
@@ -170,7 +173,9 @@ mod tests {
 
     #[test]
     fn a_long_report_keeps_its_last_lines_within_the_bound() {
-        let stderr: String = (0..1000).map(|i| format!("line {i} {}\n", "é".repeat(100))).collect();
+        let stderr: String = (0..1000)
+            .map(|i| format!("line {i} {}\n", "é".repeat(100)))
+            .collect();
         let report = crash_report(None, &stderr).expect("a report");
         assert!(report.len() <= MAX_BYTES + 3, "{}", report.len());
         assert!(report.ends_with(&format!("line 999 {}", "é".repeat(100))));

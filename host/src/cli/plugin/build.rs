@@ -134,7 +134,10 @@ fn build_python(dir: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
     print!("{}", String::from_utf8_lossy(&ran.stdout));
     if !ran.status.success() {
         let said = componentize_py_error(&String::from_utf8_lossy(&ran.stderr), &dir);
-        return Err(format!("componentize-py could not build {}:\n{said}", dir.display()));
+        return Err(format!(
+            "componentize-py could not build {}:\n{said}",
+            dir.display()
+        ));
     }
     // The embedded CPython writes __pycache__ beside app.py while pre-initialising.
     let _removed = std::fs::remove_dir_all(dir.join("__pycache__"));
