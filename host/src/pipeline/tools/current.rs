@@ -61,3 +61,41 @@ impl CurrentToolSet {
         self.changes.subscribe()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty() -> CurrentToolSet {
+        CurrentToolSet::new(ToolSet::new(Vec::new(), &serde_json::Map::new(), false).expect("set"))
+    }
+
+    /// A call to an unknown tool answers at once when nothing compiles, and waits for a
+    /// background load (bounded) when one runs.
+    #[tokio::test]
+    async fn settled_waits_only_while_plugins_load() {
+        let tools = Arc::new(empty());
+        let started = std::time::Instant::now();
+        tools.settled(Duration::from_secs(60)).await;
+        assert!(started.elapsed() < Duration::from_millis(100));
+
+        tools.loading();
+        let loader = tools.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            loader.loaded();
+        });
+        let started = std::time::Instant::now();
+        tools.settled(Duration::from_secs(60)).await;
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(300), "{waited:?}");
+        assert!(waited < Duration::from_secs(30), "{waited:?}");
+
+        tools.loading();
+        let started = std::time::Instant::now();
+        tools.settled(Duration::from_millis(200)).await;
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(200), "bounded: {waited:?}");
+        assert!(waited < Duration::from_secs(30), "bounded: {waited:?}");
+    }
+}
