@@ -170,7 +170,7 @@ async fn a_crashing_tool_answers_with_its_languages_traceback() {
         ]
         .map(String::from),
     );
-    let server = McpServer::start_with(args, Vec::new())
+    let server = McpServer::start_with(args.clone(), Vec::new())
         .await
         .unwrap_or_else(|error| panic!("{error}"));
 
@@ -219,6 +219,41 @@ async fn a_crashing_tool_answers_with_its_languages_traceback() {
     let fine = server.call("rs_boom", json!({ "prefix": "At" })).await;
     assert_eq!(fine.text, "At about:blank");
     server.shutdown().await;
+
+    // The report is the plugin's text: under the page-content fence, its line that carries
+    // page text (the URL the tool read) is fenced, the host's crash line is not.
+    args.push("--experimentalFencePageContent".to_string());
+    let fenced_server = McpServer::start_with(args, Vec::new())
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let fenced = fenced_server
+        .call("rs_boom", json!({ "prefix": "boom" }))
+        .await;
+    fenced_server.shutdown().await;
+    let lines: Vec<&str> = fenced.text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|line| *line == "boom on about:blank")
+        .unwrap_or_else(|| panic!("{}", fenced.text));
+    assert!(
+        at > 0 && lines[at - 1].starts_with("<untrusted-"),
+        "{}",
+        fenced.text
+    );
+    assert!(
+        lines
+            .get(at + 1)
+            .is_some_and(|line| line.starts_with("</untrusted-")),
+        "{}",
+        fenced.text
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with("Error: The tool's plugin (")),
+        "{}",
+        fenced.text
+    );
 
     // The author sees the same in `plugin test`.
     let tested = crate::support::command(BINARY)
