@@ -88,7 +88,9 @@ async fn run(args: Args) -> Result<(), String> {
         Some(Command::Release { command }) => return release::run(command),
         _ => {}
     }
-    let (pipeline, tool_folders) = build_pipeline(&args, stdio_writable(&args)).await?;
+    let serving = args.command.is_none();
+    let (pipeline, tool_folders) = build_pipeline(&args, stdio_writable(&args), serving).await?;
+    let compiling = tool_folders.has_pending();
     let pipeline = Arc::new(pipeline);
     let tool_folders = Arc::new(tokio::sync::Mutex::new(tool_folders));
     let watching = Args::enabled(args.watch) && args.command.is_none();
@@ -101,7 +103,7 @@ async fn run(args: Args) -> Result<(), String> {
             file.clone(),
             std::env::args().collect(),
             args.clone(),
-            tool_folders,
+            tool_folders.clone(),
             pipeline.clone(),
         )?;
     }
@@ -128,7 +130,14 @@ async fn run(args: Args) -> Result<(), String> {
         }
         _ => {}
     }
-    let server = stdio::McpServer::new(pipeline, session.clone(), watching || reloading)?;
+    if compiling {
+        folders::finish_in_background(tool_folders, pipeline.clone());
+    }
+    let server = stdio::McpServer::new(
+        pipeline,
+        session.clone(),
+        watching || reloading || compiling,
+    )?;
     let listed = server.listed();
     let service = server
         .serve(rmcp::transport::stdio())
@@ -198,7 +207,7 @@ async fn serve_http(args: &Args) -> Result<(), String> {
     // roots are checked against the code folders with the rest of the file, by the same
     // checks at start and at every reload.
     let writable = vec![Named::temp_dir()];
-    let (pipeline, _tool_folders) = build_pipeline(args, writable).await?;
+    let (pipeline, _tool_folders) = build_pipeline(args, writable, false).await?;
     let pipeline = Arc::new(pipeline);
     let checks = tenants::checks::TenantChecks::new(
         KnownNames::of(&pipeline.tools.current()),
@@ -242,9 +251,13 @@ async fn serve_http(args: &Args) -> Result<(), String> {
 /// Loads every tool component and decides what each call will go through; the tool folders can
 /// load them again (`--watch`). `writable`: the folders plugins or tenants may write to,
 /// which must not overlap the plugin folders or the compiled-code cache.
+///
+/// `defer`: plugins whose code is not compiled yet are left out of the set and loaded by
+/// `folders::finish_in_background` (a stdio server answers `initialize` without them).
 pub(crate) async fn build_pipeline(
     args: &Args,
     writable: Vec<Named>,
+    defer: bool,
 ) -> Result<(Pipeline, ToolFolders), String> {
     let flags = args.flags_json();
     let runtime = Runtime::new().map_err(|error| format!("cannot start wasmtime: {error}"))?;
@@ -272,10 +285,15 @@ pub(crate) async fn build_pipeline(
     if args.builtin_plugins.is_none() {
         tool_folders = tool_folders.with_embedded_builtins();
     }
+    if defer {
+        tool_folders = tool_folders.deferring_uncompiled();
+    }
     let tools = tool_folders.load().await?;
-    // Every section of the policy must name a loaded tool; with `--watch` a plugin may still
-    // arrive, so a section naming none is a warning there.
-    let watching = Args::enabled(args.watch);
+    // Every section of the policy must name a loaded tool; with `--watch` (or plugins still
+    // to compile) a plugin may still arrive, so a section naming none is a warning there.
+    let watching = Args::enabled(args.watch) || tool_folders.has_pending();
+    // Checked again, refusing, once they compiled (`folders::finish_in_background`).
+    let checked_later = tool_folders.has_pending() && !Args::enabled(args.watch);
     let policy_file = args.policy.as_deref().unwrap_or(Path::new("--policy"));
     for problem in known_names::policy_problems(
         &policy,
@@ -289,6 +307,7 @@ pub(crate) async fn build_pipeline(
                     policy_file.display()
                 ));
             }
+            known_names::Problem::Warning(_) if checked_later => {}
             known_names::Problem::Warning(reason) => {
                 tracing::warn!("The policy file {}: {reason}", policy_file.display())
             }

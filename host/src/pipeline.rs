@@ -87,7 +87,12 @@ impl Pipeline {
     ) -> Result<CallToolResult, CallError> {
         let started = Instant::now();
         // This call keeps the set it started with, whatever a reload does meanwhile.
-        let tools = self.tools.current();
+        let mut tools = self.tools.current();
+        if tools.get(name).is_none() {
+            // It may be a plugin still compiling since start-up: wait for it, bounded.
+            self.tools.settled(tools::folders::STARTUP_BUDGET).await;
+            tools = self.tools.current();
+        }
         let tool = tools
             .get(name)
             .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
@@ -384,12 +389,16 @@ fn trap_message(tool: &ToolEntry, state: &CallState, trap: &wasmtime::Error) -> 
         ),
         None => {
             let root = trap.root_cause().to_string();
-            (
-                format!(
-                    "The tool's plugin ({source}) crashed: {root}. The server is still running."
-                ),
-                false,
-            )
+            let mut message = format!(
+                "The tool's plugin ({source}) crashed: {root}. The server is still running."
+            );
+            // The language's own account (traceback, stack, panic), plugin-written text: the
+            // answer's error is fenced where it carries page text, as the tool's errors are.
+            if let Some(report) = state.crash_report() {
+                message.push_str("\nIts code reported, as it crashed:\n");
+                message.push_str(&report);
+            }
+            (message, false)
         }
     }
 }

@@ -7,6 +7,7 @@ mod compile_settings;
 pub mod componentize;
 pub mod definition;
 pub mod embedded;
+pub mod guest_report;
 mod host_api;
 pub mod limits;
 mod loader;

@@ -2,6 +2,7 @@
 //! Chromium on fixture pages served by the tests on 127.0.0.1, with the real tool components.
 
 mod attach;
+mod author_errors;
 mod balancer;
 mod beyond;
 mod catalog;

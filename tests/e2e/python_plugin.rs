@@ -14,7 +14,7 @@ const FIXTURE: &str = concat!(
 
 /// Builds the component once per source change: componentize-py output is not byte-identical
 /// between runs, so reusing it keeps the compiled-code cache warm.
-fn build_component() -> PathBuf {
+pub(crate) fn build_component() -> PathBuf {
     let fixture = Path::new(FIXTURE);
     let mut hasher = Sha256::new();
     for file in ["app.py", "build.sh"] {
@@ -129,5 +129,98 @@ async fn a_tool_written_in_python_loads_and_runs_beside_the_rust_tools() {
     assert!(
         log.contains("page_title read"),
         "print() goes to the server log: {log}"
+    );
+}
+
+/// A server never holds `initialize` on compiling a plugin (issue 49, item 1): with the
+/// compiled-code cache empty for the Python tool (CPython compiles for 15-50 s), the official
+/// Python SDK's `initialize` is answered at once without it, a call to it waits for its
+/// compile, and `notifications/tools/list_changed` announces it.
+#[test]
+fn initialize_is_answered_while_a_plugin_compiles() {
+    let plugins = build_component();
+    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch");
+    let policy = scratch.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[plugins.page_title]\ncapabilities = [\"pages.read\", \"script\"]\n",
+    )
+    .expect("policy");
+    // A compiled-code cache of its own, empty of the plugin: the built-in tools' definitions
+    // are remembered first (`tools`, without the plugin), as any earlier start would.
+    let cache = scratch.path().join("cache");
+    let binary = env!("CARGO_BIN_EXE_devtools-mcp");
+    let primed = crate::support::command(binary)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .arg("tools")
+        .output()
+        .expect("devtools-mcp tools");
+    assert!(
+        primed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&primed.stderr)
+    );
+    let mut args = browser_args();
+    let at = args
+        .iter()
+        .position(|arg| arg == "--cache-dir")
+        .expect("the harness passes a cache dir");
+    args[at + 1] = cache.to_string_lossy().into_owned();
+    args.extend([
+        "--plugin-dir".to_string(),
+        plugins.to_string_lossy().into_owned(),
+        "--policy".to_string(),
+        policy.to_string_lossy().into_owned(),
+    ]);
+    let output = crate::support::command("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/python/compiling_plugin.py"
+        ))
+        .arg("page_title")
+        .arg(binary)
+        .args(&args)
+        .output()
+        .expect("python3 with the mcp SDK");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|error| panic!("{error}: {stdout}"));
+    let names = |key: &str| -> Vec<String> {
+        report[key]
+            .as_array()
+            .map(|names| {
+                names
+                    .iter()
+                    .filter_map(|name| name.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // Generous for 2 loaded cores; the compile alone takes several times this.
+    let initialize = report["initializeSeconds"].as_f64().unwrap_or(f64::MAX);
+    assert!(
+        initialize < 5.0,
+        "initialize took {initialize:.1} s: {report}"
+    );
+    let first = names("listedFirst");
+    assert!(first.iter().any(|name| name == "take_snapshot"), "{report}");
+    assert!(
+        !first.iter().any(|name| name == "page_title"),
+        "listed before it was compiled: the start waited for it ({report})"
+    );
+    assert_eq!(report["call"]["isError"], false, "{report}");
+    assert!(
+        report["call"]["text"]
+            .as_str()
+            .is_some_and(|text| text.starts_with("Title:")),
+        "{report}"
+    );
+    assert_eq!(report["listChanged"], true, "{report}");
+    assert!(
+        names("listedAfter").iter().any(|name| name == "page_title"),
+        "{report}"
     );
 }

@@ -146,6 +146,14 @@ impl CompiledCache {
         self.dir.as_deref()
     }
 
+    /// Whether compiled code for these bytes is on disk (not yet verified): loading them
+    /// then takes milliseconds, not the seconds a JavaScript or Python engine's compile takes.
+    pub fn has_entry(&self, bytes: &[u8]) -> bool {
+        let component_sha256: [u8; 32] = Sha256::digest(bytes).into();
+        self.entry(&component_sha256)
+            .is_some_and(|path| path.is_file())
+    }
+
     fn entry(&self, component_sha256: &[u8; 32]) -> Option<PathBuf> {
         let dir = self.dir.as_ref()?;
         let name = hex::encode(component_sha256);

@@ -151,6 +151,11 @@ impl Loader {
         &self.policy
     }
 
+    /// Whether the compiled-code cache holds these bytes' code (see [`CompiledCache::has_entry`]).
+    pub fn is_compiled(&self, bytes: &[u8]) -> bool {
+        self.cache.has_entry(bytes)
+    }
+
     /// One tool file: a component, or a core module carrying its component type, checked
     /// against the policy.
     pub async fn load_file(

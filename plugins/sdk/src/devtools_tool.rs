@@ -196,6 +196,22 @@ fn export_definition<P: schemars::JsonSchema>(
     definition(&flags).into_wit::<P>(page_scoped)
 }
 
+/// Marks the line a panic hands the host; the host moves it from the answer's lines into the
+/// crash report. Must equal the host's `runtime::guest_report::PANIC_MARK`.
+const PANIC_MARK: &str = "\u{1}devtools-tool:panic\u{1}";
+
+/// A tool built for `wasm32-unknown-unknown` has no stderr, and its panics abort: without a
+/// hook the caller would see only "unreachable instruction executed". The hook hands the
+/// panic's message and location (`panicked at src/lib.rs:12:5: ...`) to the host first.
+fn report_panics() {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            __bindings::devtools::tool::response::append_line(&format!("{PANIC_MARK}{info}"));
+        }));
+    });
+}
+
 #[doc(hidden)]
 pub struct PageToolExport<T>(core::marker::PhantomData<T>);
 
@@ -205,6 +221,7 @@ impl<T: PageTool> wit_tool::Guest for PageToolExport<T> {
     }
 
     fn handle(params: String, page: Option<&Page>) -> Result<()> {
+        report_panics();
         let page = page.ok_or("This page-scoped tool was called without a page.")?;
         T::handle(page, parse_params(&params)?, &mut Response::new())
     }
@@ -219,6 +236,7 @@ impl<T: GlobalTool> wit_tool::Guest for GlobalToolExport<T> {
     }
 
     fn handle(params: String, _page: Option<&Page>) -> Result<()> {
+        report_panics();
         T::handle(parse_params(&params)?, &mut Response::new())
     }
 }

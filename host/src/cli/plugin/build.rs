@@ -111,22 +111,69 @@ fn build_python(dir: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir.join("dist"))
         .map_err(|error| format!("Cannot create {}: {error}", dir.join("dist").display()))?;
     let output = dir.join("dist").join(format!("{name}.wasm"));
-    run(
-        Command::new("componentize-py")
-            .arg("-d")
-            .arg(dir.join("wit"))
-            .args(["-w", &world, "componentize", "-p"])
-            .arg(&dir)
-            .arg("app")
-            .arg("-o")
-            .arg(&output)
-            .current_dir(&dir),
-        "componentize-py",
-        &format!("Install it with `pip install componentize-py=={COMPONENTIZE_PY_VERSION}`."),
-    )?;
+    // Its errors are the compiler's message wrapped in its own Python and Rust traces (a Rust
+    // backtrace of ~60 lines where RUST_BACKTRACE is set): its stderr is read and trimmed.
+    let ran = Command::new("componentize-py")
+        .arg("-d")
+        .arg(dir.join("wit"))
+        .args(["-w", &world, "componentize", "-p"])
+        .arg(&dir)
+        .arg("app")
+        .arg("-o")
+        .arg(&output)
+        .current_dir(&dir)
+        .env("RUST_BACKTRACE", "0")
+        .env("RUST_LIB_BACKTRACE", "0")
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|error| {
+            format!(
+                "Cannot run componentize-py: {error}. Install it with `pip install componentize-py=={COMPONENTIZE_PY_VERSION}`."
+            )
+        })?;
+    print!("{}", String::from_utf8_lossy(&ran.stdout));
+    if !ran.status.success() {
+        let said = componentize_py_error(&String::from_utf8_lossy(&ran.stderr), &dir);
+        return Err(format!(
+            "componentize-py could not build {}:\n{said}",
+            dir.display()
+        ));
+    }
     // The embedded CPython writes __pycache__ beside app.py while pre-initialising.
     let _removed = std::fs::remove_dir_all(dir.join("__pycache__"));
     deliver(&dir, &name, out)
+}
+
+/// componentize-py's error as the author needs it: the compiler's message (file, line, what
+/// is wrong), without the launcher's Python frame, the `AssertionError:` it is wrapped in or a
+/// Rust backtrace; componentize-py's `/0/` (where it mounts the folder) is the folder again.
+fn componentize_py_error(stderr: &str, dir: &Path) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut in_launcher_frame = false;
+    for line in stderr.lines() {
+        if line.starts_with("Stack backtrace:") {
+            break;
+        }
+        if line.starts_with("Traceback (most recent call last):") {
+            continue;
+        }
+        // The launcher script's frame (`.../bin/componentize-py`) and its source lines.
+        if line.starts_with("  File \"") && line.contains("componentize-py\"") {
+            in_launcher_frame = true;
+            continue;
+        }
+        if in_launcher_frame && line.starts_with("    ") {
+            continue;
+        }
+        in_launcher_frame = false;
+        let line = line.strip_prefix("AssertionError: ").unwrap_or(line);
+        let folder = format!("{}/", dir.display());
+        lines.push(line.replace("\"/0/", &format!("\"{folder}")));
+    }
+    while lines.last().is_some_and(|line| line.trim().is_empty()) {
+        lines.pop();
+    }
+    lines.join("\n")
 }
 
 fn build_rust(dir: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
@@ -201,4 +248,21 @@ fn package_name(manifest: &Path) -> Result<String, String> {
         .and_then(|name| name.as_str())
         .map(str::to_string)
         .ok_or_else(|| format!("{} has no [package] name.", manifest.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What componentize-py 0.25.1 prints for a syntax error with RUST_BACKTRACE=1 (cut).
+    const SYNTAX_ERROR: &str = "Traceback (most recent call last):\n  File \"/usr/bin/componentize-py\", line 8, in <module>\n    sys.exit(script())\n             ^^^^^^^^\nAssertionError:   File \"/0/app.py\", line 8\n    def oops(:\n             ^\nSyntaxError: invalid syntax\n\n\nCaused by:\n    SyntaxError: invalid syntax (app.py, line 8)\n\nStack backtrace:\n   0: <anyhow::Error>::msg::<alloc::string::String>\n   1: anyhow::__private::format_err\n";
+
+    #[test]
+    fn a_componentize_py_error_is_the_compilers_message_alone() {
+        let said = componentize_py_error(SYNTAX_ERROR, Path::new("/home/me/tool"));
+        assert_eq!(
+            said,
+            "  File \"/home/me/tool/app.py\", line 8\n    def oops(:\n             ^\nSyntaxError: invalid syntax\n\n\nCaused by:\n    SyntaxError: invalid syntax (app.py, line 8)"
+        );
+    }
 }

@@ -75,7 +75,7 @@ pub async fn run(
     // Where the code may be, checked as the server checks it (the same writable folders): a
     // plugin that passes its test loads.
     let writable = crate::cli::stdio_writable(&args);
-    let (pipeline, _folders) = crate::cli::build_pipeline(&args, writable).await?;
+    let (pipeline, _folders) = crate::cli::build_pipeline(&args, writable, false).await?;
     // The files the tool may write go to a scratch folder of their own.
     let files = scratch.path().join("files");
     std::fs::create_dir_all(&files)

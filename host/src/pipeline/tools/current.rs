@@ -3,12 +3,16 @@
 
 use super::ToolSet;
 use std::sync::{Arc, RwLock};
-use tokio::sync::broadcast;
+use std::time::Duration;
+use tokio::sync::{broadcast, watch};
 
 pub struct CurrentToolSet {
     current: RwLock<Arc<ToolSet>>,
     /// One message per change, for `notifications/tools/list_changed`.
     changes: broadcast::Sender<()>,
+    /// Whether plugins are still compiling in the background (start-up does not wait for
+    /// them): a call to a tool not in the set waits for them, bounded.
+    loading: watch::Sender<bool>,
 }
 
 impl CurrentToolSet {
@@ -16,7 +20,24 @@ impl CurrentToolSet {
         CurrentToolSet {
             current: RwLock::new(Arc::new(tools)),
             changes: broadcast::channel(16).0,
+            loading: watch::channel(false).0,
         }
+    }
+
+    /// Plugins are compiling in the background until [`CurrentToolSet::loaded`].
+    pub fn loading(&self) {
+        self.loading.send_replace(true);
+    }
+
+    /// The background load ended (its tools, if any, were installed with `replace` first).
+    pub fn loaded(&self) {
+        self.loading.send_replace(false);
+    }
+
+    /// Waits, at most `limit`, for a background load to end; at once when none runs.
+    pub async fn settled(&self, limit: Duration) {
+        let mut loading = self.loading.subscribe();
+        let _waited = tokio::time::timeout(limit, loading.wait_for(|loading| !loading)).await;
     }
 
     pub fn current(&self) -> Arc<ToolSet> {
@@ -38,5 +59,43 @@ impl CurrentToolSet {
 
     pub fn subscribe(&self) -> broadcast::Receiver<()> {
         self.changes.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty() -> CurrentToolSet {
+        CurrentToolSet::new(ToolSet::new(Vec::new(), &serde_json::Map::new(), false).expect("set"))
+    }
+
+    /// A call to an unknown tool answers at once when nothing compiles, and waits for a
+    /// background load (bounded) when one runs.
+    #[tokio::test]
+    async fn settled_waits_only_while_plugins_load() {
+        let tools = Arc::new(empty());
+        let started = std::time::Instant::now();
+        tools.settled(Duration::from_secs(60)).await;
+        assert!(started.elapsed() < Duration::from_millis(100));
+
+        tools.loading();
+        let loader = tools.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            loader.loaded();
+        });
+        let started = std::time::Instant::now();
+        tools.settled(Duration::from_secs(60)).await;
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(300), "{waited:?}");
+        assert!(waited < Duration::from_secs(30), "{waited:?}");
+
+        tools.loading();
+        let started = std::time::Instant::now();
+        tools.settled(Duration::from_millis(200)).await;
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(200), "bounded: {waited:?}");
+        assert!(waited < Duration::from_secs(30), "bounded: {waited:?}");
     }
 }

@@ -21,6 +21,20 @@ const SETTLE: Duration = Duration::from_millis(300);
 const PARALLEL_LOADS: usize = 8;
 /// The whole start-up load (every plugin's compile and definition) must end within this.
 pub const STARTUP_BUDGET: Duration = Duration::from_secs(60);
+/// How long a serving start-up waits for a plugin whose code is not compiled (a Rust tool's
+/// compile fits; a JavaScript or Python engine's does not, and goes on in the background).
+const DEFER_GRACE: Duration = Duration::from_millis(1500);
+
+/// A plugin's load, started on a task of its own.
+type LoadTask = tokio::task::JoinHandle<Result<LoadedTool, LoadError>>;
+
+/// The error of a load task that did not finish (it panicked or was cancelled).
+fn task_failed(file: &Path, error: tokio::task::JoinError) -> LoadError {
+    LoadError::Definition {
+        file: file.to_path_buf(),
+        reason: format!("the load task failed: {error}"),
+    }
+}
 
 pub struct ToolFolders {
     loader: Loader,
@@ -34,6 +48,11 @@ pub struct ToolFolders {
     embedded_builtins: bool,
     /// What is loaded, file by file, in folder order.
     loaded: Vec<LoadedTool>,
+    /// The next load leaves the plugins whose code is not compiled yet for
+    /// [`ToolFolders::finish_pending`] (a server answers `initialize` without waiting for them).
+    defer_uncompiled: bool,
+    /// Plugins the start-up load left compiling in the background, with their load tasks.
+    pending: Vec<(PathBuf, LoadTask)>,
 }
 
 impl ToolFolders {
@@ -54,6 +73,8 @@ impl ToolFolders {
             page_id_routing,
             embedded_builtins: false,
             loaded: Vec::new(),
+            defer_uncompiled: false,
+            pending: Vec::new(),
         }
     }
 
@@ -61,6 +82,20 @@ impl ToolFolders {
     pub fn with_embedded_builtins(mut self) -> ToolFolders {
         self.embedded_builtins = true;
         self
+    }
+
+    /// The start-up load waits at most [`DEFER_GRACE`] for plugins whose code is not in the
+    /// compiled-code cache (a JavaScript or Python engine takes seconds to compile): the rest
+    /// go on compiling, for [`ToolFolders::finish_pending`]. A plugin that fails within the
+    /// grace still stops the start; one that fails later is logged and not served.
+    pub fn deferring_uncompiled(mut self) -> ToolFolders {
+        self.defer_uncompiled = true;
+        self
+    }
+
+    /// Whether plugins were left to compile in the background.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
     }
 
     /// The start-up load: any bad component stops the server, naming the file. Components
@@ -88,11 +123,29 @@ impl ToolFolders {
                 files.push((file, *origin));
             }
         }
+        // Plugins whose code is not compiled start at once, each on a task of its own; those
+        // not described within DEFER_GRACE are left for `finish_pending`.
+        let defer = std::mem::take(&mut self.defer_uncompiled);
+        let mut early: Vec<Option<LoadTask>> = files
+            .iter()
+            .map(|(file, origin)| {
+                let uncompiled = defer
+                    && std::fs::read(file).is_ok_and(|bytes| !self.loader.is_compiled(&bytes));
+                uncompiled.then(|| {
+                    let (loader, flags_json) = (self.loader.clone(), self.flags_json.clone());
+                    let (file, origin) = (file.clone(), *origin);
+                    tokio::spawn(async move { loader.load_file(&file, origin, &flags_json).await })
+                })
+            })
+            .collect();
+        let grace = tokio::time::Instant::now() + DEFER_GRACE;
         let loads: Vec<_> = files
             .iter()
-            .cloned()
-            .map(|(file, origin)| {
+            .zip(&early)
+            .filter(|(_, task)| task.is_none())
+            .map(|((file, origin), _)| {
                 let (loader, flags_json) = (self.loader.clone(), self.flags_json.clone());
+                let (file, origin) = (file.clone(), *origin);
                 async move { loader.load_file(&file, origin, &flags_json).await }
             })
             .collect();
@@ -104,15 +157,80 @@ impl ToolFolders {
                     STARTUP_BUDGET.as_secs()
                 )
             })?;
-        for (result, (file, _)) in results.into_iter().zip(files) {
+        let mut results = results.into_iter();
+        let mut pending = Vec::new();
+        for ((file, _), task) in files.into_iter().zip(early.iter_mut()) {
+            let result = match task.take() {
+                None => results
+                    .next()
+                    .ok_or_else(|| "a plugin's load gave no result".to_string())?,
+                Some(mut task) => match tokio::time::timeout_at(grace, &mut task).await {
+                    Ok(joined) => joined.unwrap_or_else(|error| Err(task_failed(&file, error))),
+                    Err(_) => {
+                        pending.push((file, task));
+                        continue;
+                    }
+                },
+            };
             let tool = result.map_err(|error| error.to_string())?;
             if let Some(error) = clash(&loaded, &tool, &file) {
                 return Err(error.to_string());
             }
             loaded.push(tool);
         }
+        self.pending = pending;
         self.loaded = loaded;
         self.tool_set()
+    }
+
+    /// Compiles and describes the plugins the start-up load left: each that loads joins the
+    /// set, which is returned (to be installed, telling clients the list changed); one that
+    /// fails is logged and not served, the others still are. `None` when nothing was added.
+    pub async fn finish_pending(&mut self) -> Option<ToolSet> {
+        let pending = std::mem::take(&mut self.pending);
+        if pending.is_empty() {
+            return None;
+        }
+        let deadline = tokio::time::Instant::now() + STARTUP_BUDGET;
+        let previous = self.loaded.clone();
+        for (file, mut task) in pending {
+            let result = match tokio::time::timeout_at(deadline, &mut task).await {
+                Ok(joined) => joined.unwrap_or_else(|error| Err(task_failed(&file, error))),
+                Err(_) => {
+                    task.abort();
+                    tracing::error!(
+                        file = %file.display(),
+                        "Loading the plugin took longer than {} s; its tool is not served",
+                        STARTUP_BUDGET.as_secs()
+                    );
+                    continue;
+                }
+            };
+            match result {
+                Ok(tool) => match clash(&self.loaded, &tool, &file) {
+                    Some(error) => tracing::error!("{error}"),
+                    None => self.loaded.push(tool),
+                },
+                Err(error) => tracing::error!("{error} (its tool is not served)"),
+            }
+        }
+        if self.loaded.len() == previous.len() {
+            return None;
+        }
+        match self.tool_set() {
+            Ok(tools) => {
+                tracing::info!(
+                    plugins = self.loaded.len() - previous.len(),
+                    "plugins compiled in the background are served"
+                );
+                Some(tools)
+            }
+            Err(error) => {
+                tracing::error!(%error, "plugins compiled in the background rejected");
+                self.loaded = previous;
+                None
+            }
+        }
     }
 
     /// The built-in tools, each described by running its code.
@@ -351,4 +469,36 @@ pub fn watch(
         }
     });
     Ok(())
+}
+
+/// Compiles the plugins the start-up load left ([`ToolFolders::finish_pending`]) while the
+/// server answers: their tools join the set, clients hear `notifications/tools/list_changed`,
+/// and calls waiting for one of them go on. The policy's names are checked again then (a
+/// section naming none of the tools is an error in the log: the server already runs).
+pub fn finish_in_background(
+    tool_folders: Arc<tokio::sync::Mutex<ToolFolders>>,
+    pipeline: Arc<Pipeline>,
+) {
+    pipeline.tools.loading();
+    tokio::spawn(async move {
+        let mut folders = tool_folders.lock().await;
+        let finished = std::panic::AssertUnwindSafe(folders.finish_pending())
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| {
+                tracing::error!("compiling the plugins failed; their tools are not served");
+                None
+            });
+        if let Some(tools) = finished {
+            pipeline.tools.replace(tools);
+        }
+        let known = super::known_names::KnownNames::from_definitions(folders.definitions());
+        for problem in super::known_names::policy_problems(folders.loader.policy(), &known, false) {
+            if let super::known_names::Problem::Refused(reason) = problem {
+                tracing::error!("The policy file is invalid: {reason}");
+            }
+        }
+        drop(folders);
+        pipeline.tools.loaded();
+    });
 }

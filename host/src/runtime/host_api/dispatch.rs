@@ -50,8 +50,11 @@ pub struct CallState {
     session: Option<OwnedMutexGuard<SessionState>>,
     grants: Arc<Grants>,
     output: OutputMeter,
-    /// A WASI that grants nothing, made on first use (only components built for WASI use it).
-    wasi: Option<(WasiCtx, MemoryOutputPipe)>,
+    /// A WASI that grants nothing, made on first use (only components built for WASI use it),
+    /// with what the guest wrote to its stdout and to its stderr.
+    wasi: Option<(WasiCtx, MemoryOutputPipe, MemoryOutputPipe)>,
+    /// The panic the Rust SDK's hook reported (its message and location), for the crash report.
+    guest_panic: Option<String>,
     /// Init scripts installed for a navigation of this call, by page id: removed when the
     /// navigation ends and, whatever stopped the call, by [`CallState::clean_up`] after it.
     init_scripts: Vec<(u32, String)>,
@@ -94,6 +97,7 @@ impl CallState {
             grants,
             output: OutputMeter::default(),
             wasi: None,
+            guest_panic: None,
             init_scripts: Vec::new(),
             long_lived: Vec::new(),
             touched: Vec::new(),
@@ -250,9 +254,26 @@ impl CallState {
 
     /// What the guest wrote to its WASI stdout and stderr, if anything.
     pub fn wasi_output(&self) -> Option<String> {
-        let (_, pipe) = self.wasi.as_ref()?;
-        let bytes = pipe.contents();
+        let (_, stdout, stderr) = self.wasi.as_ref()?;
+        let mut bytes = stdout.contents().to_vec();
+        bytes.extend_from_slice(&stderr.contents());
         (!bytes.is_empty()).then(|| String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// What the guest's code said as it crashed: the panic the SDK reported and the last of
+    /// its stderr, trimmed to the author's frames (`runtime::guest_report`).
+    pub fn crash_report(&self) -> Option<String> {
+        let stderr = self
+            .wasi
+            .as_ref()
+            .map(|(_, _, stderr)| String::from_utf8_lossy(&stderr.contents()).into_owned())
+            .unwrap_or_default();
+        crate::runtime::guest_report::crash_report(self.guest_panic.as_deref(), &stderr)
+    }
+
+    /// Keeps the panic the SDK's hook reported (the first: a panic in the hook aborts).
+    pub fn report_panic(&mut self, text: &str) {
+        self.guest_panic.get_or_insert_with(|| text.to_string());
     }
 
     fn charge(&mut self, bytes: usize, lines: usize) -> wasmtime::Result<()> {
@@ -412,6 +433,11 @@ impl Call<'_> {
         self.state.grants.is_builtin()
     }
 
+    /// Keeps the panic the guest's SDK reported, for the crash report.
+    pub fn report_panic(&mut self, text: &str) {
+        self.state.report_panic(text);
+    }
+
     pub fn response(&mut self) -> &mut ResponseDraft {
         &mut self.state.response
     }
@@ -541,18 +567,19 @@ impl Call<'_> {
 /// stdin closed; stdout and stderr are captured (bounded) for the server's log.
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        let (ctx, _) = self.wasi.get_or_insert_with(|| {
-            let pipe = MemoryOutputPipe::new(WASI_OUTPUT_CAPACITY);
+        let (ctx, _, _) = self.wasi.get_or_insert_with(|| {
+            let stdout = MemoryOutputPipe::new(WASI_OUTPUT_CAPACITY);
+            let stderr = MemoryOutputPipe::new(WASI_OUTPUT_CAPACITY);
             let ctx = WasiCtx::builder()
-                .stdout(pipe.clone())
-                .stderr(pipe.clone())
+                .stdout(stdout.clone())
+                .stderr(stderr.clone())
                 .allow_tcp(false)
                 .allow_udp(false)
                 .allow_ip_name_lookup(false)
                 .wall_clock(FrozenClock)
                 .monotonic_clock(FrozenClock)
                 .build();
-            (ctx, pipe)
+            (ctx, stdout, stderr)
         });
         WasiCtxView {
             ctx,

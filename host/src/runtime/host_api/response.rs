@@ -103,6 +103,11 @@ impl response::Host for CallState {
     async fn append_line(&mut self, text: String) -> wasmtime::Result<()> {
         self.dispatch(&APPEND_LINE, async |call| {
             call.charge(text.len(), 1)?;
+            // The Rust SDK's panic hook: for the crash report, not the answer's lines.
+            if let Some(panic) = text.strip_prefix(crate::runtime::guest_report::PANIC_MARK) {
+                call.report_panic(panic);
+                return Ok(());
+            }
             call.response().lines.push(text);
             Ok(())
         })

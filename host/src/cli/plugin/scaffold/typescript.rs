@@ -1,6 +1,8 @@
 //! A TypeScript tool: `src/tool.ts` against typed bindings that `jco guest-types` makes from
 //! the tool's world, compiled with `tsc` and made a component by componentize-js (through
-//! jco), with no WASI at all (`--disable all`). The tools come from npm at pinned versions.
+//! jco). Of WASI it keeps stdio only (`--disable random/clocks/http`): StarlingMonkey writes
+//! an uncaught exception's message and stack to stderr, which the host puts in the crash
+//! report (the host's WASI grants nothing). The tools come from npm at pinned versions.
 
 use super::{CONTRACT_VERSION, world_name, write_files};
 use std::path::Path;
@@ -19,7 +21,7 @@ pub fn create(name: &str, root: &Path) -> Result<(), String> {
   "description": "A devtools-mcp tool written in TypeScript.",
   "scripts": {{
     "types": "jco guest-types wit --world-name {world} -o types",
-    "build": "npm run types && tsc -p . && jco componentize build/tool.js --wit wit --world-name {world} --disable all -o dist/{name}.wasm"
+    "build": "npm run types && tsc -p . && jco componentize build/tool.js --wit wit --world-name {world} --disable random --disable clocks --disable http -o dist/{name}.wasm"
   }},
   "devDependencies": {{
     "@bytecodealliance/jco": "{JCO_VERSION}",
