@@ -65,6 +65,13 @@ pub fn is_modern(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
 }
 
+/// Whether the client reads `resource_link` content (protocol 2025-06-18 and later).
+pub fn reads_resource_links(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version >= ProtocolVersion::V_2025_06_18)
+}
+
 /// One connection's roots: whether they arrived (legacy) or were asked for (2026-07-28).
 pub struct ClientRoots {
     timeout: Duration,
