@@ -118,6 +118,7 @@ impl Pipeline {
                 tokens,
                 resource_links,
                 structured,
+                slim: self.slim,
             });
         let result = match budget {
             Some(budget) if disabled.is_none() && arguments.contains_key(budget::CURSOR) => {

@@ -23,6 +23,8 @@ pub struct AnswerBudget {
     /// The client reads `resource_link` content (protocol 2025-06-18 and later).
     pub resource_links: bool,
     pub structured: bool,
+    /// `--slim`: structured content is the text item itself.
+    pub slim: bool,
 }
 
 struct Named<'a> {
@@ -121,7 +123,15 @@ pub async fn held_to(
         note = piece_note(&piece, &named);
     }
     if let Some(Value::Object(structured)) = &mut answer.structured_content {
-        within(structured, budget.tokens, note);
+        match budget.slim {
+            // A slim answer's structured content is its text item: the piece, as the text.
+            true => {
+                if let Some(ContentBlock::Text(shown)) = answer.content.first() {
+                    structured.insert("text".into(), Value::from(shown.text.clone()));
+                }
+            }
+            false => within(structured, budget.tokens, note),
+        }
     }
     answer
 }
@@ -239,7 +249,10 @@ pub async fn rest(
     if budget.structured {
         let mut note = piece_note(&piece, &named);
         note.insert("continued".into(), json!(true));
-        result.structured_content = Some(json!({ "outputBudget": note }));
+        result.structured_content = Some(match budget.slim {
+            true => json!({ "type": "text", "text": piece.text }),
+            false => json!({ "outputBudget": note }),
+        });
     }
     result
 }
