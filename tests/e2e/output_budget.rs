@@ -5,7 +5,7 @@
 //! the agent's own arguments are shortened with or without the flag.
 
 use crate::differential::{Side, fixture_pages, scenario, scenario_args, scenario_workspace};
-use crate::support::{FixtureServer, McpServer, Route, ToolOutput};
+use crate::support::{FixtureServer, HttpServer, McpServer, Route, TenantSpec, ToolOutput};
 use serde_json::json;
 
 const BUDGET: usize = 2000;
@@ -26,6 +26,30 @@ fn big_page() -> String {
     html
 }
 
+/// Equal texts, or a panic showing where they part (not both whole: they are ~150 KB).
+fn same_text(got: &str, want: &str) {
+    if got == want {
+        return;
+    }
+    let at = got
+        .bytes()
+        .zip(want.bytes())
+        .position(|(a, b)| a != b)
+        .unwrap_or(got.len().min(want.len()));
+    let around = |text: &str| {
+        let start = text.floor_char_boundary(at.saturating_sub(80));
+        let end = text.floor_char_boundary((at + 80).min(text.len()));
+        text[start..end].to_string()
+    };
+    panic!(
+        "texts part at byte {at} (lengths {} and {}):\n got: {:?}\nwant: {:?}",
+        got.len(),
+        want.len(),
+        around(got),
+        around(want)
+    );
+}
+
 fn tokens(text: &str) -> usize {
     text.len().div_ceil(3)
 }
@@ -38,11 +62,12 @@ fn cursor_of(piece: &str) -> Option<String> {
     Some(last[start..end].to_string())
 }
 
-fn content_lines(piece: &str) -> Vec<&str> {
-    piece
-        .lines()
-        .filter(|line| !line.starts_with(NOTE))
-        .collect()
+/// What a piece shows of the answer: its text before the budget's lines.
+fn content_of(piece: &str) -> &str {
+    match piece.find(&format!("\n{NOTE}")) {
+        Some(at) => &piece[..at],
+        None => piece,
+    }
 }
 
 async fn snapshot_of(server: &McpServer, url: &str) -> ToolOutput {
@@ -112,13 +137,10 @@ async fn a_big_snapshot_comes_in_pieces_within_the_budget_that_join_to_the_whole
         panic!("one resource_link: {:?}", first.resource_links)
     };
     let read = budgeted.read_resource(uri).await.expect("readable here");
-    assert_eq!(read, whole.text, "the resource is the unbudgeted answer");
+    same_text(&read, &whole.text);
 
     // Following the cursors: every piece within the budget, all joined the whole answer.
-    let mut joined: Vec<String> = content_lines(&first.text)
-        .into_iter()
-        .map(str::to_string)
-        .collect();
+    let mut joined: Vec<String> = vec![content_of(&first.text).to_string()];
     let mut cursor = cursor_of(&first.text);
     let mut pieces = 1;
     let first_cursor = cursor.clone().expect("a cursor");
@@ -132,12 +154,12 @@ async fn a_big_snapshot_comes_in_pieces_within_the_budget_that_join_to_the_whole
             "{} tokens",
             tokens(&piece.text)
         );
-        joined.extend(content_lines(&piece.text).into_iter().map(str::to_string));
+        joined.push(content_of(&piece.text).to_string());
         cursor = cursor_of(&piece.text);
         pieces += 1;
         assert!(pieces < 200, "the pieces never end");
     }
-    assert_eq!(joined.join("\n"), whole.text);
+    same_text(&joined.join("\n"), &whole.text);
     assert!(pieces > 10, "{pieces} pieces");
 
     // Another tool does not take this cursor; after a navigation it is refused.
@@ -187,10 +209,62 @@ async fn a_big_snapshot_comes_in_pieces_within_the_budget_that_join_to_the_whole
     budgeted.shutdown().await;
 }
 
+/// Under `serve`, the budget is a tenant's own (`max_output_tokens`), and so are its cut
+/// answers: another tenant neither reads one nor takes its cursor.
+#[tokio::test]
+async fn a_tenants_budget_and_cut_answers_are_its_own() {
+    let pages = FixtureServer::start(vec![Route::html("/", big_page())]);
+    let tenants = [
+        TenantSpec::new("alice", "token-alice")
+            .on_loopback()
+            .with("max_output_tokens = 500"),
+        TenantSpec::new("bob", "token-bob").on_loopback(),
+    ];
+    let server = HttpServer::start(&tenants, &[]).await;
+    let alice = server.connect("token-alice").await;
+    let bob = server.connect("token-bob").await;
+    let mut answers = Vec::new();
+    for client in [&alice, &bob] {
+        let opened = client
+            .call("new_page", json!({ "url": pages.url("/") }))
+            .await;
+        assert!(!opened.is_error, "{}", opened.text);
+        answers.push(client.call("take_snapshot", json!({})).await);
+    }
+    let (cut, whole) = (&answers[0], &answers[1]);
+    assert!(tokens(&cut.text) <= 500, "{}", cut.text);
+    assert!(!whole.text.contains(NOTE), "bob has no budget");
+    let [uri] = cut.resource_links.as_slice() else {
+        panic!(
+            "one resource_link: {:?}; last line: {:?}",
+            cut.resource_links,
+            cut.text.lines().last()
+        )
+    };
+    let read = alice.read_resource(uri).await.expect("alice reads her own");
+    assert!(read.len() > 100_000 && read.starts_with("## Latest page snapshot"));
+    let refused = bob.read_resource(uri).await.expect_err("not bob's");
+    assert!(refused.contains("is not an answer of"), "{refused}");
+    let cursor = cursor_of(&cut.text).expect("a cursor");
+    let foreign = bob
+        .call_raw("take_snapshot", json!({ "cursor": cursor }))
+        .await;
+    // Bob's tools do not take `cursor` at all (he has no budget): refused either way.
+    match foreign {
+        Ok(answer) => assert!(answer.is_error, "{}", answer.text),
+        Err(error) => assert!(!error.is_empty()),
+    }
+    alice.close().await;
+    bob.close().await;
+}
+
 #[tokio::test]
 async fn long_echoes_of_the_agents_arguments_are_shortened_without_any_flag() {
-    let form = "<!doctype html><title>Form</title><label>Notes <textarea></textarea></label>";
-    let pages = FixtureServer::start(vec![Route::html("/", form)]);
+    let form = "<!doctype html><title>Form</title><label>Notes <textarea oninput=\"if (!window.sent) { window.sent = 1; location.href = '/sent?' + this.value.slice(0, 4000); }\"></textarea></label>";
+    let pages = FixtureServer::start(vec![
+        Route::html("/", form),
+        Route::html("/sent", "<title>Sent</title><p>Sent</p>"),
+    ]);
     let server = McpServer::start(&[]).await;
     let query = "q".repeat(1000);
     let long_url = format!("{}?{query}", pages.url("/"));
@@ -209,21 +283,25 @@ async fn long_echoes_of_the_agents_arguments_are_shortened_without_any_flag() {
         opened.text
     );
 
+    // A fill whose value the page puts in the URL it goes to: the answer stays small.
+    let sent = server
+        .call("navigate_page", json!({ "url": pages.url("/") }))
+        .await;
+    assert!(!sent.is_error, "{}", sent.text);
     let snapshot = server.call("take_snapshot", json!({})).await.text;
     let uid = crate::fixtures::uid_of(&snapshot, "textbox \"Notes\"");
     let value = "v".repeat(2 * 1024 * 1024);
     let filled = server
-        .call(
-            "fill",
-            json!({ "uid": uid, "value": value, "includeSnapshot": true }),
-        )
+        .call("fill", json!({ "uid": uid, "value": value }))
         .await;
     assert!(!filled.is_error, "{}", filled.text);
-    assert!(filled.text.len() < 20_000, "{} bytes", filled.text.len());
+    assert!(filled.text.len() < 2_000, "{} bytes", filled.text.len());
+    let went = format!("{}sent?{}", pages.url("/"), "v".repeat(4000));
     assert!(
         filled.text.contains(&format!(
-            "value=\"{}… (2097052 more characters)\"",
-            "v".repeat(100)
+            "Page navigated to {}… ({} more characters).",
+            &went[..100],
+            went.len() - 100
         )),
         "{}",
         filled.text
@@ -261,10 +339,10 @@ async fn every_tools_answer_stays_within_a_small_budget() {
     let mut called = std::collections::BTreeSet::new();
     let mut problems = Vec::new();
     let mut check = |tool: &str, answer: &Result<ToolOutput, String>| {
-        if let Ok(output) = answer {
-            if tokens(&output.text) > SMALL {
-                problems.push(format!("{tool}: {} tokens", tokens(&output.text)));
-            }
+        if let Ok(output) = answer
+            && tokens(&output.text) > SMALL
+        {
+            problems.push(format!("{tool}: {} tokens", tokens(&output.text)));
         }
         problems.extend(crate::typed_results::violation(&validators, tool, answer));
     };

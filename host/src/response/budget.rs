@@ -17,6 +17,25 @@ pub const NOTE_PREFIX: &str = "[Output budget]";
 /// Under a cut, at most this share of the budget lists focused and interactive elements the
 /// cut left out (a snapshot's), so the agent can act on them without paging.
 const INDEX_SHARE: usize = 5;
+/// Roles an agent acts on (a non-verbose snapshot does not say `focusable`).
+const INTERACTIVE_ROLES: [&str; 16] = [
+    "link",
+    "button",
+    "textbox",
+    "searchbox",
+    "combobox",
+    "checkbox",
+    "radio",
+    "switch",
+    "slider",
+    "spinbutton",
+    "listbox",
+    "option",
+    "menuitem",
+    "tab",
+    "treeitem",
+    "textarea",
+];
 /// An index entry is cut to this many bytes.
 const INDEX_ENTRY_BYTES: usize = 96;
 
@@ -179,9 +198,10 @@ fn index_line(rest: &str, room: usize) -> Option<String> {
     let focused = uid_lines().filter(|line| has_word(line, "focused"));
     let interactive = |links: bool| {
         uid_lines().filter(move |line| {
-            has_word(line, "focusable")
-                && !has_word(line, "focused")
-                && (line.split(' ').nth(1) == Some("link")) == links
+            let role = line.split(' ').nth(1).unwrap_or_default();
+            !has_word(line, "focused")
+                && (INTERACTIVE_ROLES.contains(&role) || has_word(line, "focusable"))
+                && (role == "link") == links
         })
     };
     let mut line = format!("{NOTE_PREFIX} Further down, focused and interactive:");
