@@ -207,14 +207,31 @@ fn index_line(rest: &str, room: usize) -> Option<String> {
     let mut line = format!("{NOTE_PREFIX} Further down, focused and interactive:");
     let header = line.len();
     for entry in focused.chain(interactive(false)).chain(interactive(true)) {
-        let entry = &entry[..floor_char(entry, INDEX_ENTRY_BYTES)];
-        if line.len() + entry.len() + 2 > room {
+        let suffix = if has_word(entry, "focused") {
+            " focused"
+        } else {
+            ""
+        };
+        let entry = short_entry(entry);
+        if line.len() + entry.len() + suffix.len() + 2 > room {
             break;
         }
         line.push_str(if line.len() == header { " " } else { "; " });
         line.push_str(entry);
+        line.push_str(suffix);
     }
     (line.len() > header).then_some(line)
+}
+
+/// An index entry: the line's uid, role and name (its attributes left out, a URL most often),
+/// at most [`INDEX_ENTRY_BYTES`].
+fn short_entry(line: &str) -> &str {
+    let name_end = line.find(" \"").and_then(|open| {
+        let close = line[open + 2..].find('"')?;
+        Some(open + 2 + close + 1)
+    });
+    let end = name_end.unwrap_or(line.len()).min(INDEX_ENTRY_BYTES);
+    &line[..floor_char(line, end)]
 }
 
 fn has_word(line: &str, word: &str) -> bool {
@@ -330,7 +347,7 @@ mod tests {
             .find(|line| line.contains("Further down"))
             .expect("an index line");
         assert!(
-            index.starts_with("[Output budget] Further down, focused and interactive: uid=1_901 textbox \"Search\" focusable focused value=\"q\"; uid=1_900 button \"Send\" focusable; uid=1_"),
+            index.starts_with("[Output budget] Further down, focused and interactive: uid=1_901 textbox \"Search\" focused; uid=1_900 button \"Send\"; uid=1_"),
             "{index}"
         );
         assert!(estimate_tokens(&piece.text) <= 400);
