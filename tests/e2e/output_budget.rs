@@ -124,7 +124,7 @@ async fn a_big_snapshot_comes_in_pieces_within_the_budget_that_join_to_the_whole
         .find(|line| line.starts_with("[Output budget] Further down, focused and interactive:"))
         .unwrap_or_else(|| panic!("no index line: {}", first.text));
     assert!(index.contains("textbox \"Bottom search\""), "{index}");
-    let last = first.text.lines().last().unwrap();
+    let last = first.text.lines().last().expect("present");
     assert!(
         last.starts_with("[Output budget] Left out: ")
             && last.contains(" lines (~")

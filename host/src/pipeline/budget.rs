@@ -303,7 +303,12 @@ mod tests {
         let tool = Tool::new(
             "list_pages",
             "Lists pages",
-            Arc::new(json!({"type": "object"}).as_object().unwrap().clone()),
+            Arc::new(
+                json!({"type": "object"})
+                    .as_object()
+                    .expect("present")
+                    .clone(),
+            ),
         );
         let listed = with_cursor(vec![tool]);
         assert_eq!(

@@ -275,8 +275,8 @@ mod tests {
             "{}",
             piece.text
         );
-        let last = piece.text.lines().last().unwrap();
-        let resume = piece.next.unwrap();
+        let last = piece.text.lines().last().expect("present");
+        let resume = piece.next.expect("present");
         assert_eq!(
             last,
             format!(
@@ -325,13 +325,13 @@ mod tests {
     #[test]
     fn a_uid_line_longer_than_the_budget_keeps_its_uid_whole() {
         let line = format!("  uid=12_345 StaticText \"{}\"", "x".repeat(2000));
-        let cut = cut_point(&line, 5).unwrap();
+        let cut = cut_point(&line, 5).expect("present");
         assert_eq!(&line[..cut.end], "  uid=12_345");
-        let cut = cut_point(&line, 100).unwrap();
+        let cut = cut_point(&line, 100).expect("present");
         assert_eq!(cut.end, 100);
         // Multibyte text is cut at a character boundary.
         let text = "é".repeat(100);
-        let cut = cut_point(&text, 51).unwrap();
+        let cut = cut_point(&text, 51).expect("present");
         assert_eq!(cut.end, 50);
     }
 

@@ -96,7 +96,7 @@ mod tests {
 
         let arguments =
             json!({"uid": "1_2", "value": value, "elements": [{"value": "x".repeat(300)}]});
-        let long = long_strings(arguments.as_object().unwrap());
+        let long = long_strings(arguments.as_object().expect("present"));
         assert_eq!(long.len(), 2);
         let mut answer = CallToolResult::success(vec![ContentBlock::text(format!(
             "Successfully navigated to {value}.\n  uid=1_2 textbox value=\"{value}\""
@@ -111,6 +111,9 @@ mod tests {
             text.text
                 .contains(&format!("uid=1_2 textbox value=\"{short}\""))
         );
-        assert_eq!(answer.structured_content.unwrap()["message"], json!(short));
+        assert_eq!(
+            answer.structured_content.expect("present")["message"],
+            json!(short)
+        );
     }
 }

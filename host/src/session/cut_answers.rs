@@ -117,14 +117,16 @@ mod tests {
         let mut store = CutAnswers::default();
         let id = store.keep("take_snapshot", "abc\ndef".into(), None);
         assert_eq!(id.len(), 24);
-        let (answer, offset) = store.resume(&format!("{id}:4"), "take_snapshot").unwrap();
+        let (answer, offset) = store
+            .resume(&format!("{id}:4"), "take_snapshot")
+            .expect("present");
         assert_eq!((&answer.text[offset..], offset), ("def", 4));
         assert!(matches!(
             store.resume(&format!("{id}:4"), "list_pages"),
             Err(CursorError::OtherTool { .. })
         ));
-        for bad in [format!("{id}:99"), format!("{id}"), "nope:1".into()] {
-            let error = store.resume(&bad, "take_snapshot").unwrap_err();
+        for bad in [format!("{id}:99"), id.clone(), "nope:1".into()] {
+            let error = store.resume(&bad, "take_snapshot").expect_err("an error");
             assert!(
                 error
                     .to_string()
