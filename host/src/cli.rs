@@ -330,6 +330,7 @@ pub(crate) async fn build_pipeline(
         parallel_pages: Args::enabled(args.experimental_parallel_pages),
         fence: Args::enabled(args.experimental_fence_page_content),
         telemetry,
+        output_tokens: args.max_output_tokens,
     };
     Ok((pipeline, tool_folders))
 }

@@ -154,6 +154,12 @@ pub struct Args {
     /// --experimentalDownloads; default 1024).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     pub max_downloads_mib: Option<u64>,
+    /// Beyond 1.11.0: no answer's text exceeds N tokens (estimated as one per 3 bytes, at least
+    /// 200). What does not fit is cut at a line boundary; the last line says how much was left
+    /// out and gives the `cursor` the same tool takes for the rest (tools then list `cursor`),
+    /// and clients that read resources get the whole text as a `resource_link`.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(200..))]
+    pub max_output_tokens: Option<u32>,
     /// Record screencasts with ffmpeg (the reference's legacy recorder) instead of Chrome's own.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_screencast: Option<bool>,

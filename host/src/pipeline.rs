@@ -3,6 +3,7 @@
 //! response assembly -> telemetry -> unlock (the lock guard is dropped on every path).
 
 pub mod arguments;
+pub mod budget;
 pub mod gate;
 mod lanes;
 mod routing;
@@ -44,6 +45,8 @@ pub struct Pipeline {
     /// The server's flags, which a session's overrides (a tenant's flags) are laid over.
     pub flags: Map<String, Value>,
     pub telemetry: Option<TelemetrySink>,
+    /// `--maxOutputTokens`: no answer's text is longer (a session's own budget may be lower).
+    pub output_tokens: Option<u32>,
 }
 
 impl Pipeline {
@@ -53,8 +56,16 @@ impl Pipeline {
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, CallError> {
-        self.call_as(session, name, arguments, self.structured_content)
+        self.call_as(session, name, arguments, self.structured_content, false)
             .await
+    }
+
+    /// The output budget of `session`'s answers: the lower of the server's and its own.
+    pub fn output_tokens(&self, session: &Session) -> Option<u32> {
+        match (self.output_tokens, session.output_tokens()) {
+            (Some(server), Some(own)) => Some(server.min(own)),
+            (server, own) => server.or(own),
+        }
     }
 
     /// Whether answers to this client carry `structuredContent` (and tools list their output
@@ -77,13 +88,15 @@ impl Pipeline {
     }
 
     /// A call whose answer carries `structuredContent` when `structured` (a 2026-07-28 client
-    /// always gets it; an older one with `--experimentalStructuredContent`).
+    /// always gets it; an older one with `--experimentalStructuredContent`); under an output
+    /// budget, a cut answer links its whole text when the client reads `resource_links`.
     pub async fn call_as(
         &self,
         session: &Session,
         name: &str,
         arguments: Option<Map<String, Value>>,
         structured: bool,
+        resource_links: bool,
     ) -> Result<CallToolResult, CallError> {
         let started = Instant::now();
         // This call keeps the set it started with, whatever a reload does meanwhile.
@@ -104,9 +117,34 @@ impl Pipeline {
             return Err(CallError::UnknownTool(name.to_string()));
         }
         let arguments = arguments.unwrap_or_default();
-        let result = self
-            .run(session, tool, disabled, arguments.clone(), structured)
-            .await;
+        let budget = self
+            .output_tokens(session)
+            .map(|tokens| budget::AnswerBudget {
+                tokens,
+                resource_links,
+                structured,
+                slim: self.slim,
+            });
+        let result = match budget {
+            Some(budget) if disabled.is_none() && arguments.contains_key(budget::CURSOR) => {
+                budget::rest(session, name, &arguments, budget).await
+            }
+            _ => {
+                let mut result = self
+                    .run(session, tool, disabled, arguments.clone(), structured)
+                    .await;
+                crate::response::echoes::shorten_in(
+                    &mut result,
+                    &crate::response::echoes::long_strings(&arguments),
+                );
+                match budget {
+                    Some(budget) => {
+                        budget::held_to(session, name, &arguments, result, budget).await
+                    }
+                    None => result,
+                }
+            }
+        };
         if let Some(sink) = &self.telemetry {
             let success = result.is_error != Some(true);
             sink.record(&ToolInvocation::new(
@@ -233,6 +271,8 @@ impl Pipeline {
             _ => None,
         };
 
+        // Before the output limit counts it: a long echo is shortened (`response::echoes`).
+        let echoes = crate::response::echoes::long_strings(&arguments);
         let params_json = Value::Object(arguments).to_string();
         let limits = match session.limits() {
             Some(cap) => tool.loaded.limits.min(cap),
@@ -301,7 +341,7 @@ impl Pipeline {
             }
             _ => (state, None),
         };
-        let answer = Assembly {
+        let mut answer = Assembly {
             draft,
             page,
             reconnected,
@@ -314,6 +354,7 @@ impl Pipeline {
         }
         .render()
         .await;
+        crate::response::echoes::shorten_in(&mut answer, &echoes);
         // Where each page is now, for a relaunch after the browser dies.
         state.remember_pages().await;
         within_output_budget(tool, answer, limits.output_bytes)

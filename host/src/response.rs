@@ -2,6 +2,8 @@
 //! reconnect note, the tool's lines, `Page navigated to`, emulation, the open dialog, `## Pages`,
 //! the snapshot, request and message details, the lists, `Error:`. One text item, then images.
 
+pub mod budget;
+pub mod echoes;
 mod fence;
 pub mod output_schema;
 mod parts;
@@ -162,11 +164,13 @@ impl Assembly<'_> {
                 .insert("tabId".into(), Value::from(tab_id.as_str()));
         }
         if let Some(url) = &draft.navigated_to {
+            // Where the page went may hold what the agent sent (a form's value in the query).
+            let url = echoes::shortened(url);
             let from = out.text.len();
             out.text.push(format!("Page navigated to {url}."));
             fencing.finish(&mut out, from, Part::NavigatedTo);
             out.data
-                .insert("navigatedToUrl".into(), Value::from(url.as_str()));
+                .insert("navigatedToUrl".into(), Value::from(url.as_ref()));
         }
         if let Some(id) = page {
             let from = out.text.len();

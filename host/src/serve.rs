@@ -22,3 +22,13 @@ pub fn capabilities() -> rmcp::model::ServerCapabilities {
         .enable_tool_list_changed()
         .build()
 }
+
+/// [`capabilities`], with `resources` under an output budget (`--maxOutputTokens`): the
+/// answers it cut are read whole with `resources/read`.
+pub fn capabilities_for(output_budget: bool) -> rmcp::model::ServerCapabilities {
+    let mut capabilities = capabilities();
+    if output_budget {
+        capabilities.resources = Some(Default::default());
+    }
+    capabilities
+}

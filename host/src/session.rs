@@ -6,6 +6,7 @@
 //! browser context of its own, creates its pages there, and adopts no target of any other
 //! context, so it can neither list nor reach another tenant's pages.
 
+pub mod cut_answers;
 mod devtools;
 mod downloads;
 mod footprint_cap;
@@ -66,6 +67,11 @@ pub struct Session {
     _memory_guard: Option<Arc<AbortOnDrop>>,
     /// `--experimentalParallelPages`: one lock per page id, taken before the session's.
     lanes: Arc<std::sync::Mutex<HashMap<u32, Arc<Mutex<()>>>>>,
+    /// `--maxOutputTokens` for this session (a tenant's `max_output_tokens`), over the server's.
+    output_tokens: Option<u32>,
+    /// The answers the budget cut, for cursors and `resources/read`; apart from the state's
+    /// lock, so reading one never waits for a call.
+    cut_answers: Arc<std::sync::Mutex<cut_answers::CutAnswers>>,
 }
 
 impl Session {
@@ -119,7 +125,26 @@ impl Session {
             flag_overrides: None,
             _memory_guard: None,
             lanes: Arc::default(),
+            output_tokens: None,
+            cut_answers: Arc::default(),
         }
+    }
+
+    /// Holds this session's answers to `tokens` (a tenant's `max_output_tokens`).
+    pub fn with_output_tokens(mut self, tokens: Option<u32>) -> Session {
+        self.output_tokens = tokens;
+        self
+    }
+
+    pub fn output_tokens(&self) -> Option<u32> {
+        self.output_tokens
+    }
+
+    /// The answers the output budget cut in this session.
+    pub fn cut_answers(&self) -> std::sync::MutexGuard<'_, cut_answers::CutAnswers> {
+        self.cut_answers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The lock of page `id`'s calls (`--experimentalParallelPages`). Lanes nobody holds are

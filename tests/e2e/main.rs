@@ -33,6 +33,7 @@ mod launch_flags;
 mod lifecycle;
 mod lighthouse;
 mod oauth;
+mod output_budget;
 mod packages;
 mod page_scope;
 mod page_tools;

@@ -25,7 +25,7 @@ const EVERY_FLAG: &[&str] = &[
     "--experimentalFencePageContent",
 ];
 
-fn validators(tools: &[rmcp::model::Tool]) -> BTreeMap<String, jsonschema::Validator> {
+pub(crate) fn validators(tools: &[rmcp::model::Tool]) -> BTreeMap<String, jsonschema::Validator> {
     tools
         .iter()
         .map(|tool| {
@@ -42,7 +42,7 @@ fn validators(tools: &[rmcp::model::Tool]) -> BTreeMap<String, jsonschema::Valid
 
 /// Why `answer` of `tool` breaks its contract, if it does: a success must carry structured
 /// content; any structured content must validate.
-fn violation(
+pub(crate) fn violation(
     validators: &BTreeMap<String, jsonschema::Validator>,
     tool: &str,
     answer: &Result<crate::support::ToolOutput, String>,

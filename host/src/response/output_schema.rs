@@ -63,6 +63,23 @@ fn string(description: &str) -> Value {
     json!({"type": "string", "description": description})
 }
 
+/// `outputBudget`: what `--maxOutputTokens` cut or left out of an answer.
+fn output_budget() -> Value {
+    json!({
+        "type": "object",
+        "description": "Under --maxOutputTokens: what the budget cut or left out of this answer, and how to get it.",
+        "properties": {
+            "leftOutLines": {"type": "integer", "minimum": 0},
+            "leftOutTokens": {"type": "integer", "minimum": 0, "description": "Estimated, one token per 3 bytes."},
+            "cursor": string("Call the same tool with {\"cursor\": this} for the next piece."),
+            "resource": string("The whole text, by resources/read, in this session."),
+            "omitted": {"type": "array", "items": {"type": "string"}, "description": "Keys of this structured content left out for size."},
+            "continued": {"type": "boolean", "description": "This answer is a piece asked for by cursor."}
+        },
+        "additionalProperties": false
+    })
+}
+
 /// The schema of a full (not `--slim`) answer's structured content.
 fn full_schema() -> JsonObject {
     let mut properties = json!({
@@ -142,7 +159,8 @@ fn full_schema() -> JsonObject {
         "consoleMessage": object("One console message or DevTools issue in detail."),
         "networkRequests": {"type": "array", "items": {"type": "object"}},
         "networkRequest": object("One network request in detail."),
-        "errorMessage": string("Why the tool failed.")
+        "errorMessage": string("Why the tool failed."),
+        "outputBudget": output_budget()
     });
     properties["recovered"] = json!({
         "type": "string",

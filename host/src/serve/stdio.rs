@@ -8,7 +8,8 @@ use crate::session::Session;
 use futures::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerConfig, SubscriptionFilter, Tool,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+    SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -90,9 +91,11 @@ impl ServerHandler for McpServer {
         let mut implementation = Implementation::new("devtools_mcp", env!("CARGO_PKG_VERSION"));
         implementation.title =
             Some("devtools-mcp: Chrome DevTools tools as WebAssembly components".into());
-        ServerConfig::new(super::capabilities())
-            .with_server_info(implementation)
-            .with_instructions(super::INSTRUCTIONS)
+        ServerConfig::new(super::capabilities_for(
+            self.pipeline.output_tokens(&self.session).is_some(),
+        ))
+        .with_server_info(implementation)
+        .with_instructions(super::INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -106,7 +109,10 @@ impl ServerHandler for McpServer {
             .current()
             .listings(self.pipeline.via_cli);
         let structured = self.pipeline.structured_for(roots::is_modern(&context));
-        let listings = self.pipeline.as_listed(listings, structured);
+        let mut listings = self.pipeline.as_listed(listings, structured);
+        if self.pipeline.output_tokens(&self.session).is_some() {
+            listings = crate::pipeline::budget::with_cursor(listings);
+        }
         self.listed.notify_one();
         Ok(ListToolsResult::with_all_items(listings))
     }
@@ -118,6 +124,15 @@ impl ServerHandler for McpServer {
             .get(name)
             .filter(|tool| tool.listed(self.pipeline.via_cli))
             .map(|tool| tool.listing.clone())
+    }
+
+    /// Under an output budget: the whole text of an answer it cut, for this session only.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        crate::pipeline::budget::read_whole(&self.session, &request.uri).map(Into::into)
     }
 
     async fn call_tool(
@@ -144,6 +159,7 @@ impl ServerHandler for McpServer {
             &request.name,
             request.arguments,
             structured,
+            roots::reads_resource_links(&context),
         ))
         .catch_unwind();
         let call = super::progress::reported(&context, &request.name, call);

@@ -169,6 +169,10 @@ struct TenantEntry {
     /// what the server's cap leaves after the tenants that set it.
     #[serde(default)]
     heap_snapshot_mib: Option<usize>,
+    /// No answer's text exceeds this many tokens (`--maxOutputTokens` for this tenant; the
+    /// lower of the two when the server sets one too).
+    #[serde(default)]
+    max_output_tokens: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -202,6 +206,8 @@ pub struct Quotas {
     /// Memory this tenant's loaded heap snapshots may hold: its own share of the server's
     /// cap, so no tenant can refuse or evict another's.
     pub heap_snapshot_bytes: usize,
+    /// The tenant's output budget in tokens (`max_output_tokens`).
+    pub output_tokens: Option<u32>,
 }
 
 impl Quotas {
@@ -374,6 +380,13 @@ impl TenantTable {
         found
     }
 
+    /// Whether any tenant has an output budget of its own.
+    pub fn any_output_budget(&self) -> bool {
+        self.tenants
+            .iter()
+            .any(|tenant| tenant.quotas.output_tokens.is_some())
+    }
+
     pub fn get(&self, name: &str) -> Option<Arc<Tenant>> {
         self.tenants
             .iter()
@@ -440,6 +453,16 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
         name: entry.name.clone(),
         reason,
     })?;
+    let least = crate::response::budget::MIN_TOKENS;
+    if let Some(tokens) = entry.max_output_tokens.filter(|tokens| *tokens < least) {
+        return Err(TenantsError::Quota {
+            path: path.to_string(),
+            reason: format!(
+                "tenant {:?}: max_output_tokens = {tokens} leaves no room for an answer and the line that points to its rest; give at least {least}",
+                entry.name
+            ),
+        });
+    }
     let set = |names: Vec<String>| names.into_iter().collect::<BTreeSet<_>>();
     let policy = ToolPolicy {
         tools: entry.tools.map(set),
@@ -489,6 +512,7 @@ fn validate(entry: TenantEntry, path: &str) -> Result<Tenant, TenantsError> {
                 << 20,
             // Set below: a share needs every tenant's entry.
             heap_snapshot_bytes: entry.heap_snapshot_mib.map_or(0, |mib| mib << 20),
+            output_tokens: entry.max_output_tokens,
         },
         browser: entry.browser,
     })

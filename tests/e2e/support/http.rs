@@ -402,6 +402,19 @@ impl HttpClient {
         }
     }
 
+    /// `resources/read`: the text of the resource's first content, or the error's message.
+    pub async fn read_resource(&self, uri: &str) -> Result<String, String> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        match tokio::time::timeout(timeout(), self.client.read_resource(params)).await {
+            Ok(Ok(result)) => match result.contents.into_iter().next() {
+                Some(rmcp::model::ResourceContents::TextResourceContents { text, .. }) => Ok(text),
+                other => Err(format!("not a text resource: {other:?}")),
+            },
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err("resources/read timed out".into()),
+        }
+    }
+
     /// The names of the tools this tenant is offered.
     pub async fn tool_names(&self) -> Vec<String> {
         let tools = tokio::time::timeout(timeout(), self.client.list_all_tools())

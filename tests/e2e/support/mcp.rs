@@ -110,12 +110,15 @@ pub struct ToolOutput {
     /// `(mime type, decoded bytes)` of each image content item.
     pub images: Vec<(String, Vec<u8>)>,
     pub structured: Option<serde_json::Value>,
+    /// The URI of each `resource_link` content item.
+    pub resource_links: Vec<String>,
 }
 
 impl ToolOutput {
     pub fn from_result(result: CallToolResult) -> ToolOutput {
         let mut texts = Vec::new();
         let mut images = Vec::new();
+        let mut resource_links = Vec::new();
         for item in result.content {
             match item {
                 ContentBlock::Text(text) => texts.push(text.text),
@@ -125,6 +128,7 @@ impl ToolOutput {
                         .expect("the server sent an image whose data is not valid base64");
                     images.push((image.mime_type, bytes));
                 }
+                ContentBlock::ResourceLink(link) => resource_links.push(link.uri),
                 _ => {}
             }
         }
@@ -133,6 +137,7 @@ impl ToolOutput {
             is_error: result.is_error.unwrap_or(false),
             images,
             structured: result.structured_content,
+            resource_links,
         }
     }
 }
@@ -304,6 +309,19 @@ impl McpServer {
             Ok(Err(ServiceError::McpError(e))) => Err(e.to_string()),
             Ok(Err(e)) => self.fail(&format!("tools/call {tool} failed: {e}")).await,
             Err(_) => self.fail(&format!("tools/call {tool} timed out")).await,
+        }
+    }
+
+    /// `resources/read`: the text of the resource's first content, or the error's message.
+    pub async fn read_resource(&self, uri: &str) -> Result<String, String> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        match tokio::time::timeout(timeout(), self.client.read_resource(params)).await {
+            Ok(Ok(result)) => match result.contents.into_iter().next() {
+                Some(rmcp::model::ResourceContents::TextResourceContents { text, .. }) => Ok(text),
+                other => Err(format!("not a text resource: {other:?}")),
+            },
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err("resources/read timed out".into()),
         }
     }
 

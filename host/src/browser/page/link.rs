@@ -72,6 +72,21 @@ impl PageLink {
         }
     }
 
+    /// The main frame's URL and document (its loaderId): a navigation or a reload changes
+    /// them, which ends what was valid for the page as it was (an answer's cursor).
+    pub async fn document(&self) -> Result<(String, String), String> {
+        let tree = send(
+            &self.page,
+            cdp("Page.getFrameTree", json!({})),
+            timeouts::COMMAND,
+        )
+        .await
+        .map_err(|error| error.to_string())?;
+        let frame = &tree["frameTree"]["frame"];
+        let text = |key: &str| frame[key].as_str().unwrap_or_default().to_string();
+        Ok((text("url"), text("loaderId")))
+    }
+
     pub async fn url(&self) -> String {
         self.page.url().await.ok().flatten().unwrap_or_default()
     }

@@ -14,7 +14,7 @@ use futures::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ServerConfig, Tool,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -68,6 +68,20 @@ impl TenantServer {
     /// them (`None` when it has none of its own). Computed once per request.
     fn flags(&self, tenant: &Tenant) -> Option<Map<String, Value>> {
         (!tenant.flags.is_empty()).then(|| self.pipeline.flags_with(&tenant.flags))
+    }
+
+    /// The tenant's output budget: the lower of the server's and its own.
+    fn output_tokens(&self, tenant: &Tenant) -> Option<u32> {
+        match (self.pipeline.output_tokens, tenant.quotas.output_tokens) {
+            (Some(server), Some(own)) => Some(server.min(own)),
+            (server, own) => server.or(own),
+        }
+    }
+
+    /// Whether any answer may be cut (the server's budget, or a tenant's): then `resources`
+    /// are declared, for reading cut answers whole.
+    fn output_budget_anywhere(&self) -> bool {
+        self.pipeline.output_tokens.is_some() || self.tenants.any_output_budget()
     }
 
     /// Why the tenant may not use the tool, if it may not.
@@ -166,9 +180,11 @@ impl ServerHandler for TenantServer {
         let mut implementation = Implementation::new("devtools_mcp", env!("CARGO_PKG_VERSION"));
         implementation.title =
             Some("devtools-mcp: Chrome DevTools tools as WebAssembly components".into());
-        ServerConfig::new(crate::serve::capabilities())
-            .with_server_info(implementation)
-            .with_instructions(crate::serve::INSTRUCTIONS)
+        ServerConfig::new(crate::serve::capabilities_for(
+            self.output_budget_anywhere(),
+        ))
+        .with_server_info(implementation)
+        .with_instructions(crate::serve::INSTRUCTIONS)
     }
 
     async fn initialize(
@@ -207,9 +223,31 @@ impl ServerHandler for TenantServer {
         let structured = self
             .pipeline
             .structured_for(crate::serve::stdio::roots::is_modern(&context));
-        Ok(ListToolsResult::with_all_items(
-            self.pipeline.as_listed(tools, structured),
-        ))
+        let mut tools = self.pipeline.as_listed(tools, structured);
+        if self.output_tokens(&tenant).is_some() {
+            tools = crate::pipeline::budget::with_cursor(tools);
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    /// Under an output budget: the whole text of an answer it cut, for this tenant only.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let tenant = self.tenant(&context)?;
+        let refused = || {
+            ErrorData::resource_not_found(
+                format!(
+                    "{} is not an answer of tenant {:?}: a tenant reads only the answers cut for it. Call the tool again for a fresh answer.",
+                    request.uri, tenant.name
+                ),
+                None,
+            )
+        };
+        let runtime = self.tenants.running(&tenant.name).ok_or_else(refused)?;
+        crate::pipeline::budget::read_whole(&runtime.session, &request.uri).map(Into::into)
     }
 
     /// Any loaded tool: whether this tenant may use it is `refusal`'s to say.
@@ -331,6 +369,7 @@ impl TenantServer {
             &request.name,
             request.arguments,
             structured,
+            crate::serve::stdio::roots::reads_resource_links(context),
         ))
         .catch_unwind();
         let call = crate::serve::progress::reported(context, &request.name, call);

@@ -65,6 +65,24 @@ pub fn is_modern(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
 }
 
+/// Whether the client reads `resource_link` content (protocol 2025-06-18 and later).
+/// Over HTTP a legacy session's version is in each request's `MCP-Protocol-Version` header.
+pub fn reads_resource_links(context: &RequestContext<RoleServer>) -> bool {
+    let from_header = || {
+        context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-protocol-version"))
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string)
+    };
+    context
+        .protocol_version()
+        .map(|version| version.as_str().to_string())
+        .or_else(from_header)
+        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2025_06_18.as_str())
+}
+
 /// One connection's roots: whether they arrived (legacy) or were asked for (2026-07-28).
 pub struct ClientRoots {
     timeout: Duration,

@@ -221,6 +221,19 @@ impl Registry {
         self.table().get(name).filter(|tenant| !tenant.revoked)
     }
 
+    /// Whether a tenant of the file as last read has an output budget (`max_output_tokens`).
+    pub fn any_output_budget(&self) -> bool {
+        self.table().any_output_budget()
+    }
+
+    /// The running session of tenant `name`, if it has one.
+    pub fn running(&self, name: &str) -> Option<Arc<TenantRuntime>> {
+        self.runtimes
+            .lock()
+            .ok()
+            .and_then(|runtimes| runtimes.get(name).cloned())
+    }
+
     /// The tenants file's `[oauth]` section, as last read.
     pub fn oauth(&self) -> Option<Arc<crate::serve::tenants::oauth::OAuthConfig>> {
         self.table().oauth()
@@ -388,7 +401,8 @@ impl Registry {
         .with_memory_cap(tenant.quotas.renderer_memory_bytes)
         .with_heap_budget(tenant.quotas.heap_snapshot_bytes)
         .with_limits(tenant.quotas.plugin_cap())
-        .with_flag_overrides(tenant.flags.clone());
+        .with_flag_overrides(tenant.flags.clone())
+        .with_output_tokens(tenant.quotas.output_tokens);
         // Its downloads go under its own sandbox root, where its tools can reach them.
         if let Some(settings) = &self.dedicated.downloads {
             let folder = tenant.sandbox_root.join("downloads");

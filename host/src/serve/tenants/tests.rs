@@ -156,3 +156,28 @@ fn token_hash_ignores_surrounding_whitespace() {
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
 }
+
+#[test]
+fn an_output_budget_is_a_tenants_own_and_too_small_a_one_is_refused() {
+    let scratch = scratch();
+    let text = entry(&scratch, "alice", "a", "max_output_tokens = 4000")
+        + &entry(&scratch, "bob", "b", "");
+    let table = table(&text).expect("valid file");
+    assert!(table.any_output_budget());
+    let budget = |name: &str| table.get(name).and_then(|t| t.quotas.output_tokens);
+    assert_eq!((budget("alice"), budget("bob")), (Some(4000), None));
+    let small = entry(&scratch, "carol", "c", "max_output_tokens = 50");
+    let refused = table_error(&small);
+    assert!(
+        refused.contains("max_output_tokens = 50 leaves no room")
+            && refused.contains("at least 200"),
+        "{refused}"
+    );
+}
+
+fn table_error(text: &str) -> String {
+    match table(text) {
+        Ok(_) => panic!("accepted: {text}"),
+        Err(error) => error.to_string(),
+    }
+}
