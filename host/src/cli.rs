@@ -328,6 +328,7 @@ pub(crate) async fn build_pipeline(
         structured_content: Args::enabled(args.experimental_structured_content),
         new_pages: Args::enabled(args.experimental_new_pages),
         parallel_pages: Args::enabled(args.experimental_parallel_pages),
+        tasks: Args::enabled(args.experimental_tasks),
         fence: Args::enabled(args.experimental_fence_page_content),
         telemetry,
         output_tokens: args.max_output_tokens,

@@ -130,6 +130,11 @@ pub struct Args {
     /// page no longer stalls the others; calls on the same page still run one at a time.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_parallel_pages: Option<bool>,
+    /// Beyond 1.11.0: the MCP Tasks extension. A client that declares it gets a call still
+    /// running after a second as a task (`tasks/get` for its state and answer, `tasks/cancel`
+    /// to stop it and the scripts it started).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_tasks: Option<bool>,
     /// Beyond 1.11.0: when the browser dies (a crash, an out-of-memory kill), the next call
     /// starts it again and reopens the pages that were open, at their last URLs and with the
     /// same ids, and its answer says what came back.

@@ -42,6 +42,8 @@ pub struct Pipeline {
     pub fence: bool,
     /// `--experimentalParallelPages`: a lock per page; waits release the session.
     pub parallel_pages: bool,
+    /// `--experimentalTasks`: a client declaring the Tasks extension gets long calls as tasks.
+    pub tasks: bool,
     /// The server's flags, which a session's overrides (a tenant's flags) are laid over.
     pub flags: Map<String, Value>,
     pub telemetry: Option<TelemetrySink>,

@@ -6,6 +6,7 @@ pub mod http;
 pub mod oneshot;
 pub mod progress;
 pub mod stdio;
+pub mod tasks;
 pub mod tenants;
 
 /// What `initialize` and `server/discover` tell a model about using the server well. 1.11.0

@@ -58,6 +58,7 @@ mod sessionless;
 mod snapshot_frames;
 mod styles;
 mod support;
+mod tasks;
 mod tenant_footprint;
 mod tenant_quotas;
 mod tools;

@@ -28,6 +28,8 @@ pub struct McpServer {
     list_changes: bool,
     /// Told when a tool list has been answered (see [`McpServer::listed`]).
     listed: Arc<tokio::sync::Notify>,
+    /// `--experimentalTasks`: this connection's long calls, as tasks.
+    tasks: Arc<super::tasks::CallTasks>,
 }
 
 impl McpServer {
@@ -43,6 +45,7 @@ impl McpServer {
             roots: Arc::new(roots::ClientRoots::new(roots::timeout_from_env()?)),
             list_changes,
             listed: Arc::default(),
+            tasks: Arc::default(),
         })
     }
 
@@ -91,11 +94,15 @@ impl ServerHandler for McpServer {
         let mut implementation = Implementation::new("devtools_mcp", env!("CARGO_PKG_VERSION"));
         implementation.title =
             Some("devtools-mcp: Chrome DevTools tools as WebAssembly components".into());
-        ServerConfig::new(super::capabilities_for(
-            self.pipeline.output_tokens(&self.session).is_some(),
-        ))
-        .with_server_info(implementation)
-        .with_instructions(super::INSTRUCTIONS)
+        let capabilities =
+            super::capabilities_for(self.pipeline.output_tokens(&self.session).is_some());
+        let capabilities = match self.pipeline.tasks {
+            true => super::tasks::declare(capabilities),
+            false => capabilities,
+        };
+        ServerConfig::new(capabilities)
+            .with_server_info(implementation)
+            .with_instructions(super::INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -152,6 +159,37 @@ impl ServerHandler for McpServer {
             self.roots.wait_until_ready().await;
         }
         let structured = self.pipeline.structured_for(roots::is_modern(&context));
+        if self.pipeline.tasks && super::tasks::CallTasks::declared(&context) {
+            let (pipeline, session) = (self.pipeline.clone(), self.session.clone());
+            let (tool, resource_links) = (
+                request.name.to_string(),
+                roots::reads_resource_links(&context),
+            );
+            let call = async move {
+                match pipeline
+                    .call_as(
+                        &session,
+                        &tool,
+                        request.arguments,
+                        structured,
+                        resource_links,
+                    )
+                    .await
+                {
+                    Ok(result) => Ok(result),
+                    Err(error) => Err(ErrorData::invalid_params(error.to_string(), None)),
+                }
+            };
+            return self
+                .tasks
+                .run(
+                    &context,
+                    self.session.clone(),
+                    request.name.to_string(),
+                    call,
+                )
+                .await;
+        }
         let call_started = std::time::Instant::now();
         // A bug in the host must cost one call, not the connection: a panic becomes an error.
         let call = std::panic::AssertUnwindSafe(self.pipeline.call_as(
@@ -183,6 +221,30 @@ impl ServerHandler for McpServer {
                 Err(ErrorData::internal_error("The call was cancelled.", None))
             }
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.tasks.get(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.update(&request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel(&request.task_id)
     }
 
     /// Protocol 2026-07-28 clients hear about changes on a `subscriptions/listen` stream.
