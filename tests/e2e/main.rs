@@ -54,6 +54,7 @@ mod styles;
 mod support;
 mod tenant_footprint;
 mod tenant_quotas;
+mod tenant_reconnect;
 mod tools;
 mod typed_results;
 mod url_patterns;
