@@ -49,6 +49,7 @@ mod sandbox;
 mod sandbox_load;
 mod screencast;
 mod sessionless;
+mod shared_pools;
 mod snapshot_frames;
 mod styles;
 mod support;
