@@ -178,11 +178,26 @@ impl Session {
                 .upgrade()
                 .is_some_and(|state| state.try_lock().is_err())
         });
-        let task = tokio::spawn(
-            self.watch
-                .clone()
-                .guard_memory(bytes, ceiling, call_in_flight),
-        );
+        let state = Arc::downgrade(&self.state);
+        let reattach: watch::Reattach = Arc::new(move || {
+            let state = state.clone();
+            Box::pin(async move {
+                let Some(state) = state.upgrade() else {
+                    return;
+                };
+                // A call holding the session reconnects it itself.
+                let Ok(mut state) = state.try_lock() else {
+                    return;
+                };
+                state.reattach_if_reconnected().await;
+            })
+        });
+        let task = tokio::spawn(self.watch.clone().guard_memory(
+            bytes,
+            ceiling,
+            call_in_flight,
+            reattach,
+        ));
         self._memory_guard = Some(Arc::new(AbortOnDrop(task)));
         self
     }
@@ -395,18 +410,44 @@ impl SessionState {
         let lost = self.lost_pages();
         self.pages.clear();
         self.selected = None;
-        self.contexts.clear();
         let proxy_server = self.proxy_server().map(String::from);
+        let mut kept_contexts = false;
         let browser = match &mut self.scope {
             Some(scope) => {
                 let connection = scope.shared.get().await?;
-                let context = create_browser_context(&connection.browser, proxy_server.as_deref())
-                    .await
-                    .map_err(BrowserError::Context)?;
-                scope.context = Some(context);
+                // Contexts that survived a reconnection are taken back, with their pages
+                // (see `SharedBrowser`): none is left running outside this tenant.
+                let shared = scope.shared.clone();
+                self.contexts.retain(|_, id| {
+                    let survived = shared.survived(id);
+                    if !survived {
+                        shared.disown_context(id);
+                    }
+                    survived
+                });
+                match scope.context.take() {
+                    Some(context) if shared.survived(&context) => {
+                        kept_contexts = true;
+                        scope.context = Some(context);
+                    }
+                    gone => {
+                        if let Some(gone) = gone {
+                            shared.disown_context(&gone);
+                        }
+                        let context =
+                            create_browser_context(&connection.browser, proxy_server.as_deref())
+                                .await
+                                .map_err(BrowserError::Context)?;
+                        shared.own_context(&context);
+                        scope.context = Some(context);
+                    }
+                }
                 BrowserHandle::Shared(connection)
             }
-            None => BrowserHandle::Owned(Box::new(BrowserConn::open(&self.options).await?)),
+            None => {
+                self.contexts.clear();
+                BrowserHandle::Owned(Box::new(BrowserConn::open(&self.options).await?))
+            }
         };
         self.browser = Some(browser);
         if self.had_browser {
@@ -416,11 +457,31 @@ impl SessionState {
         self.follow_downloads()
             .await
             .map_err(BrowserError::Downloads)?;
-        self.discover_initial_pages().await;
-        if let Some(lost) = lost {
+        self.discover_initial_pages(kept_contexts).await;
+        // Pages a reconnection kept are back already: none is opened twice.
+        if let Some(lost) = lost.filter(|_| !kept_contexts) {
             self.reopen(lost).await;
         }
         Ok(())
+    }
+
+    /// A tenant's session whose shared browser was reconnected by another session: takes its
+    /// contexts back now, not at its next call, so their pages are under its footprint watch
+    /// meanwhile. Nothing when the session has no browser yet or its own is alive.
+    pub async fn reattach_if_reconnected(&mut self) {
+        let Some(scope) = &self.scope else {
+            return;
+        };
+        let stale = self
+            .browser
+            .as_ref()
+            .is_some_and(|browser| !browser.connection().is_alive());
+        if stale
+            && scope.shared.is_connected()
+            && let Err(error) = self.ensure_browser().await
+        {
+            tracing::warn!(%error, "could not take the session's contexts back after a reconnection");
+        }
     }
 
     /// The browser and tool options this session was made with.
@@ -498,6 +559,11 @@ impl SessionState {
             .map(|(_, id)| id)
             .chain(self.scope.as_mut().and_then(|scope| scope.context.take()))
             .collect();
+        if let Some(scope) = &self.scope {
+            for context in &contexts {
+                scope.shared.disown_context(context);
+            }
+        }
         match self.browser.take() {
             Some(BrowserHandle::Owned(connection)) => connection.shutdown(budget).await,
             Some(BrowserHandle::Shared(connection)) => {

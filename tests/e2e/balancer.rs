@@ -262,35 +262,79 @@ async fn owner_of_one_tenant(servers: [&HttpServer; 2]) -> usize {
 }
 
 /// A planned stop is not a crash: SIGTERM gives every tenant's lease back, so the instance
-/// started next on the same storage (a plain restart) does not tell the tenant its state was
-/// lost, while a kill (above) still does.
+/// started next on the same storage (a plain restart) answers each tenant's first call
+/// normally, while after a kill each tenant's first answer says its state was lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_after_sigterm_is_not_reported_as_lost_state() {
     let pages = FixtureServer::start(vec![Route::html(
         "/mine",
-        "<!doctype html><title>Alice page</title><p>alice</p>",
+        "<!doctype html><title>A page</title><p>mine</p>",
     )]);
-    let shared = tempfile::tempdir().expect("shared storage");
-    let tenants = [TenantSpec::new("alice", "token-alice")
-        .on_loopback()
-        .with_root(shared.path())];
+    let storage = [
+        tempfile::tempdir().expect("alice's storage"),
+        tempfile::tempdir().expect("bob's storage"),
+    ];
+    let tenants = [
+        TenantSpec::new("alice", "token-alice")
+            .on_loopback()
+            .with_root(storage[0].path()),
+        TenantSpec::new("bob", "token-bob")
+            .on_loopback()
+            .with_root(storage[1].path()),
+    ];
+    let tokens = ["token-alice", "token-bob"];
+    let leases = storage
+        .each_ref()
+        .map(|root| root.path().join(".devtools-mcp-lease"));
     let mut first = HttpServer::start(&tenants, &[]).await;
-    let client = first.connect("token-alice").await;
-    let opened = client
-        .call("new_page", json!({ "url": pages.url("/mine") }))
-        .await;
-    assert!(!opened.is_error, "{}", opened.text);
-    let lease = shared.path().join(".devtools-mcp-lease");
-    assert!(lease.exists(), "the serving instance holds the lease");
+    for token in tokens {
+        let client = first.connect(token).await;
+        let opened = client
+            .call("new_page", json!({ "url": pages.url("/mine") }))
+            .await;
+        assert!(!opened.is_error, "{token}: {}", opened.text);
+    }
+    for lease in &leases {
+        assert!(
+            lease.exists(),
+            "the serving instance holds {}",
+            lease.display()
+        );
+    }
     first.signal("TERM");
     let status = first.wait_exit(Duration::from_secs(20)).await;
     assert!(status.is_some_and(|status| status.success()), "{status:?}");
-    assert!(!lease.exists(), "SIGTERM gave the lease back");
+    for lease in &leases {
+        assert!(!lease.exists(), "SIGTERM gave {} back", lease.display());
+    }
 
-    let second = HttpServer::start(&tenants, &[]).await;
-    let client = second.connect("token-alice").await;
-    let listed = client.call("list_pages", json!({})).await;
-    assert!(!listed.is_error, "{}", listed.text);
-    assert!(!listed.text.contains("was lost"), "{}", listed.text);
-    client.close().await;
+    let mut second = HttpServer::start(&tenants, &[]).await;
+    for token in tokens {
+        let client = second.connect(token).await;
+        let listed = client.call("list_pages", json!({})).await;
+        assert!(!listed.is_error, "{token}: {}", listed.text);
+        assert!(
+            !listed.text.contains("was lost"),
+            "{token}: {}",
+            listed.text
+        );
+        client.close().await;
+    }
+    // A crash is still told: killed, the instance keeps its leases.
+    second.signal("KILL");
+    let _killed = second.wait_exit(Duration::from_secs(20)).await;
+    let third = HttpServer::start(&tenants, &[]).await;
+    for token in tokens {
+        let client = third.connect(token).await;
+        let listed = client.call("list_pages", json!({})).await;
+        assert!(!listed.is_error, "{token}: {}", listed.text);
+        assert!(
+            listed
+                .text
+                .contains("browser state (its pages, cookies and storage) was lost"),
+            "{token}: {}",
+            listed.text
+        );
+        client.close().await;
+    }
 }

@@ -308,7 +308,7 @@ impl App {
     async fn route(
         &self,
         request: Request<Incoming>,
-        connection: &ConnectionState,
+        connection: &Arc<ConnectionState>,
     ) -> Response<Body> {
         match request.uri().path() {
             "/healthz" => text(StatusCode::OK, "text/plain; charset=utf-8", "ok\n".into()),
@@ -337,7 +337,7 @@ impl App {
     fn serve_metrics(
         &self,
         request: &Request<Incoming>,
-        connection: &ConnectionState,
+        connection: &Arc<ConnectionState>,
     ) -> Response<Body> {
         let token = auth::bearer(request.headers()).unwrap_or_default();
         match self.tenants.authenticate_metrics(token) {
@@ -374,7 +374,7 @@ impl App {
     async fn mcp(
         &self,
         request: Request<Incoming>,
-        connection: &ConnectionState,
+        connection: &Arc<ConnectionState>,
     ) -> Response<Body> {
         // A client that sends its headers and then withholds the body is cut off, whichever
         // verifier reads the body.
@@ -426,6 +426,7 @@ impl App {
         }
         let activity = session.as_deref().and_then(|id| self.sessions.begin(id));
         let deleting = request.method() == http::Method::DELETE;
+        let request_is_get = request.method() == http::Method::GET;
         let (watch, disconnected) = disconnect::watch();
         request
             .extensions_mut()
@@ -450,7 +451,15 @@ impl App {
             }
             Some(_) => {}
         }
-        response.map(|body| watch.wrap(body, activity))
+        // An event stream (a session's `GET`) is sent for as long as the body lives.
+        let streaming = (response.status().is_success()
+            && response
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"))
+            && request_is_get)
+            .then(|| connection.streaming());
+        response.map(|body| watch.wrap(body, Some((activity, streaming))))
     }
 }
 

@@ -30,6 +30,10 @@ impl SessionState {
         let context = self.scope.as_ref().and_then(|scope| scope.context.clone());
         let browser = self.browser()?;
         downloads.allow(browser, context.as_deref()).await?;
+        // Named contexts a reconnection kept report to this connection too.
+        for kept in self.contexts.values() {
+            downloads.allow(browser, Some(kept)).await?;
+        }
         let owns_frame: OwnsFrame = match self.scope {
             // A browser of its own: every download is the session's.
             None => Arc::new(|_: &str| true),

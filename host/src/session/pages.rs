@@ -22,13 +22,14 @@ impl SessionState {
     /// of its own meanwhile: a user's tabs must not pile up process after process. A fresh
     /// context of a shared browser, and a browser we launched (`--no-startup-window`), have no
     /// pages to wait for.
-    pub(super) async fn discover_initial_pages(&mut self) {
+    pub(super) async fn discover_initial_pages(&mut self, kept_contexts: bool) {
         let launched = self
             .browser
             .as_ref()
             .is_some_and(|browser| browser.connection().launched);
+        // Contexts taken back after a reconnection hold pages the client is attaching.
         let deadline = tokio::time::Instant::now()
-            + if launched || self.scope.is_some() {
+            + if (launched || self.scope.is_some()) && !kept_contexts {
                 Duration::ZERO
             } else {
                 ATTACH_WAIT
@@ -403,6 +404,9 @@ impl SessionState {
         }
         let id = create_browser_context(self.browser()?, self.proxy_server()).await?;
         self.allow_downloads_in(&id).await?;
+        if let Some(scope) = &self.scope {
+            scope.shared.own_context(&id);
+        }
         self.contexts.insert(name.to_string(), id.clone());
         Ok(id)
     }

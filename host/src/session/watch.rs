@@ -26,6 +26,11 @@ const PAGE_COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
 /// its whole budget, so a page that does not answer then is not held against it.
 pub type CallInFlight = Arc<dyn Fn() -> bool + Send + Sync>;
 
+/// Takes the session's browser contexts back when another session reconnected the shared
+/// browser, so their pages are watched again before the tenant's next call.
+pub type Reattach =
+    Arc<dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync>;
+
 /// The session's pages as of their last change, and how to reach them.
 #[derive(Default, Clone)]
 pub struct Watched {
@@ -138,11 +143,13 @@ impl SessionWatch {
         cap: u64,
         ceiling: Arc<RendererCeiling>,
         call_in_flight: CallInFlight,
+        reattach: Reattach,
     ) {
         let mut quiet = Quiet::default();
         let mut known = footprint::Known::default();
         loop {
             tokio::time::sleep(MEMORY_POLL_INTERVAL).await;
+            reattach().await;
             let Some((watched, client)) = self.reach().await else {
                 continue;
             };

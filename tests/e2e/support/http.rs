@@ -73,6 +73,8 @@ pub struct ServerSetup {
     pub open_files: Option<u64>,
     /// `ulimit -Sn` only: the soft limit, below a higher hard one.
     pub soft_open_files: Option<u64>,
+    /// The browser flags instead of the test browser's (e.g. `--wsEndpoint` alone).
+    pub browser: Option<Vec<String>>,
 }
 
 pub struct HttpServer {
@@ -138,7 +140,7 @@ impl HttpServer {
             "--tenants".to_owned(),
             tenants_path.display().to_string(),
         ];
-        args.extend(browser_args());
+        args.extend(setup.browser.clone().unwrap_or_else(browser_args));
         args.extend(extra_args.iter().map(|arg| (*arg).to_owned()));
         let ulimit = match (setup.open_files, setup.soft_open_files) {
             (Some(limit), _) => Some(format!("ulimit -n {limit}")),

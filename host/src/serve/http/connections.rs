@@ -4,9 +4,13 @@
 //! authenticated is closed to admit the next one, so idle unauthenticated clients cannot lock
 //! tenants out; when every connection has authenticated, the oldest idle one of the tenant
 //! holding the most (two or more) makes room, so one tenant's keep-alive connections cannot
-//! lock the others out either. A tenant's only connection, and a connection with a request
-//! in flight, are never closed. Accept errors are backed off and logged at a bounded rate
-//! instead of spinning.
+//! lock the others out either. A connection carrying an open event stream (the `GET` of
+//! streamable HTTP, a tenant's live notifications) goes after its owner's idle keep-alive
+//! ones, and only while that owner holds more than its share (the cap divided among the
+//! tenants holding connections and one more), so neither are a tenant's notifications cut for
+//! its spare connections nor can one tenant lock the others out with many streams. A
+//! tenant's only connection, and a connection with a request in flight, are never closed.
+//! Accept errors are backed off and logged at a bounded rate instead of spinning.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -37,7 +41,18 @@ pub struct ConnectionState {
     owner: OnceLock<String>,
     /// Requests being served on it (HTTP/1: one at a time).
     busy: AtomicUsize,
+    /// Event streams open on it, answered but still being sent.
+    streams: AtomicUsize,
     evicted: CancellationToken,
+}
+
+/// An event stream open on a connection, for as long as its response body lives.
+pub struct Streaming(Arc<ConnectionState>);
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        self.0.streams.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A request in flight on a connection, for as long as it lives.
@@ -61,6 +76,16 @@ impl ConnectionState {
     pub fn busy(self: &Arc<Self>) -> Busy {
         self.busy.fetch_add(1, Ordering::SeqCst);
         Busy(self.clone())
+    }
+
+    /// Marks an event stream open until the guard drops (kept with the response body).
+    pub fn streaming(self: &Arc<Self>) -> Streaming {
+        self.streams.fetch_add(1, Ordering::SeqCst);
+        Streaming(self.clone())
+    }
+
+    fn is_streaming(&self) -> bool {
+        self.streams.load(Ordering::SeqCst) > 0
     }
 
     /// Resolves when the connection must close to make room for another.
@@ -130,7 +155,7 @@ impl ConnectionLimits {
             victim.evicted.cancel();
             return;
         }
-        if let Some(victim) = oldest_idle_of_the_largest_owner(&live) {
+        if let Some(victim) = oldest_idle_of_the_largest_owner(&live, self.cap) {
             tracing::debug!(
                 owner = victim.owner.get().map(String::as_str).unwrap_or_default(),
                 "at the connection cap: closing the oldest idle connection of the tenant holding the most"
@@ -165,10 +190,13 @@ impl ConnectionLimits {
     }
 }
 
-/// The oldest idle connection of the owner holding the most connections, when that owner
-/// holds two or more (its share is then above one; a tenant's only connection stays).
+/// The connection to close among authenticated ones: the oldest idle keep-alive connection
+/// of the owner holding the most connections, when that owner holds two or more (a tenant's
+/// only connection stays); failing that, the oldest event stream of the largest owner holding
+/// more than its share of `cap` (divided among the owners and one more, the newcomer).
 fn oldest_idle_of_the_largest_owner(
     live: &[Arc<ConnectionState>],
+    cap: usize,
 ) -> Option<&Arc<ConnectionState>> {
     let mut held: HashMap<&str, usize> = HashMap::new();
     for state in live {
@@ -176,15 +204,25 @@ fn oldest_idle_of_the_largest_owner(
             *held.entry(owner.as_str()).or_default() += 1;
         }
     }
+    let share = cap / (held.len() + 1);
     let idle = |state: &&Arc<ConnectionState>| state.busy.load(Ordering::SeqCst) == 0;
     let mut owners: Vec<(&str, usize)> =
         held.into_iter().filter(|(_, count)| *count >= 2).collect();
     // The largest holder first; among equals, any order is fair (names break ties stably).
     owners.sort_by(|left, right| right.1.cmp(&left.1).then(left.0.cmp(right.0)));
-    owners.iter().find_map(|(owner, _)| {
+    let of = |owner: &str| {
+        let owner = owner.to_owned();
         live.iter()
-            .filter(|state| state.owner.get().map(String::as_str) == Some(*owner))
-            .find(idle)
+            .filter(move |state| state.owner.get() == Some(&owner))
+    };
+    let keep_alive = owners
+        .iter()
+        .find_map(|(owner, _)| of(owner).filter(idle).find(|state| !state.is_streaming()));
+    keep_alive.or_else(|| {
+        owners
+            .iter()
+            .filter(|(_, count)| *count > share)
+            .find_map(|(owner, _)| of(owner).filter(idle).find(|state| state.is_streaming()))
     })
 }
 
@@ -367,6 +405,68 @@ mod tests {
         assert!(!bob.state.evicted.is_cancelled(), "bob's only connection");
         drop(idle_alice);
         assert!(next.await.expect("task").is_ok());
+    }
+
+    /// A tenant's open event stream (its live notifications) goes after its idle keep-alive
+    /// connections, and only while it holds more than its share: many streams of one tenant
+    /// cannot lock the others out, a few cannot be cut for a newcomer.
+    #[tokio::test]
+    async fn event_streams_go_last_and_only_past_their_owners_share() {
+        let limits = ConnectionLimits::new(6, 10);
+        let peer: IpAddr = "127.0.0.1".parse().expect("address");
+        let admit = async |owner: &str| {
+            let admitted = limits
+                .admit(peer, limits.reserve().await.expect("place"))
+                .expect("admitted");
+            admitted.state.mark_authenticated(owner);
+            admitted
+        };
+        let bob_stream = admit("bob").await;
+        let _bob_streaming = bob_stream.state.streaming();
+        let bob_idle = admit("bob").await;
+        let alice: Vec<Admitted> = [
+            admit("alice").await,
+            admit("alice").await,
+            admit("alice").await,
+            admit("alice").await,
+        ]
+        .into();
+        let _alice_streaming: Vec<Streaming> =
+            alice.iter().map(|held| held.state.streaming()).collect();
+        // Alice holds four streams (over her share of 6 / 3 = 2), bob one stream and one
+        // idle connection: bob's idle keep-alive goes first...
+        limits.evict_one();
+        assert!(
+            bob_idle.state.evicted.is_cancelled(),
+            "an idle keep-alive first"
+        );
+        assert!(!bob_stream.state.evicted.is_cancelled());
+        assert!(alice.iter().all(|held| !held.state.evicted.is_cancelled()));
+        drop(bob_idle);
+        // ...then, streams only, alice's oldest: she is over her share.
+        limits.evict_one();
+        assert!(
+            alice[0].state.evicted.is_cancelled(),
+            "the largest holder's oldest stream"
+        );
+        assert!(
+            !bob_stream.state.evicted.is_cancelled(),
+            "bob's stream is within his share"
+        );
+        // Streams within every owner's share stay.
+        let within = ConnectionLimits::new(6, 10);
+        let first = within
+            .admit(peer, within.reserve().await.expect("place"))
+            .expect("admitted");
+        let second = within
+            .admit(peer, within.reserve().await.expect("place"))
+            .expect("admitted");
+        for held in [&first, &second] {
+            held.state.mark_authenticated("carol");
+        }
+        let _streams = (first.state.streaming(), second.state.streaming());
+        within.evict_one();
+        assert!(!first.state.evicted.is_cancelled() && !second.state.evicted.is_cancelled());
     }
 
     #[test]
