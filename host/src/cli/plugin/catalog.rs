@@ -405,13 +405,13 @@ mod tests {
         );
         assert!(
             resolve(&index, "page_title@2.0.0", "i")
-                .unwrap_err()
+                .expect_err("refused")
                 .to_string()
                 .contains("1.0.0, 1.10.0, 1.9.0")
         );
         assert!(
             resolve(&index, "page_titel", "i")
-                .unwrap_err()
+                .expect_err("refused")
                 .to_string()
                 .contains("Did you mean page_title?")
         );
@@ -426,25 +426,25 @@ mod tests {
     fn a_malformed_index_is_refused_with_what_is_wrong() {
         assert!(
             parse(index_text("sha256:12").as_bytes())
-                .unwrap_err()
+                .expect_err("refused")
                 .contains("64 hex")
         );
         let other = index_text(DIGEST).replace(SCHEMA, "other/2");
         assert!(
             parse(other.as_bytes())
-                .unwrap_err()
+                .expect_err("refused")
                 .contains("this server reads")
         );
         let bad_ref = index_text(DIGEST).replace("oci://127.0.0.1:5000/", "https://x/");
         assert!(
             parse(bad_ref.as_bytes())
-                .unwrap_err()
+                .expect_err("refused")
                 .contains("not a plugin reference")
         );
         let extra = index_text(DIGEST).replace("\"schema\"", "\"extra\":1,\"schema\"");
         assert!(
             parse(extra.as_bytes())
-                .unwrap_err()
+                .expect_err("refused")
                 .contains("unknown field")
         );
     }
