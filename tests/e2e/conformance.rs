@@ -92,7 +92,7 @@ async fn the_mcp_conformance_suite_fails_only_what_the_server_does_not_offer() {
     let proxy = TokenProxy::start(port, server.port(), "token-conformance").expect("haproxy");
     let results = tempfile::tempdir().expect("temp dir");
     let url = format!("http://127.0.0.1:{}/mcp", proxy.port);
-    let output = tokio::process::Command::new(&node)
+    let output = crate::support::tokio_command(&node)
         .arg(&suite)
         .args(["server", "--url", &url, "--expected-failures"])
         .arg(folder.join("expected-failures.yml"))

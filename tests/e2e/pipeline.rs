@@ -218,8 +218,11 @@ async fn a_trapping_plugin_is_an_error_and_the_server_keeps_serving() {
         "{}",
         crashed.text
     );
+    // The crash line, then what the plugin's code reported as it crashed (its panic).
     assert!(
-        crashed.text.ends_with("The server is still running."),
+        crashed.text.contains(
+            "The server is still running.\nIts code reported, as it crashed:\npanicked at "
+        ) && crashed.text.ends_with("deliberate crash"),
         "{}",
         crashed.text
     );

@@ -55,11 +55,20 @@ async fn start(plugins: &Path, extra: &[&str]) -> Result<McpServer, String> {
     McpServer::start_with(args, Vec::new()).await
 }
 
+/// Why the server refused to run: at start, or, for a plugin it was still compiling when it
+/// answered `initialize`, as soon as that plugin failed (it exits then, saying why on stderr).
 async fn refused(plugins: &Path, extra: &[&str]) -> String {
     match start(plugins, extra).await {
         Ok(server) => {
-            server.shutdown().await;
-            panic!("the server must refuse to start ({extra:?})")
+            let deadline = Instant::now() + Duration::from_secs(90);
+            while crate::support::is_alive(server.pid()) && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            if crate::support::is_alive(server.pid()) {
+                server.shutdown().await;
+                panic!("the server must refuse to run ({extra:?})")
+            }
+            server.stderr()
         }
         Err(error) => error,
     }

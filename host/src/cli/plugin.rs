@@ -135,8 +135,12 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
                     Some(pinned)
                 }
                 (Some(name), None) if !name.starts_with("oci://") => {
+                    let error = oci::PluginRef::parse(name)
+                        .err()
+                        .map(|error| error.to_string());
                     return Err(format!(
-                        "{name:?} is not an oci:// reference: to install a plugin by name, give the plugin index with --index (or DEVTOOLS_MCP_PLUGIN_INDEX)."
+                        "{} To install a plugin by name from a plugin index instead, give the index with --index (or DEVTOOLS_MCP_PLUGIN_INDEX).",
+                        error.unwrap_or_default()
                     ));
                 }
                 (reference, _) => reference.map(String::from),

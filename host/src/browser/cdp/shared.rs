@@ -8,9 +8,10 @@
 //! one is disposed with its pages. A cut DevTools connection the browser did not notice leaves
 //! its contexts alive: without this step their pages would run on outside every tenant.
 
+use super::cdp;
 use super::connection::BrowserConn;
 use super::renderer_processes::RendererCeiling;
-use crate::browser::{BrowserError, BrowserOptions, cdp};
+use crate::browser::{BrowserError, BrowserOptions};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;

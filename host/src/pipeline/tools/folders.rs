@@ -184,38 +184,44 @@ impl ToolFolders {
     }
 
     /// Compiles and describes the plugins the start-up load left: each that loads joins the
-    /// set, which is returned (to be installed, telling clients the list changed); one that
-    /// fails is logged and not served, the others still are. `None` when nothing was added.
-    pub async fn finish_pending(&mut self) -> Option<ToolSet> {
+    /// set, which is returned (to be installed, telling clients the list changed); `None` when
+    /// nothing was left. A plugin that fails is the error, as it would have been at start:
+    /// configuration fails closed, whenever its failure shows.
+    pub async fn finish_pending(&mut self) -> Result<Option<ToolSet>, String> {
         let pending = std::mem::take(&mut self.pending);
         if pending.is_empty() {
-            return None;
+            return Ok(None);
         }
         let deadline = tokio::time::Instant::now() + STARTUP_BUDGET;
         let previous = self.loaded.clone();
+        let mut errors = Vec::new();
         for (file, mut task) in pending {
             let result = match tokio::time::timeout_at(deadline, &mut task).await {
                 Ok(joined) => joined.unwrap_or_else(|error| Err(task_failed(&file, error))),
                 Err(_) => {
                     task.abort();
-                    tracing::error!(
-                        file = %file.display(),
-                        "Loading the plugin took longer than {} s; its tool is not served",
+                    errors.push(format!(
+                        "Loading the plugin {} took longer than {} s",
+                        file.display(),
                         STARTUP_BUDGET.as_secs()
-                    );
+                    ));
                     continue;
                 }
             };
             match result {
                 Ok(tool) => match clash(&self.loaded, &tool, &file) {
-                    Some(error) => tracing::error!("{error}"),
+                    Some(error) => errors.push(error.to_string()),
                     None => self.loaded.push(tool),
                 },
-                Err(error) => tracing::error!("{error} (its tool is not served)"),
+                Err(error) => errors.push(error.to_string()),
             }
         }
+        if !errors.is_empty() {
+            self.loaded = previous;
+            return Err(errors.join("\n"));
+        }
         if self.loaded.len() == previous.len() {
-            return None;
+            return Ok(None);
         }
         match self.tool_set() {
             Ok(tools) => {
@@ -223,12 +229,11 @@ impl ToolFolders {
                     plugins = self.loaded.len() - previous.len(),
                     "plugins compiled in the background are served"
                 );
-                Some(tools)
+                Ok(Some(tools))
             }
             Err(error) => {
-                tracing::error!(%error, "plugins compiled in the background rejected");
                 self.loaded = previous;
-                None
+                Err(error.to_string())
             }
         }
     }
@@ -485,12 +490,18 @@ pub fn finish_in_background(
         let finished = std::panic::AssertUnwindSafe(folders.finish_pending())
             .catch_unwind()
             .await
-            .unwrap_or_else(|_| {
-                tracing::error!("compiling the plugins failed; their tools are not served");
-                None
-            });
-        if let Some(tools) = finished {
-            pipeline.tools.replace(tools);
+            .unwrap_or_else(|_| Err("compiling the plugins failed".to_string()));
+        match finished {
+            Ok(Some(tools)) => pipeline.tools.replace(tools),
+            Ok(None) => {}
+            // As a start with this plugin would have been refused: the server does not run
+            // on without a tool its operator configured (the MCP client reads why on stderr).
+            Err(error) => {
+                eprintln!(
+                    "devtools-mcp: {error}\nRefusing to run on without it: fix or remove the plugin, then start the server again."
+                );
+                std::process::exit(1);
+            }
         }
         let known = super::known_names::KnownNames::from_definitions(folders.definitions());
         for problem in super::known_names::policy_problems(folders.loader.policy(), &known, false) {
