@@ -65,6 +65,8 @@ pub struct Download {
     pub state: DownloadState,
     /// Whether an answer has listed it as finished.
     reported: bool,
+    /// Whether an answer has listed it at all (while it still arrived).
+    announced: bool,
 }
 
 impl Download {
@@ -227,6 +229,7 @@ impl Downloads {
             total_bytes: 0,
             state: DownloadState::InProgress,
             reported: false,
+            announced: false,
         });
         if this_call >= self.limits.per_call {
             return Some((
@@ -326,15 +329,18 @@ impl Downloads {
         *lock(&self.call_start) = begun;
     }
 
-    /// The downloads no answer has listed as finished: waits up to `wait` for those in
-    /// progress (while they still progress), then marks the finished ones as reported. Those
-    /// still in progress are listed as such, and again once they finish.
+    /// The downloads to list in an answer: those that finished since they were last listed,
+    /// and those still arriving that no answer has announced. Waits up to `wait` for the ones
+    /// this call started to finish (a slow one from an earlier call holds no answer up); one
+    /// still arriving is listed as such once, and again when it is done.
     pub async fn to_report(&self, wait: Duration) -> Vec<Download> {
         let deadline = tokio::time::Instant::now() + wait;
+        let call_start = *lock(&self.call_start);
         loop {
             let changed = self.changed.notified();
             let pending = lock(&self.entries)
                 .iter()
+                .skip(call_start)
                 .any(|entry| entry.state == DownloadState::InProgress);
             if !pending || tokio::time::Instant::now() >= deadline {
                 break;
@@ -344,8 +350,12 @@ impl Downloads {
         let mut entries = lock(&self.entries);
         let mut listed = Vec::new();
         for entry in entries.iter_mut().filter(|entry| !entry.reported) {
-            entry.reported = entry.state != DownloadState::InProgress;
-            listed.push(entry.clone());
+            let finished = entry.state != DownloadState::InProgress;
+            if finished || !entry.announced {
+                entry.reported = finished;
+                entry.announced = true;
+                listed.push(entry.clone());
+            }
         }
         listed
     }
@@ -499,5 +509,48 @@ mod tests {
             .progressed(&progress("d", 700, "inProgress"))
             .expect("past the session's total");
         assert!(total.1.contains("--maxDownloadsMib"), "{total:?}");
+    }
+
+    #[tokio::test]
+    async fn a_slow_download_of_an_earlier_call_holds_no_answer_and_is_listed_twice() {
+        let folder = tempfile::tempdir().expect("temp dir");
+        let downloads =
+            Downloads::new(folder.path().join("d"), DownloadLimits::default()).expect("downloads");
+        downloads.begin_call();
+        assert_eq!(downloads.began(&began("slow")), None);
+        assert_eq!(
+            downloads.progressed(&progress("slow", 10, "inProgress")),
+            None
+        );
+        // The call that started it waits for it (here: the whole, short, wait), then says it
+        // is still arriving.
+        let listed = downloads.to_report(Duration::from_millis(50)).await;
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].state, DownloadState::InProgress);
+        // The next call neither waits for it nor lists it again while it arrives.
+        downloads.begin_call();
+        let started = std::time::Instant::now();
+        assert!(
+            downloads
+                .to_report(Duration::from_secs(10))
+                .await
+                .is_empty()
+        );
+        assert!(started.elapsed() < Duration::from_secs(1));
+        // Once done, it is listed again, renamed into place.
+        std::fs::write(folder.path().join("d").join("slow"), "x").expect("arrived");
+        assert_eq!(
+            downloads.progressed(&progress("slow", 1, "completed")),
+            None
+        );
+        let listed = downloads.to_report(Duration::from_secs(10)).await;
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].state, DownloadState::Completed);
+        assert!(
+            downloads
+                .to_report(Duration::from_secs(10))
+                .await
+                .is_empty()
+        );
     }
 }
