@@ -1,7 +1,7 @@
 //! Long calls as tasks (beyond 1.11.0, `--experimentalTasks`: the MCP Tasks extension,
 //! SEP-2663, `io.modelcontextprotocol/tasks`). A client that declares the extension gets, for
 //! a call still running after [`TASK_AFTER`], a task instead of a request held open: it polls
-//! `tasks/get` (the task's status message says what runs and for how long), reads the answer
+//! `tasks/get` (the task's status message says which tool runs), reads the answer
 //! there once the task completes, and `tasks/cancel` stops the call and the scripts it started
 //! in its pages, so the page is free at once. A call that answers sooner is answered directly.
 //! Tasks belong to the connection that made them: no other client can read or cancel them.
