@@ -159,3 +159,22 @@ async fn a_client_without_the_extension_is_answered_directly() {
     assert!(answer.text.contains("late answer"), "{}", answer.text);
     server.shutdown().await;
 }
+
+#[test]
+fn serve_refuses_the_flag_rather_than_ignore_it() {
+    let output = crate::support::server_command()
+        .args([
+            "serve",
+            "--experimentalTasks",
+            "--tenants",
+            "/nonexistent.toml",
+        ])
+        .output()
+        .expect("run the server");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("--experimentalTasks is served over stdio only"),
+        "{stderr}"
+    );
+}
