@@ -79,16 +79,11 @@ impl SessionState {
                         self.pages.insert(*id, tab);
                     }
                     reopened.push(format!("{id} ({})", page.url));
+                    // The blank page goes once one came back: it must not take the place of
+                    // a lost page under a tenant's page limit.
+                    self.close_pages(&blank).await;
                 }
                 Err(error) => failed.push(format!("{id} ({}): {error}", page.url)),
-            }
-        }
-        if !reopened.is_empty() {
-            for id in blank {
-                if let Some(page) = self.pages.remove(&id) {
-                    self.closing.insert(super::pages::target_key(page.cdp()));
-                    let _ = page.cdp().clone().close().await;
-                }
             }
         }
         self.selected = lost
@@ -112,6 +107,16 @@ impl SessionState {
         }
         note.push('.');
         self.recovery_note = Some(note);
+    }
+
+    /// Closes `ids` (those still open).
+    async fn close_pages(&mut self, ids: &[u32]) {
+        for id in ids {
+            if let Some(page) = self.pages.remove(id) {
+                self.closing.insert(super::pages::target_key(page.cdp()));
+                let _ = page.cdp().clone().close().await;
+            }
+        }
     }
 
     /// What the last relaunch restored, once.

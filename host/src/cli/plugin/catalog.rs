@@ -113,7 +113,10 @@ pub async fn load(source: &Source<'_>) -> Result<Index, CatalogError> {
     };
     let policy = match source.policy {
         Some(path) => {
-            Policy::load(path, Default::default()).map_err(|error| unreadable(error.to_string()))?
+            Policy::load(path, Default::default()).map_err(|error| CatalogError::Refused {
+                index: index.clone(),
+                reason: format!("its signature cannot be checked: {error}"),
+            })?
         }
         None => Policy::default(),
     };
