@@ -14,6 +14,7 @@
 //! see `wasm_build.rs`), so it never waits on the lock of the build that runs this script.
 
 #[path = "../host/src/runtime/compile_settings.rs"]
+#[allow(dead_code)] // the runtime's half (`Cpu::from_env`) is not the build's
 mod compile_settings;
 
 #[path = "../host/build_common.rs"]
@@ -120,7 +121,8 @@ fn precompiling_engine() -> Option<wasmtime::Engine> {
         return None;
     }
     let mut config = wasmtime::Config::new();
-    compile_settings::apply(&mut config);
+    // This machine's CPU level, as the runtime picks it by default (`Cpu::from_env`).
+    compile_settings::apply(&mut config, compile_settings::Cpu::of_this_machine());
     match wasmtime::Engine::new(&config) {
         Ok(engine) => Some(engine),
         Err(error) => panic!("cannot create the wasmtime engine to precompile the tools: {error}"),

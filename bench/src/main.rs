@@ -7,6 +7,7 @@
 //! every run) so that machine noise lands on every column alike and the ratios are measured,
 //! not assembled from numbers taken on different days.
 
+mod compare;
 mod dialect;
 mod fixtures;
 mod floor;
@@ -112,6 +113,14 @@ struct Args {
     /// `--chrome-arg=--disable-features=AutofillServerCommunication`.
     #[arg(long)]
     chrome_arg: Vec<String>,
+    /// Compare this run's step table with an earlier report (what `--output` wrote, e.g.
+    /// bench/last-run.md) and list what got slower beyond the runs' noise; exit status 1 when
+    /// something did.
+    #[arg(long, value_name = "EARLIER_REPORT")]
+    compare: Option<PathBuf>,
+    /// Compare two saved reports without running anything (earlier first).
+    #[arg(long, num_args = 2, value_names = ["EARLIER_REPORT", "LATER_REPORT"])]
+    compare_reports: Vec<PathBuf>,
     /// Soak: mixed calls per tenant over HTTP.
     #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u32).range(10..=100_000))]
     soak_tenant_calls: u32,
@@ -120,7 +129,23 @@ struct Args {
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
+    if let [earlier, later] = args.compare_reports.as_slice() {
+        let (text, worse) = compared(earlier, &read_report(later));
+        println!("{text}");
+        std::process::exit(i32::from(worse));
+    }
     let outcome = bench(&args).await;
+    let outcome = match (outcome, &args.compare) {
+        (Ok(report), Some(earlier)) => {
+            let (text, worse) = compared(earlier, &report);
+            if worse {
+                println!("{report}\n{text}");
+                std::process::exit(1);
+            }
+            Ok(format!("{report}\n{text}"))
+        }
+        (outcome, _) => outcome,
+    };
     let _ = std::fs::remove_dir_all(playwright_output());
     match outcome {
         Ok(report) => {
@@ -137,6 +162,43 @@ async fn main() {
             std::process::exit(1);
         }
     }
+}
+
+fn read_report(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|error| {
+        eprintln!(
+            "devtools-mcp-bench: cannot read the report {}: {error}",
+            path.display()
+        );
+        std::process::exit(2);
+    })
+}
+
+/// The regression section comparing `report` with the report saved at `earlier`, and whether
+/// anything got worse.
+fn compared(earlier: &Path, report: &str) -> (String, bool) {
+    let (old, new) = (
+        compare::Report::parse(&read_report(earlier)),
+        compare::Report::parse(report),
+    );
+    if old.is_empty() || new.is_empty() {
+        eprintln!(
+            "devtools-mcp-bench: no step table to compare in {}: give a report the main bench wrote (--output)",
+            if old.is_empty() {
+                earlier.display().to_string()
+            } else {
+                "this run".to_owned()
+            }
+        );
+        std::process::exit(2);
+    }
+    let (found, summary) = compare::regressions(&old, &new);
+    let mut text = format!("### Compared with {}\n\n{summary}\n", earlier.display());
+    for line in &found {
+        text.push_str(line);
+        text.push('\n');
+    }
+    (text, !found.is_empty())
 }
 
 async fn bench(args: &Args) -> Result<String, String> {

@@ -193,9 +193,6 @@ fn hash_token() -> Result<(), String> {
 
 /// `serve`: MCP over streamable HTTP, one session per tenant of the tenants file.
 async fn serve_http(args: &Args) -> Result<(), String> {
-    if Args::enabled(args.experimental_tasks) {
-        return Err("--experimentalTasks is served over stdio only for now: `serve` would answer every call directly, so leave the flag out of `serve` (its clients get progress notifications and cancellation instead).".into());
-    }
     let path = args
         .tenants
         .clone()

@@ -57,7 +57,8 @@ impl Runtime {
     pub fn new() -> wasmtime::Result<Runtime> {
         let mut config = wasmtime::Config::new();
         // What compiled code depends on is shared with the build script's precompiler.
-        compile_settings::apply(&mut config);
+        let cpu = compile_settings::Cpu::from_env().map_err(wasmtime::Error::msg)?;
+        compile_settings::apply(&mut config, cpu);
         config.max_wasm_stack(limits::MAX_WASM_STACK);
         // A fresh instance per call is the isolation we want; the pooling allocator makes it
         // cheap (pre-reserved memories and instance slots, reset instead of remapped). Where

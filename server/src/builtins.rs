@@ -63,7 +63,7 @@ mod tests {
         installed();
         // As on a machine whose engine differs from the build's: the loader compiles instead.
         let mut config = wasmtime::Config::new();
-        compile_settings::apply(&mut config);
+        compile_settings::apply(&mut config, compile_settings::Cpu::of_this_machine());
         config.consume_fuel(false);
         let other = wasmtime::Engine::new(&config).expect("engine");
         assert_ne!(
@@ -72,6 +72,24 @@ mod tests {
         );
         assert!(precompiled(&other, tools()[0].wasm).is_none());
         assert!(!embedded::runs_on(&other));
+    }
+
+    /// On a CPU below the level the build compiled for (x86-64-v2), wasmtime could not run the
+    /// embedded code: such an engine gets none, and the tools are compiled there instead.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn an_engine_for_an_older_cpu_gets_no_embedded_code() {
+        installed();
+        let mut config = wasmtime::Config::new();
+        compile_settings::apply(&mut config, compile_settings::Cpu::X86_64);
+        let older = wasmtime::Engine::new(&config).expect("engine");
+        assert!(precompiled(&older, tools()[0].wasm).is_none());
+        assert!(!embedded::runs_on(&older));
+        // The build's level is this machine's, so its code runs here.
+        assert_eq!(
+            compile_settings::Cpu::of_this_machine(),
+            compile_settings::Cpu::X86_64V2
+        );
     }
 
     #[test]

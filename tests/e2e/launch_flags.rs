@@ -129,3 +129,59 @@ async fn the_browser_gets_the_flags_1_11_0_launches_it_with() {
         "the browsers' flags differ\n  only ours: {ours_only:?}\n  only 1.11.0's: {theirs_only:?}"
     );
 }
+
+/// `DEVTOOLS_MCP_CPU` (compile_settings.rs): a machine below the level the built-in tools were
+/// precompiled for (x86-64-v2) is simulated with `x86-64`; the server compiles the tools
+/// there and answers as usual. A level it does not know is refused at start, naming the ones
+/// there are.
+#[cfg(target_arch = "x86_64")]
+#[tokio::test]
+async fn an_older_cpu_level_compiles_the_tools_and_an_unknown_one_is_refused() {
+    use crate::support::{McpServer, browser_args};
+    let env = |level: &str| vec![("DEVTOOLS_MCP_CPU".to_string(), level.to_string())];
+    // Into an empty compiled-code cache each: this machine's level (the build's), then x86-64.
+    let mut written = Vec::new();
+    for level in ["x86-64-v2", "x86-64"] {
+        let cache = tempfile::tempdir().expect("cache");
+        let mut args = browser_args();
+        args.extend([
+            "--cache-dir".to_string(),
+            cache.path().display().to_string(),
+        ]);
+        let server = McpServer::start_with(args, env(level))
+            .await
+            .unwrap_or_else(|error| panic!("starts at {level}: {error}"));
+        let listed = server.call("list_pages", serde_json::json!({})).await;
+        assert!(!listed.is_error, "{}", listed.text);
+        server.shutdown().await;
+        written.push(walkdir(cache.path()));
+    }
+    // At x86-64 the build's code is refused and the tools it ran were compiled (and cached).
+    assert!(
+        written[1] > written[0],
+        "cache files at v2 and v1: {written:?}"
+    );
+
+    let args = browser_args();
+    let refused = McpServer::start_with(args, env("x86-64-v9"))
+        .await
+        .err()
+        .expect("an unknown level is refused");
+    assert!(
+        refused.contains("DEVTOOLS_MCP_CPU=\"x86-64-v9\" is not a CPU level this build knows: use x86-64-v2, x86-64 or native"),
+        "{refused}"
+    );
+}
+
+/// Files under `dir`, recursively.
+fn walkdir(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| match entry.file_type() {
+            Ok(kind) if kind.is_dir() => walkdir(&entry.path()),
+            _ => 1,
+        })
+        .sum()
+}

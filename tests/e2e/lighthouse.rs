@@ -182,3 +182,124 @@ async fn a_desktop_navigation_audit_reports_real_scores() {
     assert!(snapshot.text.contains("Audit me"), "{}", snapshot.text);
     server.shutdown().await;
 }
+
+/// Node processes whose parent is `server` (the Lighthouse runner is one).
+fn node_children(server: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The parent is the 4th field, after the parenthesised command name.
+        let parent = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|ppid| ppid.parse::<u32>().ok());
+        let command = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if parent == Some(server) && String::from_utf8_lossy(&command).contains("lighthouseDir") {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A real client follows an audit as a task (`--experimentalTasks`) and cancels it midway:
+/// the task says what runs while it runs, the cancellation kills the Lighthouse runner, and
+/// the page answers the next call at once.
+#[tokio::test]
+async fn an_audit_as_a_task_is_followed_and_cancelled_midway() {
+    use crate::tasks::{settled_task, stdio_client};
+    use rmcp::model::{CallToolRequestParams, CallToolResponse, CancelTaskParams, TaskStatus};
+    if !node_available() {
+        eprintln!(
+            "!!! SKIPPED: node is not installed, so Lighthouse cannot run (apt-get install nodejs)"
+        );
+        return;
+    }
+    let prefix = lighthouse_prefix();
+    assert!(
+        prefix
+            .join("node_modules/lighthouse/core/index.js")
+            .is_file(),
+        "Lighthouse is not installed in {}: run scripts/test",
+        prefix.display()
+    );
+    let pages = FixtureServer::start(vec![
+        Route::html("/audit", PAGE),
+        Route::new("/pixel.png", "image/png", PIXEL),
+    ]);
+    let prefix_arg = prefix.display().to_string();
+    let (client, child) = stdio_client(&["--lighthousePath", &prefix_arg]).await;
+    let server_pid = child.id().expect("server pid");
+    let call = |tool: &str, arguments: Value| {
+        let Value::Object(arguments) = arguments else {
+            panic!("an object")
+        };
+        CallToolRequestParams::new(tool.to_string()).with_arguments(arguments)
+    };
+    let opened = client
+        .call_tool_once(call("navigate_page", json!({ "url": pages.url("/audit") })))
+        .await
+        .expect("navigate");
+    if let CallToolResponse::Task(created) = &opened {
+        settled_task(&client, &created.task.task_id, Duration::from_secs(60)).await;
+    }
+    let audit = client
+        .call_tool_once(call(
+            "lighthouse_audit",
+            json!({ "mode": "navigation", "device": "desktop" }),
+        ))
+        .await
+        .expect("lighthouse_audit");
+    let CallToolResponse::Task(created) = audit else {
+        panic!("an audit runs longer than a second, so it is a task: {audit:?}");
+    };
+    let id = created.task.task_id.clone();
+    // Followed: the runner is up and the task says what runs.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while node_children(server_pid).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Lighthouse runner never started"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let state = client
+        .get_task(rmcp::model::GetTaskParams::new(id.clone()))
+        .await
+        .expect("tasks/get");
+    assert_eq!(state.task.status(), TaskStatus::Working, "{state:?}");
+    assert_eq!(
+        state.task.task.status_message.as_deref(),
+        Some("lighthouse_audit is running")
+    );
+    // Cancelled midway: the runner is killed and the page is free.
+    let cancelled_at = std::time::Instant::now();
+    client
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .expect("tasks/cancel");
+    let state = settled_task(&client, &id, Duration::from_secs(15)).await;
+    assert_eq!(state.task.status(), TaskStatus::Cancelled, "{state:?}");
+    while !node_children(server_pid).is_empty() {
+        assert!(
+            cancelled_at.elapsed() < Duration::from_secs(10),
+            "the Lighthouse runner outlived the cancellation"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let next = client
+        .call_tool_once(call(
+            "evaluate_script",
+            json!({ "function": "() => 'free again'" }),
+        ))
+        .await
+        .expect("next call");
+    assert!(format!("{next:?}").contains("free again"), "{next:?}");
+    assert!(
+        cancelled_at.elapsed() < Duration::from_secs(20),
+        "the page stayed busy"
+    );
+    let _ = client.cancel().await;
+}

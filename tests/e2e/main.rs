@@ -67,3 +67,4 @@ mod tools;
 mod typed_results;
 mod url_patterns;
 mod vision;
+mod workflows;

@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const BINARY: &str = env!("CARGO_BIN_EXE_devtools-mcp");
+/// Packages another binary instead of the test build: the release build, to measure what
+/// ships (`scripts/release`'s binary; BENCHMARKS.md, "From nothing to the first answer").
+const BINARY_ENV: &str = "DEVTOOLS_MCP_PACKAGE_BINARY";
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
 #[tokio::test]
@@ -24,7 +27,8 @@ async fn every_package_installs_offline_and_drives_a_page() {
     let started = Instant::now();
     let packaged = command("python3")
         .arg(format!("{ROOT}/scripts/package"))
-        .args([BINARY, &out.path().to_string_lossy()])
+        .arg(std::env::var(BINARY_ENV).unwrap_or_else(|_| BINARY.to_string()))
+        .arg(out.path())
         .env("DEVTOOLS_MCP_RELEASE_KEY", &private_key)
         .output()
         .expect("run scripts/package");
@@ -36,6 +40,10 @@ async fn every_package_installs_offline_and_drives_a_page() {
         started.elapsed()
     );
     let out = out.path();
+    for artifact in std::fs::read_dir(out).expect("out").flatten() {
+        let size = artifact.metadata().map(|meta| meta.len()).unwrap_or(0);
+        eprintln!("{:>12} B  {}", size, artifact.file_name().to_string_lossy());
+    }
 
     release_files(out, &public_key);
     let bundle = out.join(format!("devtools-mcp-{VERSION}.mcpb"));

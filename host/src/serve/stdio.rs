@@ -184,7 +184,7 @@ impl ServerHandler for McpServer {
                 .tasks
                 .run(
                     &context,
-                    self.session.clone(),
+                    super::tasks::stopper_of(self.session.clone()),
                     request.name.to_string(),
                     call,
                 )

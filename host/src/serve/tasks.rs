@@ -5,8 +5,10 @@
 //! there once the task completes, and `tasks/cancel` stops the call and the scripts it started
 //! in its pages, so the page is free at once. A call that answers sooner is answered directly.
 //! Tasks belong to the connection that made them: no other client can read or cancel them.
+//! Over HTTP (`serve`) a connection is an MCP session of one tenant, and a task still runs
+//! under that tenant's quotas (its call budget included).
 
-use crate::session::Session;
+use futures::future::BoxFuture;
 use rmcp::ErrorData;
 use rmcp::RoleServer;
 use rmcp::model::{CallToolResponse, CallToolResult, CreateTaskResult, GetTaskResult};
@@ -30,6 +32,19 @@ pub struct CallTasks {
 /// What a call running in the background ends with.
 type Joined = Result<Result<CallToolResult, ErrorData>, tokio::task::JoinError>;
 
+/// Stops the scripts a call started in its pages since the instant given (the session's
+/// `terminate_scripts`), answering how many it stopped: what a cancellation does besides
+/// dropping the call, so that the page is free at once.
+pub type Stopper = std::sync::Arc<dyn Fn(Instant) -> BoxFuture<'static, usize> + Send + Sync>;
+
+/// The [`Stopper`] of one session.
+pub fn stopper_of(session: crate::session::Session) -> Stopper {
+    std::sync::Arc::new(move |since| {
+        let session = session.clone();
+        Box::pin(async move { session.terminate_scripts(since).await })
+    })
+}
+
 impl CallTasks {
     /// Whether the client declared the extension on this request's connection.
     pub fn declared(context: &RequestContext<RoleServer>) -> bool {
@@ -38,12 +53,12 @@ impl CallTasks {
             .is_some_and(|capabilities| capabilities.supports_tasks())
     }
 
-    /// Runs `call` (the pipeline's, for `tool` in `session`): answered directly if it ends
-    /// within [`TASK_AFTER`], as a task otherwise.
+    /// Runs `call` (the pipeline's, for `tool`): answered directly if it ends within
+    /// [`TASK_AFTER`], as a task otherwise; `stop` stops its scripts when it is cancelled.
     pub async fn run<F>(
         &self,
         context: &RequestContext<RoleServer>,
-        session: Session,
+        stop: Stopper,
         tool: String,
         call: F,
     ) -> Result<CallToolResponse, ErrorData>
@@ -57,7 +72,7 @@ impl CallTasks {
             _ = tokio::time::sleep(TASK_AFTER) => {}
             _ = context.ct.cancelled() => {
                 handle.abort();
-                session.terminate_scripts(started).await;
+                stop(started).await;
                 return Err(ErrorData::internal_error("The call was cancelled.", None));
             }
         }
@@ -71,7 +86,7 @@ impl CallTasks {
                     joined = &mut handle => answer(joined).map_err(TaskExit::Error),
                     _ = task.cancelled() => {
                         handle.abort();
-                        let stopped = session.terminate_scripts(started).await;
+                        let stopped = stop(started).await;
                         tracing::info!(%tool, stopped, "stopped the scripts of a task the client cancelled");
                         Err(TaskExit::Cancelled)
                     }

@@ -30,7 +30,11 @@ pub struct TenantServer {
     metrics: Arc<Metrics>,
     /// Set by `initialize`: the tenant this MCP session belongs to, counted in its quota.
     slot: Arc<Mutex<Option<SessionSlot>>>,
+    /// `--experimentalTasks`: this MCP session's long calls, as tasks.
+    tasks: Arc<crate::serve::tasks::CallTasks>,
 }
+
+mod tasks;
 
 impl TenantServer {
     pub fn new(pipeline: Arc<Pipeline>, tenants: Arc<Registry>, metrics: Arc<Metrics>) -> Self {
@@ -39,6 +43,7 @@ impl TenantServer {
             tenants,
             metrics,
             slot: Arc::new(Mutex::new(None)),
+            tasks: Arc::default(),
         }
     }
 
@@ -180,11 +185,14 @@ impl ServerHandler for TenantServer {
         let mut implementation = Implementation::new("devtools_mcp", env!("CARGO_PKG_VERSION"));
         implementation.title =
             Some("devtools-mcp: Chrome DevTools tools as WebAssembly components".into());
-        ServerConfig::new(crate::serve::capabilities_for(
-            self.output_budget_anywhere(),
-        ))
-        .with_server_info(implementation)
-        .with_instructions(crate::serve::INSTRUCTIONS)
+        let capabilities = crate::serve::capabilities_for(self.output_budget_anywhere());
+        let capabilities = match self.pipeline.tasks {
+            true => crate::serve::tasks::declare(capabilities),
+            false => capabilities,
+        };
+        ServerConfig::new(capabilities)
+            .with_server_info(implementation)
+            .with_instructions(crate::serve::INSTRUCTIONS)
     }
 
     async fn initialize(
@@ -278,7 +286,10 @@ impl ServerHandler for TenantServer {
             ),
             false => None,
         };
-        let outcome = self.run(&tenant, request, &context).await;
+        if let Some(as_task) = self.as_task(&tenant, stateless, &context) {
+            return as_task.run(request, context).await;
+        }
+        let outcome = self.run(&tenant, request, &context, Scope::Request).await;
         let failed = match &outcome {
             Ok(result) => result.is_error == Some(true),
             Err(_) => true,
@@ -295,6 +306,41 @@ impl ServerHandler for TenantServer {
         );
         outcome.map(Into::into)
     }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.tenant(&context)?;
+        self.tasks.get(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tenant(&context)?;
+        self.tasks.update(&request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tenant(&context)?;
+        self.tasks.cancel(&request.task_id)
+    }
+}
+
+/// What may stop a call besides its budget and a reload: the request that carries it, or,
+/// for a task, only `tasks/cancel` (the request that created it has been answered).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Request,
+    Task,
 }
 
 impl TenantServer {
@@ -303,6 +349,7 @@ impl TenantServer {
         tenant: &Tenant,
         mut request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
+        scope: Scope,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(tool) = self.get_tool(&request.name) else {
             return Err(ErrorData::invalid_params(
@@ -323,7 +370,7 @@ impl TenantServer {
             Err(message) => return Ok(error_result(message)),
         };
         let runtime = ticket.runtime.clone();
-        let mut outcome = self.call(tenant, &ticket, request, context).await;
+        let mut outcome = self.call(tenant, &ticket, request, context, scope).await;
         // Still counted in flight (a shutdown drains until the answer is complete).
         let _settled = tokio::time::timeout(
             std::time::Duration::from_secs(2),
@@ -351,14 +398,22 @@ impl TenantServer {
         ticket: &crate::serve::tenants::registry::CallTicket,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
+        scope: Scope,
     ) -> Result<CallToolResult, ErrorData> {
         let quotas = &tenant.quotas;
-        let disconnected = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Disconnected>())
-            .map(|disconnected| disconnected.0.clone())
-            .unwrap_or_default();
+        // A task outlives its request and its connection: neither ending stops it.
+        let (cancelled, disconnected) = match scope {
+            Scope::Request => (
+                context.ct.clone(),
+                context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|parts| parts.extensions.get::<Disconnected>())
+                    .map(|disconnected| disconnected.0.clone())
+                    .unwrap_or_default(),
+            ),
+            Scope::Task => Default::default(),
+        };
         let call_started = std::time::Instant::now();
         // A bug in the host must cost one call, not the server: a panic becomes an error.
         let structured = self
@@ -402,7 +457,7 @@ impl TenantServer {
                     )))
                 }
             },
-            _ = context.ct.cancelled() => {
+            _ = cancelled.cancelled() => {
                 stopped("cancelled");
                 Err(ErrorData::internal_error("The call was cancelled.", None))
             }
