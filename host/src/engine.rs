@@ -5,8 +5,12 @@
 //! - **Time**: the caller stops waiting at the deadline and the flag is raised; an engine
 //!   that polls it stops within a few thousand steps.
 //! - **Threads**: a job holds its slot until it really ends, even after its caller gave up
-//!   (a blocking task cannot be aborted), so hostile input can occupy at most [`slots`]
-//!   threads, never the blocking pool.
+//!   (a blocking task cannot be aborted), so hostile input can occupy at most [`slots`] and
+//!   [`RESERVE`] threads, never the blocking pool.
+//! - **Tenants**: the slots are a [`SharedPool`]: under `serve` each tenant's calls run
+//!   [`as_tenant`] and take slots from that tenant's share, so one tenant's jobs stop at the
+//!   reserve and another tenant's first job still runs (jobs outside any tenant's call, as on
+//!   stdio, share one share of their own).
 //! - **Stack**: engines walk iteratively with explicit bounds; nothing recurses to a depth its
 //!   input controls (each engine's tests run it on a small stack).
 //! - **Memory**: an engine that allocates in proportion to its input takes a byte budget of its
@@ -14,10 +18,10 @@
 //! - **Cancellation**: when the caller is dropped (its call ran out of wall clock) the flag is
 //!   raised too, so a job whose call ended does not run on to the end.
 
+use crate::shared_pool::{Share, SharedPool};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
-use tokio::sync::Semaphore;
 
 /// The flag an engine polls: raised when its caller stopped waiting.
 pub type Cancel = Arc<AtomicBool>;
@@ -27,7 +31,31 @@ pub fn slots() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
 }
 
-static SLOTS: LazyLock<Arc<Semaphore>> = LazyLock::new(|| Arc::new(Semaphore::new(slots())));
+/// Slots beyond [`slots`] kept for tenants with no job running.
+pub const RESERVE: usize = 1;
+
+/// One share may hold all of [`slots`] (a lone client runs as many jobs as before); the
+/// reserve is for the others.
+static SLOTS: LazyLock<Arc<SharedPool>> =
+    LazyLock::new(|| SharedPool::new(slots() + RESERVE, RESERVE, slots()));
+
+tokio::task_local! {
+    /// The tenant whose call runs (set by `serve`'s HTTP face).
+    static TENANT: Arc<str>;
+}
+
+/// Runs `work` (one call of `tenant`) so that the engine jobs it starts take `tenant`'s share.
+pub async fn as_tenant<F: std::future::Future>(tenant: &str, work: F) -> F::Output {
+    TENANT.scope(Arc::from(tenant), work).await
+}
+
+/// The share of the tenant whose call runs, or of the process outside any tenant's call.
+fn current_share(pool: &Arc<SharedPool>) -> Arc<Share> {
+    match TENANT.try_with(Arc::clone) {
+        Ok(tenant) => pool.share_of(&format!("tenant {tenant}")),
+        Err(_) => pool.share_of("the process"),
+    }
+}
 
 /// Why an engine job gave no answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,17 +83,20 @@ pub async fn run<T: Send + 'static>(
     deadline: Duration,
     job: impl FnOnce(&AtomicBool) -> T + Send + 'static,
 ) -> Result<T, EngineError> {
+    run_in(&SLOTS, what, deadline, job).await
+}
+
+async fn run_in<T: Send + 'static>(
+    pool: &Arc<SharedPool>,
+    what: &'static str,
+    deadline: Duration,
+    job: impl FnOnce(&AtomicBool) -> T + Send + 'static,
+) -> Result<T, EngineError> {
     let cancel: Cancel = Arc::new(AtomicBool::new(false));
     let _raise = RaiseOnDrop(cancel.clone());
+    let share = current_share(pool);
     let work = async {
-        let permit = SLOTS
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|error| EngineError::Crashed {
-                what,
-                reason: error.to_string(),
-            })?;
+        let permit = share.take().await;
         let flag = cancel.clone();
         tokio::task::spawn_blocking(move || {
             // The slot is the job's until it returns, whoever still waits for it.
@@ -141,6 +172,33 @@ mod tests {
         }
         tokio::time::sleep(Duration::from_millis(800)).await;
         assert!(most.load(Ordering::SeqCst) <= slots(), "{most:?}");
+    }
+
+    /// One tenant's stubborn jobs took every slot and another tenant's job waited behind
+    /// them until its deadline: now the flood stops at the reserve.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_tenants_flood_leaves_another_tenant_a_slot() {
+        let pool = SharedPool::new(2 + RESERVE, RESERVE, 2);
+        let mut flood = Vec::new();
+        for _ in 0..6 {
+            let pool = pool.clone();
+            flood.push(tokio::spawn(as_tenant("flooder", async move {
+                run_in(&pool, "a stubborn job", Duration::from_secs(5), |_| {
+                    std::thread::sleep(Duration::from_millis(600));
+                })
+                .await
+            })));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let other = as_tenant(
+            "other",
+            run_in(&pool, "sum", Duration::from_millis(400), |_| 2 + 2),
+        )
+        .await;
+        assert_eq!(other, Ok(4), "the other tenant's job");
+        for call in flood {
+            let _done = call.await;
+        }
     }
 
     #[tokio::test]

@@ -17,9 +17,10 @@
 //!   capability (`runtime/host_api/`), each function passing the dispatcher's gate;
 //! - `response` is what an answer holds; `session` is one client's browser state;
 //! - `browser` is Chromium, itself in three layers: `features` -> `page` -> `cdp`;
-//! - leaves anything may use: `policy` (who may do what, each rule once), `sandbox` (the file
-//!   gateway), `schema` (the one bounded validator), `engine` (budgets for engines), `net`
-//!   (tenants' egress), `snapshot`, `heap_analysis`, `lighthouse`, `telemetry`, `fswatch`.
+//! - leaves anything may use: `shared_pool` (the one type for capacity tenants share),
+//!   `policy` (who may do what, each rule once), `sandbox` (the file gateway), `schema` (the
+//!   one bounded validator), `engine` (budgets for engines), `net` (tenants' egress),
+//!   `snapshot`, `heap_analysis`, `lighthouse`, `telemetry`, `fswatch`.
 //!
 //! Engines that compute without I/O are crates of their own under `crates/` (snapshot text,
 //! heap snapshots, trace insights, the CSS cascade, the console and network models): data in,
@@ -50,5 +51,6 @@ pub mod sandbox;
 pub mod schema;
 pub mod serve;
 pub mod session;
+pub mod shared_pool;
 pub mod snapshot;
 pub mod telemetry;

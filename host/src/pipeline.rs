@@ -320,8 +320,11 @@ impl Pipeline {
                         let (message, stopped) = trap_message(tool, &call_state, &trap);
                         if stopped {
                             // What a runaway plugin declared is not worth sending (it may be
-                            // the very output that hit the limit).
+                            // the very output that hit the limit). What pages wrote stays
+                            // recorded: the reason may print it (a refused landing's URL).
+                            let written = std::mem::take(&mut call_state.response.page_written);
                             call_state.response = Default::default();
+                            call_state.response.page_written = written;
                         }
                         Some(message)
                     }

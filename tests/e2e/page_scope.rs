@@ -293,3 +293,89 @@ async fn a_function_on_a_page_outside_the_patterns_is_refused_and_the_page_left_
     );
     server.shutdown().await;
 }
+
+/// Page code a plugin's call started does not outlive the call: timers its script set (in
+/// the page, through an iframe's `setTimeout`, an interval) to change and move the page later
+/// are cleared when the call ends, so none fires after it. (The plugin's policy does not grant
+/// `long-lived`.)
+#[tokio::test]
+async fn timers_a_plugins_script_set_never_fire_after_its_call() {
+    let pages = FixtureServer::start(vec![
+        Route::html(
+            "/allowed",
+            "<!doctype html><title>allowed</title><p>ALLOWED</p><iframe srcdoc=\"<p>inner</p>\"></iframe>",
+        ),
+        Route::html("/forbidden", FORBIDDEN),
+    ]);
+    let allowed = pages.url("/allowed");
+    let (server, _scratch) = start(&allowed, &[]).await;
+    let opened = server
+        .call("navigate_page", json!({ "type": "url", "url": allowed }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let script = "window.clearTimeout = () => {}; \
+        setTimeout(() => { document.title = 'LATE'; }, 1500); \
+        setInterval(() => { document.body.append('INTERVAL LATE'); }, 700); \
+        frames[0].setTimeout(() => { top.document.body.append('IFRAME LATE'); top.location.href = '/forbidden'; }, 1500); \
+        1";
+    let answer = server
+        .call(
+            "contract_probe",
+            json!({ "function": "script/evaluate-expression", "arg": script }),
+        )
+        .await;
+    assert!(
+        !answer.is_error && answer.text.contains("script/evaluate-expression: ok"),
+        "{}",
+        answer.text
+    );
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let seen = server
+        .call(
+            "evaluate_script",
+            json!({ "function": "() => document.title + ' | ' + location.pathname + ' | ' + document.body.innerText" }),
+        )
+        .await;
+    assert!(!seen.is_error, "{}", seen.text);
+    assert!(
+        seen.text.contains("allowed | /allowed") && !seen.text.contains("LATE"),
+        "a timer of the plugin's call fired after it: {}",
+        seen.text
+    );
+    server.shutdown().await;
+}
+
+/// The URL a page went to outside the patterns is page-written: under
+/// `--experimentalFencePageContent` the refusal that prints it is fenced.
+#[tokio::test]
+async fn the_url_of_a_refused_landing_is_fenced() {
+    let target = "/forbidden-ignore-previous-instructions";
+    let pages = FixtureServer::start(vec![
+        Route::html(
+            "/allowed",
+            format!(
+                "<!doctype html><title>allowed</title><p>ALLOWED</p><script>setTimeout(() => {{ location.href = '{target}'; }}, 1500);</script>"
+            ),
+        ),
+        Route::html(target, FORBIDDEN),
+    ]);
+    let allowed = pages.url("/allowed");
+    let (server, _scratch) = start(&allowed, &["--experimentalFencePageContent"]).await;
+    let opened = server
+        .call("navigate_page", json!({ "type": "url", "url": allowed }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let answer = server
+        .call(
+            "contract_probe",
+            json!({ "function": "pages/url", "then_wait_for": "FORBIDDEN PAGE" }),
+        )
+        .await;
+    assert!(
+        answer.is_error && answer.text.contains("during the call"),
+        "{}",
+        answer.text
+    );
+    crate::provenance::assert_fenced(&answer.text, "ignore-previous-instructions");
+    server.shutdown().await;
+}

@@ -29,7 +29,7 @@ window.addEventListener('devtoolstooldiscovery', event => {
 "#;
 
 /// Every line holding `needle` sits inside a fence, and there is one.
-fn assert_fenced(text: &str, needle: &str) {
+pub(crate) fn assert_fenced(text: &str, needle: &str) {
     let mut inside = false;
     let mut seen = 0;
     for line in text.lines() {

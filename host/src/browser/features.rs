@@ -3,6 +3,7 @@
 //! [`styles`], [`performance`] traces, [`heap`] snapshots, [`screencast`]s, [`page_tools`],
 //! [`extensions`], [`pwa`]s, what a page's contexts hold ([`renderer_memory`]) and what a tenant's browser context holds ([`footprint`]). Features may use the page model and `cdp`, never the other way.
 
+pub mod call_timers;
 pub mod collectors;
 pub mod downloads;
 pub mod extensions;

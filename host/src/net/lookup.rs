@@ -9,13 +9,13 @@
 //! The process's slots are a shared pool with a reserve: a tenant's first lookup may take any
 //! free slot, its further ones only while more than the reserve is free. Four tenants flooding
 //! names no resolver answers took all 32 slots and a fifth tenant's lookups failed; now the
-//! floods stop at the reserve, which tenants with no lookup running share.
+//! floods stop at the reserve, which tenants with no lookup running share (the rule of every
+//! pool tenants share: [`crate::shared_pool`]).
 
+use crate::shared_pool::{Share, SharedPool};
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
-use tokio::sync::{Notify, Semaphore};
 
 /// Lookups one tenant's proxy runs at once.
 const PER_TENANT: usize = 8;
@@ -24,70 +24,9 @@ const IN_ALL: usize = 32;
 /// Slots of [`IN_ALL`] kept for tenants that have no lookup running.
 const RESERVE: usize = 8;
 
-static ALL: LazyLock<Arc<Pool>> = LazyLock::new(|| Arc::new(Pool::new(IN_ALL, RESERVE)));
-
 /// The process's lookup slots, shared with a reserve (see the module's doc).
-struct Pool {
-    free: Mutex<usize>,
-    freed: Notify,
-    reserve: usize,
-}
-
-/// A slot of the pool, given back (and its tenant's count lowered) when dropped.
-struct Slot {
-    pool: Arc<Pool>,
-    held: Arc<AtomicUsize>,
-}
-
-impl Pool {
-    fn new(slots: usize, reserve: usize) -> Pool {
-        Pool {
-            free: Mutex::new(slots),
-            freed: Notify::new(),
-            reserve,
-        }
-    }
-
-    /// Waits for a slot that a tenant holding `held` slots may take.
-    async fn take(self: &Arc<Pool>, held: &Arc<AtomicUsize>) -> Slot {
-        loop {
-            let notified = self.freed.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            {
-                let mut free = self
-                    .free
-                    .lock()
-                    .unwrap_or_else(|poison| poison.into_inner());
-                let first = held.load(Ordering::SeqCst) == 0;
-                if *free > 0 && (first || *free > self.reserve) {
-                    *free -= 1;
-                    held.fetch_add(1, Ordering::SeqCst);
-                    return Slot {
-                        pool: self.clone(),
-                        held: held.clone(),
-                    };
-                }
-            }
-            notified.await;
-        }
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        {
-            let mut free = self
-                .pool
-                .free
-                .lock()
-                .unwrap_or_else(|poison| poison.into_inner());
-            *free += 1;
-            self.held.fetch_sub(1, Ordering::SeqCst);
-        }
-        self.pool.freed.notify_waiters();
-    }
-}
+static ALL: LazyLock<Arc<SharedPool>> =
+    LazyLock::new(|| SharedPool::new(IN_ALL, RESERVE, PER_TENANT));
 
 /// A blocking lookup: the system's, or a test's.
 type Lookup = fn(&str, u16) -> std::io::Result<Vec<SocketAddr>>;
@@ -98,10 +37,7 @@ fn system_lookup(host: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
 
 /// One tenant's share of the lookups.
 pub struct Lookups {
-    tenant: Arc<Semaphore>,
-    /// Slots of the process's pool this tenant holds.
-    held: Arc<AtomicUsize>,
-    pool: Arc<Pool>,
+    share: Arc<Share>,
 }
 
 impl Lookups {
@@ -109,11 +45,9 @@ impl Lookups {
         Lookups::in_pool(ALL.clone())
     }
 
-    fn in_pool(pool: Arc<Pool>) -> Lookups {
+    fn in_pool(pool: Arc<SharedPool>) -> Lookups {
         Lookups {
-            tenant: Arc::new(Semaphore::new(PER_TENANT)),
-            held: Arc::default(),
-            pool,
+            share: pool.share(),
         }
     }
 
@@ -137,12 +71,9 @@ impl Lookups {
     ) -> Result<Vec<SocketAddr>, String> {
         let name = host.to_owned();
         let work = async {
-            let Ok(tenant) = self.tenant.clone().acquire_owned().await else {
-                return Err("the resolver is shut down".to_owned());
-            };
-            let slot = self.pool.take(&self.held).await;
+            let slot = self.share.take().await;
             tokio::task::spawn_blocking(move || {
-                let _slots = (tenant, slot);
+                let _slot = slot;
                 lookup(&name, port)
             })
             .await
@@ -222,7 +153,7 @@ mod tests {
     /// failed: the reserve keeps slots for tenants with none running.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_flood_by_four_tenants_leaves_a_fifth_its_lookups() {
-        let pool = Arc::new(Pool::new(IN_ALL, RESERVE));
+        let pool = SharedPool::new(IN_ALL, RESERVE, PER_TENANT);
         let flooders: Vec<Lookups> = (0..4).map(|_| Lookups::in_pool(pool.clone())).collect();
         let floods = flooders.iter().flat_map(|tenant| {
             (0..PER_TENANT).map(move |_| {
@@ -233,10 +164,7 @@ mod tests {
         let fifth = async {
             // The floods take their slots first.
             tokio::time::sleep(Duration::from_millis(100)).await;
-            let held: usize = flooders
-                .iter()
-                .map(|tenant| tenant.held.load(Ordering::SeqCst))
-                .sum();
+            let held: usize = flooders.iter().map(|tenant| tenant.share.held()).sum();
             let answer = Lookups::in_pool(pool.clone())
                 .resolve_with("fifth.test", 80, Duration::from_millis(300), quick)
                 .await;

@@ -18,6 +18,7 @@ use super::function::{HostFunction, Marks};
 use super::provenance::Strings;
 use super::{CLEANUP_TIMEOUT, FrozenClock, PageHandle, WASI_OUTPUT_CAPACITY};
 use crate::browser::McpPage;
+use crate::browser::features::call_timers::{self, TimerMark};
 use crate::browser::features::long_lived::{self, LongLived};
 use crate::policy::capability::{Capability, Denied, Grants};
 use crate::policy::limits::{Limits, MAX_IMAGES};
@@ -60,6 +61,9 @@ pub struct CallState {
     init_scripts: Vec<(u32, String)>,
     /// Effects started by this call that end with it (no `long-lived` grant), by page id.
     long_lived: Vec<(u32, LongLived)>,
+    /// Where the timers of each page stood before this call first ran page code on it (no
+    /// `long-lived` grant): the ones set since are cleared when the call ends.
+    timer_marks: Vec<(u32, TimerMark)>,
     /// The pages this call reached, opened or was given, each with where it stood when last
     /// checked (under URL patterns): the only pages its checks judge.
     touched: Vec<(u32, String)>,
@@ -100,6 +104,7 @@ impl CallState {
             guest_panic: None,
             init_scripts: Vec::new(),
             long_lived: Vec::new(),
+            timer_marks: Vec::new(),
             touched: Vec::new(),
             reached: Vec::new(),
             handed: Vec::new(),
@@ -198,8 +203,16 @@ impl CallState {
         }
         let scripts = std::mem::take(&mut self.init_scripts);
         let effects = std::mem::take(&mut self.long_lived);
+        let timers = std::mem::take(&mut self.timer_marks);
         let touched: Vec<u32> = self.touched.iter().map(|(id, _)| *id).collect();
         if let Some(session) = self.session.as_deref_mut() {
+            // First, so no timer of the call's fires between the checks below and its end.
+            for (page_id, mark) in &timers {
+                if let Ok(page) = session.page(*page_id) {
+                    let cleared = call_timers::clear_since(page, mark).await;
+                    tracing::debug!(page_id, cleared, "timers of the call's page code cleared");
+                }
+            }
             for (page_id, identifier) in scripts {
                 if let Ok(page) = session.page_mut(page_id) {
                     remove_init_script(page, &identifier).await;
@@ -402,10 +415,33 @@ impl Call<'_> {
                 .await
                 .map_err(wasmtime::Error::new)?;
         }
+        self.mark_timers(id).await;
         // Only a page found inside the patterns is the function's to be judged after it: a
         // refused one is left where it is.
         self.state.reached.push(id);
         Ok(id)
+    }
+
+    /// Before a function that runs page code first acts on page `id` in a call whose policy
+    /// does not grant `long-lived`: where the page's timers stand, so that the ones its code
+    /// sets from now on are cleared when the call ends ([`CallState::clean_up`]).
+    async fn mark_timers(&mut self, id: u32) {
+        let state = &mut *self.state;
+        if !self.function.marks.has(Marks::NAVIGATES)
+            || state.grants.grants(Capability::LongLived)
+            || state.timer_marks.iter().any(|(known, _)| *known == id)
+        {
+            return;
+        }
+        let Some(page) = state
+            .session
+            .as_deref()
+            .and_then(|session| session.page(id).ok())
+        else {
+            return;
+        };
+        let mark = call_timers::mark(page).await;
+        state.timer_marks.push((id, mark));
     }
 
     /// The page behind a guest handle; the inner error is the tool-level message.

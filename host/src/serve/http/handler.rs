@@ -419,12 +419,16 @@ impl TenantServer {
         let structured = self
             .pipeline
             .structured_for(crate::serve::stdio::roots::is_modern(context));
-        let call = std::panic::AssertUnwindSafe(self.pipeline.call_as(
-            &ticket.runtime.session,
-            &request.name,
-            request.arguments,
-            structured,
-            crate::serve::stdio::roots::reads_resource_links(context),
+        // Engine jobs the call starts take this tenant's share of the engine's slots.
+        let call = std::panic::AssertUnwindSafe(crate::engine::as_tenant(
+            &tenant.name,
+            self.pipeline.call_as(
+                &ticket.runtime.session,
+                &request.name,
+                request.arguments,
+                structured,
+                crate::serve::stdio::roots::reads_resource_links(context),
+            ),
         ))
         .catch_unwind();
         let call = crate::serve::progress::reported(context, &request.name, call);

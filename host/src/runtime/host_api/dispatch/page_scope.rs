@@ -54,6 +54,10 @@ impl CallState {
         let current = committed_url(page).await;
         let seen = self.touched.iter().position(|(known, _)| *known == id);
         if let Err(refused) = grants.check_scope(&current) {
+            // The page chose where it went: its URL is page-written wherever it is printed.
+            if self.records_page_text {
+                self.response.page_written.record(&current);
+            }
             return match seen {
                 Some(_) => {
                     leave(page).await;
@@ -83,6 +87,9 @@ impl CallState {
             };
             let current = committed_url(page).await;
             if let Err(denied) = grants.check_landed(&current) {
+                if self.records_page_text {
+                    self.response.page_written.record(&current);
+                }
                 leave(page).await;
                 refused.get_or_insert(denied);
                 continue;
