@@ -143,17 +143,19 @@ impl Runtime {
             })
             .await;
         let output_schema = state.response.output_schema.take();
-        outcome.map(|definition| (definition, output_schema)).map_err(|error| {
-            match limits::classify(
-                &error,
-                &state.limits,
-                state.limiter.refused.as_ref(),
-                state.wall_clock_hit,
-            ) {
-                Some(exceeded) => wasmtime::Error::new(exceeded),
-                None => error,
-            }
-        })
+        outcome
+            .map(|definition| (definition, output_schema))
+            .map_err(|error| {
+                match limits::classify(
+                    &error,
+                    &state.limits,
+                    state.limiter.refused.as_ref(),
+                    state.wall_clock_hit,
+                ) {
+                    Some(exceeded) => wasmtime::Error::new(exceeded),
+                    None => error,
+                }
+            })
     }
 
     /// Runs the handler in a fresh instance. The state (and the session lock it holds) comes

@@ -209,7 +209,10 @@ async fn a_python_plugins_structured_result_is_declared_and_returned() {
         .expect("plugin check");
     let report = String::from_utf8_lossy(&checked.stdout);
     assert!(report.contains("Tool word_count"), "{report}");
-    assert!(report.contains("output schema (structured result"), "{report}");
+    assert!(
+        report.contains("output schema (structured result"),
+        "{report}"
+    );
     let mut args = browser_args();
     args.extend(
         [

@@ -85,7 +85,9 @@ mod tests {
 
     #[test]
     fn problems_name_where_the_result_is_wrong() {
-        let Value::Object(schema) = json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}) else {
+        let Value::Object(schema) =
+            json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}})
+        else {
             unreachable!("a JSON object literal")
         };
         let validator = crate::schema::compile(&schema).expect("valid");

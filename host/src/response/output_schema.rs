@@ -261,7 +261,8 @@ mod tests {
 
     #[test]
     fn a_plugin_schema_sits_under_result_beside_the_hosts_keys() {
-        let own = json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}});
+        let own =
+            json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}});
         let Value::Object(own) = own else {
             unreachable!("a JSON object literal")
         };

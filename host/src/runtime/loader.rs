@@ -382,7 +382,9 @@ impl Loader {
             .transpose()
             .map_err(|reason| LoadError::Definition {
                 file: file.to_path_buf(),
-                reason: format!("its output schema (response.declare-output-schema) is refused: {reason}"),
+                reason: format!(
+                    "its output schema (response.declare-output-schema) is refused: {reason}"
+                ),
             })?;
         Ok(Inspection {
             sha256,
