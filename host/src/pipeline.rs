@@ -7,6 +7,7 @@ pub mod budget;
 pub mod gate;
 mod lanes;
 mod routing;
+mod structured_result;
 pub mod tools;
 
 pub use tools::{CurrentToolSet, ToolEntry, ToolFolders, ToolSet};
@@ -85,7 +86,7 @@ impl Pipeline {
     ) -> Vec<rmcp::model::Tool> {
         match structured {
             true => crate::response::output_schema::declared(tools, self.slim),
-            false => tools,
+            false => crate::response::output_schema::undeclared(tools),
         }
     }
 
@@ -339,6 +340,11 @@ impl Pipeline {
         };
         let mut draft = std::mem::take(&mut call_state.response);
         draft.pages_before = pages_before;
+        // A success carries a structured result exactly when the tool declared its schema.
+        let handler_error = match handler_error {
+            Some(error) => Some(error),
+            None => structured_result::check(tool, &mut draft).await,
+        };
         // Only on the page whose lane the call holds: no other call acts on it meanwhile.
         let (mut state, tree) = match (&lane, page) {
             (Some((laned, _)), Some(page)) if *laned == page => {

@@ -43,6 +43,12 @@ pub struct ResponseDraft {
     /// What pages wrote that host functions handed the tool (by content): each line of the
     /// answer carrying any of it is fenced, under `--experimentalFencePageContent`.
     pub page_written: PageWritten,
+    /// Contract 0.3.1: the output schema a plugin declared in `definition` (JSON text).
+    pub output_schema: Option<String>,
+    /// Contract 0.3.1: the structured result a plugin's handler set (JSON text), unchecked.
+    pub structured_result: Option<String>,
+    /// That result once validated against the tool's output schema: `structuredContent.result`.
+    pub result: Option<Value>,
     /// An argument the reference refuses while parsing it (a zod transform, e.g. `emulate`'s
     /// geolocation): the answer is this message alone, as 1.11.0 gives it.
     pub argument_error: Option<String>,
@@ -163,6 +169,11 @@ impl Assembly<'_> {
             out.data
                 .insert("tabId".into(), Value::from(tab_id.as_str()));
         }
+        // A plugin's own structured result sits under one key beside the host's fields, so
+        // neither can shadow the other (see `output_schema::declared`).
+        if let Some(result) = draft.result.take().filter(|_| error.is_none()) {
+            out.data.insert("result".into(), result);
+        }
         if let Some(url) = &draft.navigated_to {
             // Where the page went may hold what the agent sent (a form's value in the query).
             let url = echoes::shortened(url);
@@ -276,6 +287,10 @@ fn slim_result(draft: ResponseDraft, error: Option<String>, fencing: &Fencing) -
     } else {
         CallToolResult::success(vec![ContentBlock::text(text.clone())])
     };
-    result.structured_content = Some(serde_json::json!({ "type": "text", "text": text }));
+    let mut structured = serde_json::json!({ "type": "text", "text": text });
+    if let Some(own) = draft.result.filter(|_| error.is_none()) {
+        structured["result"] = own;
+    }
+    result.structured_content = Some(structured);
     result
 }

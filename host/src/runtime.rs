@@ -133,27 +133,30 @@ impl Runtime {
         pre: &ToolPre,
         flags_json: &str,
         budget: Limits,
-    ) -> wasmtime::Result<ToolDefinition> {
+    ) -> wasmtime::Result<(ToolDefinition, Option<String>)> {
         // No capability is needed to describe oneself.
         let grants =
             Arc::new(Grants::new("", Default::default(), None).map_err(wasmtime::Error::msg)?);
         let state = CallState::new(None, grants, budget);
-        let (state, outcome) = self
+        let (mut state, outcome) = self
             .run(state, async |store: &mut Store<CallState>| {
                 pre.definition(store, flags_json).await
             })
             .await;
-        outcome.map_err(|error| {
-            match limits::classify(
-                &error,
-                &state.limits,
-                state.limiter.refused.as_ref(),
-                state.wall_clock_hit,
-            ) {
-                Some(exceeded) => wasmtime::Error::new(exceeded),
-                None => error,
-            }
-        })
+        let output_schema = state.response.output_schema.take();
+        outcome
+            .map(|definition| (definition, output_schema))
+            .map_err(|error| {
+                match limits::classify(
+                    &error,
+                    &state.limits,
+                    state.limiter.refused.as_ref(),
+                    state.wall_clock_hit,
+                ) {
+                    Some(exceeded) => wasmtime::Error::new(exceeded),
+                    None => error,
+                }
+            })
     }
 
     /// Runs the handler in a fresh instance. The state (and the session lock it holds) comes
@@ -251,6 +254,9 @@ pub struct LoadedTool {
     pub sha256: String,
     /// The parsed `input-schema`.
     pub input_schema: serde_json::Map<String, serde_json::Value>,
+    /// Contract 0.3.1: the schema of the structured results the tool declared, parsed and
+    /// bounded; `None` for a tool that answers in text only.
+    pub output_schema: Option<serde_json::Map<String, serde_json::Value>>,
     pub grants: Arc<Grants>,
     pub limits: Limits,
 }

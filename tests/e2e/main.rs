@@ -57,6 +57,7 @@ mod screencast;
 mod sessionless;
 mod shared_pools;
 mod snapshot_frames;
+mod structured_results;
 mod styles;
 mod support;
 mod tasks;

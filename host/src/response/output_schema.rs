@@ -209,12 +209,40 @@ pub fn of_answers(slim: bool) -> Arc<JsonObject> {
 }
 
 /// `tools` as listed to a client that gets structured content: each with its output schema.
+/// A plugin that declared its own (contract 0.3.1; carried in the listing's `output_schema`)
+/// gets the host's schema with its own under `result`: the host's keys (pages, downloads,
+/// the budget's notes...) stay beside it and neither can shadow the other. `result` is not
+/// required, since an error answer has none; the host refuses a success without it.
 pub fn declared(tools: Vec<Tool>, slim: bool) -> Vec<Tool> {
     let schema = of_answers(slim);
     tools
         .into_iter()
-        .map(|tool| tool.with_raw_output_schema(schema.clone()))
+        .map(|tool| match tool.output_schema.clone() {
+            Some(own) => tool.with_raw_output_schema(Arc::new(with_result(&schema, &own))),
+            None => tool.with_raw_output_schema(schema.clone()),
+        })
         .collect()
+}
+
+/// `tools` as listed to a client that gets no structured content: no output schema at all,
+/// a plugin's own included (the list stays 1.11.0's).
+pub fn undeclared(tools: Vec<Tool>) -> Vec<Tool> {
+    tools
+        .into_iter()
+        .map(|mut tool| {
+            tool.output_schema = None;
+            tool
+        })
+        .collect()
+}
+
+/// The host's answer schema with a plugin's result schema as its `result` property.
+fn with_result(answers: &JsonObject, own: &JsonObject) -> JsonObject {
+    let mut schema = answers.clone();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.insert("result".into(), Value::Object(own.clone()));
+    }
+    schema
 }
 
 #[cfg(test)]
@@ -228,6 +256,29 @@ mod tests {
             assert_eq!(schema["type"], "object", "MCP requires an object schema");
             let text = Value::Object((*schema).clone()).to_string();
             crate::schema::parse(&text).expect("the host's validator accepts it");
+        }
+    }
+
+    #[test]
+    fn a_plugin_schema_sits_under_result_beside_the_hosts_keys() {
+        let own =
+            json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}});
+        let Value::Object(own) = own else {
+            unreachable!("a JSON object literal")
+        };
+        for slim in [false, true] {
+            let combined = Value::Object(with_result(&of_answers(slim), &own));
+            let validator = jsonschema::validator_for(&combined).expect("a valid schema");
+            let base = match slim {
+                true => json!({"type": "text", "text": "x"}),
+                false => json!({"message": "x"}),
+            };
+            let mut good = base.clone();
+            good["result"] = json!({"n": 3});
+            assert!(validator.is_valid(&good), "{good}");
+            let mut bad = base.clone();
+            bad["result"] = json!({"n": "three"});
+            assert!(!validator.is_valid(&bad), "{bad}");
         }
     }
 

@@ -1,12 +1,18 @@
-//! Host bindings, one module per contract version the server links: the newest
-//! (`wit/since_v0.3.0`) implemented by the adapters of `host_api/`, and every released older
-//! one (`wit/since_v0.2.0`) implemented by `host_api/v0_2.rs` on top of the newest. Both page
+//! Host bindings, one module per track of the contract the server links: the newest
+//! (`wit/since_v0.3.1`) implemented by the adapters of `host_api/`, and every released older
+//! track (`wit/since_v0.2.0`) implemented by `host_api/v0_2.rs` on top of the newest. Both page
 //! resources are the same host handle, so an old component's page is a page like any other.
+//!
+//! One module serves a whole track: wasmtime matches names by semver (for 0.x.y, the same
+//! 0.x), both the imports the linker defines and the `tool` export the host looks up, so a
+//! component built against 0.3.0 links to the 0.3.1 definitions with no adapter. That holds
+//! because a patch of a track only adds (new functions in imported interfaces; never a change
+//! to a record, a signature or the exported interface).
 
-/// `devtools:tool@0.3.0`: the contract the host implements natively.
+/// `devtools:tool@0.3.1`: the 0.3 track, which the host implements natively.
 pub mod v0_3 {
     wasmtime::component::bindgen!({
-        path: "../wit/since_v0.3.0",
+        path: "../wit/since_v0.3.1",
         world: "plugin",
         imports: { default: async | trappable },
         exports: { default: async },
@@ -50,15 +56,16 @@ impl ToolPre {
         }
     }
 
-    /// The contract version the component was built against.
+    /// The contract track the component was built against (any 0.3.x links as 0.3.1).
     pub fn version(&self) -> &'static str {
         match self {
-            ToolPre::V0_3(_) => "0.3.0",
+            ToolPre::V0_3(_) => "0.3.1",
             ToolPre::V0_2(_) => "0.2.0",
         }
     }
 
-    /// A fresh instance's definition for these flags.
+    /// A fresh instance's definition for these flags (a 0.3.1 component may also declare its
+    /// output schema meanwhile, through `response.declare-output-schema`).
     pub async fn definition(
         &self,
         store: &mut Store<CallState>,

@@ -127,6 +127,15 @@ pub fn validate(definition: &ToolDefinition) -> Result<Map<String, Value>, Strin
         .map_err(|problem| format!("its input schema is refused: {problem}"))
 }
 
+/// An output schema MCP accepts: `"type": "object"` at the top (a tool's `structuredContent`
+/// is an object).
+pub fn object_schema(schema: Map<String, Value>) -> Result<Map<String, Value>, String> {
+    match schema.get("type") {
+        Some(Value::String(kind)) if kind == "object" => Ok(schema),
+        _ => Err("MCP requires an output schema of \"type\": \"object\" at the top".into()),
+    }
+}
+
 /// Text safe to print on a terminal or put in a log line: control, escape and bidi
 /// characters become `\u{..}` escapes; everything else is kept.
 pub fn escape(text: &str) -> String {

@@ -115,6 +115,8 @@ pub struct Inspection {
     pub pre: ToolPre,
     pub definition: ToolDefinition,
     pub input_schema: serde_json::Map<String, serde_json::Value>,
+    /// The output schema it declared (contract 0.3.1), parsed and bounded.
+    pub output_schema: Option<serde_json::Map<String, serde_json::Value>>,
     /// The component's imports, by name.
     pub imports: Vec<String>,
 }
@@ -186,16 +188,19 @@ impl Loader {
             pre,
             definition,
             input_schema,
+            output_schema,
             ..
         } = self.inspect(file, bytes, flags_json).await?;
-        self.admit(
+        let mut tool = self.admit(
             file,
             origin,
             sha256,
             ToolCode::ready(pre),
             definition,
             input_schema,
-        )
+        )?;
+        tool.output_schema = output_schema;
+        Ok(tool)
     }
 
     /// Applies the policy to a described tool: its grants and limits, and the categories it
@@ -234,6 +239,8 @@ impl Loader {
             source: file.to_path_buf(),
             sha256,
             input_schema,
+            // Set by the caller for a tool that declared one (a built-in tool does not).
+            output_schema: None,
             grants: Arc::new(resolved.grants),
             limits: resolved.limits,
         })
@@ -357,7 +364,7 @@ impl Loader {
                 file: file.to_path_buf(),
                 reason: format!("{error:#}"),
             })?;
-        let definition = self
+        let (definition, output_schema) = self
             .runtime
             .definition(&pre, flags_json, definition_limits(self.policy.base_limits))
             .await
@@ -370,11 +377,21 @@ impl Loader {
                 file: file.to_path_buf(),
                 reason,
             })?;
+        let output_schema = output_schema
+            .map(|text| crate::schema::parse(&text).and_then(super::definition::object_schema))
+            .transpose()
+            .map_err(|reason| LoadError::Definition {
+                file: file.to_path_buf(),
+                reason: format!(
+                    "its output schema (response.declare-output-schema) is refused: {reason}"
+                ),
+            })?;
         Ok(Inspection {
             sha256,
             pre,
             definition,
             input_schema,
+            output_schema,
             imports,
         })
     }

@@ -49,6 +49,8 @@ pub struct Definition {
     param_descriptions: Vec<(String, String)>,
     param_defaults: Vec<(String, Value)>,
     number_params: Vec<String>,
+    /// The JSON Schema of the tool's structured results (contract 0.3.1), if it has them.
+    output_schema: Option<Value>,
 }
 
 impl Definition {
@@ -67,7 +69,27 @@ impl Definition {
             param_descriptions: Vec::new(),
             param_defaults: Vec::new(),
             number_params: Vec::new(),
+            output_schema: None,
         }
+    }
+
+    /// Declares that every successful call returns a structured result of type `O` beside its
+    /// text (set with [`crate::Response::structured`]). Its JSON Schema is derived from the
+    /// type as the parameters' is; the host lists it as the tool's `outputSchema` (under
+    /// `result`) and refuses a result that does not match it.
+    pub fn output<O: schemars::JsonSchema>(mut self) -> Self {
+        let settings = SchemaSettings::draft2020_12().with(|settings| {
+            settings.inline_subschemas = true;
+        });
+        let mut schema = settings
+            .into_generator()
+            .into_root_schema_for::<O>()
+            .to_value();
+        if let Some(object) = schema.as_object_mut() {
+            object.remove("title");
+        }
+        self.output_schema = Some(schema);
+        self
     }
 
     /// Sets the MCP `readOnlyHint`.
@@ -138,6 +160,9 @@ impl Definition {
         page_scoped: bool,
     ) -> wit_tool::ToolDefinition {
         let schema = self.schema::<P>();
+        if let Some(output) = &self.output_schema {
+            crate::__bindings::devtools::tool::response::declare_output_schema(&output.to_string());
+        }
         wit_tool::ToolDefinition {
             name: self.name,
             description: self.description,

@@ -63,6 +63,16 @@ impl Response {
         });
     }
 
+    /// Sets this call's structured result, beside the text: a value of the type the definition
+    /// declared with [`crate::Definition::output`]. The host validates it against that schema
+    /// before the answer leaves (an invalid one fails the call, naming where it is wrong).
+    pub fn structured<T: serde::Serialize>(&mut self, value: &T) -> crate::Result<()> {
+        let json = serde_json::to_string(value)
+            .map_err(|error| format!("The structured result is not JSON: {error}"))?;
+        wit_response::set_structured_result(&json);
+        Ok(())
+    }
+
     /// Attaches an image content item.
     pub fn attach_image(&mut self, data: &[u8], mime_type: &str) {
         wit_response::attach_image(data, mime_type);

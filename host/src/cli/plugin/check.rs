@@ -181,6 +181,14 @@ pub async fn report_on(
         "  input schema: {}",
         escape_keeping_lines(&schema).replace('\n', "\n  ")
     );
+    if let Some(output) = &inspection.output_schema {
+        let schema = serde_json::to_string_pretty(output).unwrap_or_default();
+        let _ = writeln!(
+            line,
+            "  output schema (structured result, contract 0.3.1): {}",
+            escape_keeping_lines(&schema).replace('\n', "\n  ")
+        );
+    }
 
     let _ = writeln!(line, "\nImports");
     let (wasi, ours): (Vec<&String>, Vec<&String>) = inspection

@@ -21,6 +21,11 @@ pub struct ToolEntry {
     pub disabled: Option<String>,
     /// `pageId` was merged into the schema and routes the call.
     pub routed: bool,
+    /// Contract 0.3.1: checks the structured result against the plugin's output schema, with
+    /// the same bounded validator as arguments.
+    pub result_validator: Option<crate::schema::SharedValidator>,
+    /// The listing, with the plugin's own output schema (if any) in `output_schema`: what a
+    /// client is shown is made from it by `output_schema::declared`.
     pub listing: Tool,
 }
 
@@ -66,7 +71,19 @@ impl ToolSet {
             })?;
             let costly_validation = crate::schema::is_costly(&schema);
             let disabled = gate::disabled_message(&loaded.definition, flags);
-            let listing = listing(&loaded.definition, &schema);
+            let result_validator = match &loaded.output_schema {
+                Some(output) => Some(Arc::new(crate::schema::compile(output).map_err(
+                    |error| {
+                        format!(
+                            "Plugin {} has an invalid output schema: {error}",
+                            loaded.source.display()
+                        )
+                    },
+                )?)),
+                None => None,
+            };
+            let mut listing = listing(&loaded.definition, &schema);
+            listing.output_schema = loaded.output_schema.clone().map(Arc::new);
             entries.insert(
                 loaded.definition.name.clone(),
                 ToolEntry {
@@ -76,6 +93,7 @@ impl ToolSet {
                     costly_validation,
                     disabled,
                     routed,
+                    result_validator,
                     listing,
                 },
             );

@@ -478,6 +478,11 @@ impl Call<'_> {
         &mut self.state.response
     }
 
+    /// Whether this is a `definition()` evaluation (no session) rather than a call.
+    pub fn defining(&self) -> bool {
+        self.state.session.is_none() && self.state.released.is_none()
+    }
+
     /// Counts declared output against the budget; over it, the call traps.
     pub fn charge(&mut self, bytes: usize, lines: usize) -> wasmtime::Result<()> {
         self.state.charge(bytes, lines)

@@ -29,6 +29,10 @@ const INCLUDE_NETWORK_REQUESTS: F = F::new("response", "include-network-requests
 /// Bodies saved to files (by the assembly, through the gateway) need `files.write`.
 const INCLUDE_NETWORK_REQUEST: F =
     F::new("response", "include-network-request", M::WRITES).depending(&[FilesWrite]);
+/// Since 0.3.1: from `definition`, the schema of the tool's structured results.
+const DECLARE_OUTPUT_SCHEMA: F = F::new("response", "declare-output-schema", M::NONE);
+/// Since 0.3.1: from `handle`, this call's structured result (validated after the handler).
+const SET_STRUCTURED_RESULT: F = F::new("response", "set-structured-result", M::NONE);
 
 pub(super) const FUNCTIONS: &[&F] = &[
     &APPEND_LINE,
@@ -43,6 +47,8 @@ pub(super) const FUNCTIONS: &[&F] = &[
     &INCLUDE_CONSOLE_MESSAGE,
     &INCLUDE_NETWORK_REQUESTS,
     &INCLUDE_NETWORK_REQUEST,
+    &DECLARE_OUTPUT_SCHEMA,
+    &SET_STRUCTURED_RESULT,
 ];
 
 /// Images this large or larger go to a file instead of inline, as in the reference.
@@ -99,7 +105,47 @@ fn spill_screenshot(call: &mut Call<'_>, data: &[u8], mime_type: &str) -> Result
     save_temporary_file(data, &name).map(|path| path.display().to_string())
 }
 
+/// A function of one phase called in the other: the author's mistake, said as such.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "response.{function} may be called only from the tool's `{phase}` export; move the call there"
+)]
+pub struct WrongPhase {
+    function: &'static str,
+    phase: &'static str,
+}
+
 impl response::Host for CallState {
+    async fn declare_output_schema(&mut self, schema: String) -> wasmtime::Result<()> {
+        self.dispatch(&DECLARE_OUTPUT_SCHEMA, async |call| {
+            if !call.defining() {
+                return Err(wasmtime::Error::new(WrongPhase {
+                    function: DECLARE_OUTPUT_SCHEMA.name,
+                    phase: "definition",
+                }));
+            }
+            call.charge(schema.len(), 0)?;
+            call.response().output_schema = Some(schema);
+            Ok(())
+        })
+        .await
+    }
+
+    async fn set_structured_result(&mut self, json: String) -> wasmtime::Result<()> {
+        self.dispatch(&SET_STRUCTURED_RESULT, async |call| {
+            if call.defining() {
+                return Err(wasmtime::Error::new(WrongPhase {
+                    function: SET_STRUCTURED_RESULT.name,
+                    phase: "handle",
+                }));
+            }
+            call.charge(json.len(), 0)?;
+            call.response().structured_result = Some(json);
+            Ok(())
+        })
+        .await
+    }
+
     async fn append_line(&mut self, text: String) -> wasmtime::Result<()> {
         self.dispatch(&APPEND_LINE, async |call| {
             call.charge(text.len(), 1)?;
