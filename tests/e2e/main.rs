@@ -43,6 +43,8 @@ mod performance;
 mod pipeline;
 mod plugin_catalog;
 mod plugin_cli;
+mod plugin_templates;
+mod plugin_walkthrough;
 mod progress;
 mod provenance;
 mod pwa;

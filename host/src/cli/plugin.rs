@@ -27,6 +27,7 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
             name,
             dir,
             lang,
+            template,
             sdk_path,
             sdk_version,
             force,
@@ -36,7 +37,7 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
                 (None, Some(version)) => scaffold::Sdk::Version(version),
                 (None, None) => scaffold::Sdk::Vendored,
             };
-            let created = scaffold::create(name, dir, *lang, sdk, *force)?;
+            let created = scaffold::create(name, dir, *lang, *template, sdk, *force)?;
             println!("Created {}.", created.display());
             println!("{}", scaffold::next_steps(&created));
             Ok(())
@@ -88,20 +89,36 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
             params,
             page,
             url,
+            expect,
             policy,
             headful,
         } => {
-            let component = component_of(plugin)?;
-            let opened = match (page, url) {
-                (Some(page), _) => test::Opened::File(page.clone()),
-                (None, Some(url)) => test::Opened::Url(url.clone()),
-                (None, None) => test::Opened::Blank,
+            // Nothing said of the call: a project made by `plugin new` runs its own test.
+            let own = match (page, url, params.as_str(), expect.is_empty()) {
+                (None, None, "{}", true) if plugin.is_dir() => test::project_test(plugin)?,
+                _ => None,
             };
-            let passed = test::run(&component, params, opened, policy.as_deref(), *headful).await?;
-            match passed {
-                true => Ok(()),
-                false => Err("the tool answered with an error".into()),
+            let component = component_of(plugin)?;
+            let (opened, params, expect) = match own {
+                Some(own) => {
+                    println!("Running {}.", own.file.display());
+                    (test::Opened::File(own.page), own.params, own.expect)
+                }
+                None => {
+                    let opened = match (page, url) {
+                        (Some(page), _) => test::Opened::File(page.clone()),
+                        (None, Some(url)) => test::Opened::Url(url.clone()),
+                        (None, None) => test::Opened::Blank,
+                    };
+                    (opened, params.clone(), expect.clone())
+                }
+            };
+            let (passed, answer) =
+                test::run(&component, &params, opened, policy.as_deref(), *headful).await?;
+            if !passed {
+                return Err("the tool answered with an error".into());
             }
+            test::check_expected(&answer, &expect)
         }
         PluginCommand::Sign { file, key } => sign(file, key),
         PluginCommand::Publish {

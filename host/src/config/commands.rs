@@ -80,6 +80,11 @@ pub enum PluginCommand {
         /// componentize-js from npm) or python (built with componentize-py from PyPI).
         #[arg(long, value_enum, default_value = "rust")]
         lang: Language,
+        /// What the tool does: page-reader (reads the selected page; the default), action
+        /// (follows a link by its text and checks where the page landed) or structured
+        /// (answers JSON). Each comes with a fixture page and a test (`plugin test DIR`).
+        #[arg(long, value_enum, default_value = "page-reader")]
+        template: Template,
         /// Depend on the devtools-tool SDK in this folder (plugins/sdk of the devtools-mcp
         /// sources) instead of writing the SDK this server carries beside the crate.
         #[arg(long, alias = "sdk", conflicts_with = "sdk_version")]
@@ -208,6 +213,11 @@ pub enum PluginCommand {
         /// The policy to test under (default: grant what the component's imports ask for).
         #[arg(long)]
         policy: Option<PathBuf>,
+        /// Fail unless the answer contains this text (repeatable). Without --page, --url,
+        /// --params and --expect, a folder made by `plugin new` runs its own test
+        /// (`test/test.json` on `test/page.html`).
+        #[arg(long)]
+        expect: Vec<String>,
         /// Show the browser window.
         #[arg(long)]
         headful: bool,
@@ -244,6 +254,17 @@ pub enum IndexCommand {
         #[arg(long)]
         reference: String,
     },
+}
+
+/// What a new tool does (`plugin new --template`): the same three in every language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Template {
+    /// Reads the selected page (its URL) and answers in a line of text.
+    PageReader,
+    /// Follows a link by its text and checks where the page landed.
+    Action,
+    /// Answers JSON: the page's title, URL and headings.
+    Structured,
 }
 
 /// The language of a new tool (`plugin new --lang`).

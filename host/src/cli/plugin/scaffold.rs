@@ -4,11 +4,15 @@
 //! Everything it needs from us comes from this binary: the Rust SDK, and for every language
 //! the contract (`wit/`), so an installed server needs no checkout and no registry of ours.
 
+mod action;
 pub mod python;
 mod rust;
+mod structured;
+mod template;
 pub mod typescript;
 
 pub use rust::Sdk;
+pub use template::Template;
 
 use crate::policy::code_folders::{Named, Placement, private_temp_dir};
 use crate::runtime::definition::skeleton;
@@ -32,6 +36,7 @@ pub fn create(
     name: &str,
     parent: &Path,
     language: Language,
+    template: Template,
     sdk: Sdk<'_>,
     force: bool,
 ) -> Result<PathBuf, String> {
@@ -53,16 +58,17 @@ pub fn create(
         ));
     }
     match language {
-        Language::Rust => rust::create(name, &root, sdk)?,
+        Language::Rust => rust::create(name, &root, template, sdk)?,
         Language::Ts => {
-            write_world(name, &root)?;
-            typescript::create(name, &root)?;
+            write_world(name, &root, template)?;
+            typescript::create(name, &root, template)?;
         }
         Language::Python => {
-            write_world(name, &root)?;
-            python::create(name, &root)?;
+            write_world(name, &root, template)?;
+            python::create(name, &root, template)?;
         }
     }
+    write_files(&root, &template::test_files(template))?;
     Ok(root)
 }
 
@@ -96,7 +102,8 @@ pub fn next_steps(created: &Path) -> String {
     };
     if placement.refusal().is_none() {
         return format!(
-            "Next: {build}, then start the server with --plugin-dir {}.",
+            "Next: {build}; `devtools-mcp plugin test {}` runs its test (test/test.json) on its fixture page; then start the server with --plugin-dir {}.",
+            created.display(),
             dist.display()
         );
     }
@@ -124,8 +131,12 @@ pub fn world_name(name: &str) -> String {
 
 /// `wit/`: the tool's own world (its imports are the capabilities it asks for) and the
 /// contract it uses, as `wit/deps/devtools-tool`.
-fn write_world(name: &str, root: &Path) -> Result<(), String> {
+fn write_world(name: &str, root: &Path, template: Template) -> Result<(), String> {
     let world = world_name(name);
+    let extra: String = template::extra_imports(template)
+        .iter()
+        .map(|interface| format!("    import devtools:tool/{interface}@{CONTRACT_VERSION};\n"))
+        .collect();
     let text = format!(
         r#"// The tool's world. The capabilities it asks the operator for are the interfaces it
 // imports: to call a function of another one, import it here (`import
@@ -136,7 +147,7 @@ package local:{world};
 world {world} {{
     import devtools:tool/response@{CONTRACT_VERSION};
     import devtools:tool/pages@{CONTRACT_VERSION};
-    export devtools:tool/tool@{CONTRACT_VERSION};
+{extra}    export devtools:tool/tool@{CONTRACT_VERSION};
 }}
 "#
     );
@@ -150,6 +161,14 @@ world {world} {{
         .map(|(path, text)| (path.as_str(), text.clone()))
         .collect();
     write_files(root, &files)
+}
+
+/// A template's text for the tool `name`: its name, its Rust type name and the contract
+/// version in place of `__NAME__`, `__TYPE__` and `__CONTRACT__`.
+fn fill_in(text: &str, name: &str, type_name: &str) -> String {
+    text.replace("__NAME__", name)
+        .replace("__TYPE__", type_name)
+        .replace("__CONTRACT__", CONTRACT_VERSION)
 }
 
 /// Writes each `(relative path, text)` under `root`, creating folders.
@@ -213,7 +232,7 @@ mod tests {
     #[test]
     fn the_world_of_another_language_parses_with_the_contract() {
         let root = tempfile::tempdir().expect("temp dir");
-        write_world("page_title", root.path()).expect("world");
+        write_world("page_title", root.path(), Template::Action).expect("world");
         let mut resolve = wit_parser::Resolve::default();
         let (package, _) = resolve
             .push_dir(root.path().join("wit"))
@@ -228,6 +247,8 @@ mod tests {
             })
             .collect();
         assert!(imports.contains(&"pages".to_string()), "{imports:?}");
-        assert!(!imports.contains(&"script".to_string()), "{imports:?}");
+        assert!(imports.contains(&"script".to_string()), "{imports:?}");
+        assert!(imports.contains(&"navigate".to_string()), "{imports:?}");
+        assert!(!imports.contains(&"input".to_string()), "{imports:?}");
     }
 }

@@ -8,6 +8,7 @@ use crate::policy::limits::Limits;
 use crate::policy::plugins::{Origin, Policy};
 use crate::runtime::{CompiledCache, Loader, Runtime, needs};
 use crate::session::Session;
+use rmcp::model::ContentBlock;
 use serde_json::{Value, json};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -22,14 +23,71 @@ pub enum Opened {
     Url(String),
 }
 
-/// Runs the tool once; whether it answered without an error.
+/// A project's own test, `test/test.json` (written by `plugin new`): the fixture page to open
+/// (beside it), the parameters, and texts the answer must contain.
+pub struct ProjectTest {
+    pub file: PathBuf,
+    pub page: PathBuf,
+    pub params: String,
+    pub expect: Vec<String>,
+}
+
+/// What `test/test.json` holds.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestFile {
+    page: String,
+    #[serde(default)]
+    params: serde_json::Map<String, Value>,
+    #[serde(default)]
+    expect: Vec<String>,
+}
+
+/// The project's test, if it has one (`test/test.json`).
+pub fn project_test(project: &Path) -> Result<Option<ProjectTest>, String> {
+    let file = project.join("test").join("test.json");
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(format!("Cannot read {}: {error}", file.display())),
+    };
+    let test: TestFile = serde_json::from_str(&text).map_err(|error| {
+        format!(
+            "{} is not a test: {error}. It holds {{\"page\": \"page.html\", \"params\": {{...}}, \"expect\": [\"text the answer must contain\"]}}.",
+            file.display()
+        )
+    })?;
+    Ok(Some(ProjectTest {
+        page: project.join("test").join(&test.page),
+        params: Value::Object(test.params).to_string(),
+        expect: test.expect,
+        file,
+    }))
+}
+
+/// Whether the answer holds every expected text; the error names the first one missing.
+pub fn check_expected(answer: &str, expected: &[String]) -> Result<(), String> {
+    match expected.iter().find(|text| !answer.contains(text.as_str())) {
+        Some(missing) => Err(format!(
+            "The answer does not contain {missing:?}: change the tool, or what the test expects."
+        )),
+        None => {
+            if !expected.is_empty() {
+                println!("PASS: the answer contains every expected text.");
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Runs the tool once; whether it answered without an error, and the answer's text.
 pub async fn run(
     component: &Path,
     params: &str,
     opened: Opened,
     policy: Option<&Path>,
     headful: bool,
-) -> Result<bool, String> {
+) -> Result<(bool, String), String> {
     let bytes = std::fs::read(component)
         .map_err(|error| format!("Cannot read {}: {error}", component.display()))?;
     let folder = component
@@ -109,7 +167,15 @@ pub async fn run(
     session.shutdown(Duration::from_millis(700)).await;
     let result = result.map_err(|error| error.to_string())?;
     crate::serve::oneshot::print(&result);
-    Ok(result.is_error != Some(true))
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    Ok((result.is_error != Some(true), text.join("\n")))
 }
 
 /// The tool's name, from its definition (loaded under the default policy).

@@ -2,14 +2,29 @@
 //! when it builds (`wit_world`), made a component with CPython inside (componentize-py
 //! 0.25.1, from PyPI). CPython imports WASI; the server links a WASI that grants nothing.
 
-use super::write_files;
+use super::{Template, action, structured, write_files};
 use std::path::Path;
 
 /// The componentize-py the tests build with.
 pub const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
 
-pub fn create(name: &str, root: &Path) -> Result<(), String> {
-    let source = format!(
+pub fn create(name: &str, root: &Path, template: Template) -> Result<(), String> {
+    let source = match template {
+        Template::PageReader => page_reader(name),
+        Template::Action => action::python(name),
+        Template::Structured => structured::python(name),
+    };
+    write_files(
+        root,
+        &[
+            ("app.py", source),
+            (".gitignore", "/dist\n__pycache__/\n".to_string()),
+        ],
+    )
+}
+
+fn page_reader(name: &str) -> String {
+    format!(
         r#""""`{name}`: a devtools-mcp tool. Build it with `devtools-mcp plugin build`.
 
 It imports the host's interfaces through `wit_world.imports`; each is a capability (see
@@ -28,7 +43,10 @@ INPUT_SCHEMA = json.dumps(
     {{
         "type": "object",
         "properties": {{
-            "prefix": {{"type": "string", "description": "Text to put before the URL."}},
+            "prefix": {{
+                "type": "string",
+                "description": "Text to put before the page's URL in the answer (default: \"The page is at\").",
+            }},
         }},
     }}
 )
@@ -57,12 +75,5 @@ class Tool(exports.Tool):
         prefix = json.loads(params).get("prefix") or "The page is at"
         response.append_line(f"{{prefix}} {{pages.url(page)}}")
 "#
-    );
-    write_files(
-        root,
-        &[
-            ("app.py", source),
-            (".gitignore", "/dist\n__pycache__/\n".to_string()),
-        ],
     )
 }

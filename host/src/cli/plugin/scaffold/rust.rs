@@ -3,7 +3,7 @@
 //! needs no checkout and no registry (`--sdk-version` uses the published crate instead,
 //! `--sdk-path` a checkout's).
 
-use super::{SDK_FILES, SDK_VERSION, write_files};
+use super::{SDK_FILES, SDK_VERSION, Template, action, structured, write_files};
 use std::path::{Path, PathBuf};
 
 /// The folder of the crate the SDK is written to, beside the tool's sources.
@@ -20,7 +20,7 @@ pub enum Sdk<'a> {
 }
 
 /// The crate's files in `root` (a new folder), with its SDK from `sdk`.
-pub fn create(name: &str, root: &Path, sdk: Sdk<'_>) -> Result<(), String> {
+pub fn create(name: &str, root: &Path, template: Template, sdk: Sdk<'_>) -> Result<(), String> {
     let dependency = match sdk {
         Sdk::Vendored => format!("devtools-tool = {{ path = \"{VENDORED_SDK}\" }}"),
         Sdk::Version(version) => {
@@ -33,7 +33,7 @@ pub fn create(name: &str, root: &Path, sdk: Sdk<'_>) -> Result<(), String> {
         root,
         &[
             ("Cargo.toml", manifest(name, &dependency)),
-            ("src/lib.rs", source(name)),
+            ("src/lib.rs", source(name, template)),
             (".gitignore", "/target\n/dist\n".to_string()),
         ],
     )?;
@@ -128,6 +128,7 @@ crate-type = ["cdylib"]
 [dependencies]
 {dependency}
 serde = {{ version = "1", features = ["derive"] }}
+serde_json = "1"
 schemars = "1.2"
 
 # Small, self-contained components.
@@ -144,9 +145,19 @@ strip = true
     )
 }
 
-fn source(name: &str) -> String {
-    let type_name: String = name
-        .split('_')
+/// The crate's `src/lib.rs` for the template.
+fn source(name: &str, template: Template) -> String {
+    let type_name = type_name(name);
+    match template {
+        Template::PageReader => page_reader(name, &type_name),
+        Template::Action => action::rust(name, &type_name),
+        Template::Structured => structured::rust(name, &type_name),
+    }
+}
+
+/// The tool's Rust type: its name in UpperCamelCase.
+fn type_name(name: &str) -> String {
+    name.split('_')
         .map(|word| {
             let mut characters = word.chars();
             match characters.next() {
@@ -154,7 +165,10 @@ fn source(name: &str) -> String {
                 None => String::new(),
             }
         })
-        .collect();
+        .collect()
+}
+
+fn page_reader(name: &str, type_name: &str) -> String {
     format!(
         r#"//! `{name}`: a devtools-mcp tool. Build it with `devtools-mcp plugin build`.
 
@@ -204,14 +218,14 @@ mod tests {
 
     #[test]
     fn the_scaffold_names_the_type_after_the_tool() {
-        assert!(source("page_title").contains("struct PageTitle;"));
+        assert!(source("page_title", Template::PageReader).contains("struct PageTitle;"));
     }
 
     /// Doc comments on the parameters are published to models as the tool's schema: they speak
     /// to the model, and the note to the author is a plain comment.
     #[test]
     fn the_parameter_docs_are_written_for_the_model() {
-        let source = source("page_title");
+        let source = source("page_title", Template::PageReader);
         let docs: Vec<&str> = source
             .lines()
             .filter_map(|line| line.trim().strip_prefix("///"))

@@ -4,14 +4,14 @@
 //! an uncaught exception's message and stack to stderr, which the host puts in the crash
 //! report (the host's WASI grants nothing). The tools come from npm at pinned versions.
 
-use super::{CONTRACT_VERSION, world_name, write_files};
+use super::{CONTRACT_VERSION, Template, action, structured, world_name, write_files};
 use std::path::Path;
 
 /// jco (with componentize-js 0.17 inside) and TypeScript, the versions the tests build with.
 pub const JCO_VERSION: &str = "1.10.2";
 pub const TYPESCRIPT_VERSION: &str = "5.9.3";
 
-pub fn create(name: &str, root: &Path) -> Result<(), String> {
+pub fn create(name: &str, root: &Path, template: Template) -> Result<(), String> {
     let world = world_name(name);
     let package = format!(
         r#"{{
@@ -43,7 +43,27 @@ pub fn create(name: &str, root: &Path) -> Result<(), String> {
   "include": ["src", "types"]
 }
 "#;
-    let source = format!(
+    let source = match template {
+        Template::PageReader => page_reader(name),
+        Template::Action => action::typescript(name),
+        Template::Structured => structured::typescript(name),
+    };
+    write_files(
+        root,
+        &[
+            ("package.json", package),
+            ("tsconfig.json", tsconfig.to_string()),
+            ("src/tool.ts", source),
+            (
+                ".gitignore",
+                "/node_modules\n/build\n/types\n/dist\n".to_string(),
+            ),
+        ],
+    )
+}
+
+fn page_reader(name: &str) -> String {
+    format!(
         r#"// `{name}`: a devtools-mcp tool. Build it with `devtools-mcp plugin build`.
 //
 // It imports the host's interfaces as modules; each is a capability (see wit/world.wit). The
@@ -61,7 +81,10 @@ interface Params {{
 const inputSchema = {{
   type: 'object',
   properties: {{
-    prefix: {{ type: 'string', description: 'Text to put before the URL.' }},
+    prefix: {{
+      type: 'string',
+      description: 'Text to put before the page\'s URL in the answer (default: "The page is at").',
+    }},
   }},
 }};
 
@@ -87,17 +110,5 @@ export const tool = {{
   }},
 }};
 "#
-    );
-    write_files(
-        root,
-        &[
-            ("package.json", package),
-            ("tsconfig.json", tsconfig.to_string()),
-            ("src/tool.ts", source),
-            (
-                ".gitignore",
-                "/node_modules\n/build\n/types\n/dist\n".to_string(),
-            ),
-        ],
     )
 }
