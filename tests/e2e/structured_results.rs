@@ -227,11 +227,21 @@ async fn a_python_plugins_structured_result_is_declared_and_returned() {
     let server = McpServer::start_with(args, Vec::new())
         .await
         .unwrap_or_else(|message| panic!("{message}"));
-    let tools = server.list_tools().await;
-    let tool = tools
-        .iter()
-        .find(|tool| tool.name == "word_count")
-        .expect("word_count is listed");
+    // Listed once loaded: a component whose code is compiled still loads in the background
+    // (CPython's start-up runs), and a client is told by `tools/list_changed` or its next list.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let tool = loop {
+        let tools = server.list_tools().await;
+        if let Some(tool) = tools.into_iter().find(|tool| tool.name == "word_count") {
+            break tool;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "word_count is never listed: {}",
+            server.stderr()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    };
     let schema = tool.output_schema.as_ref().expect("an outputSchema");
     assert_eq!(
         schema["properties"]["result"]["required"],

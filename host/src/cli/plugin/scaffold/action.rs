@@ -123,8 +123,8 @@ interface Params {
 const inputSchema = {
   type: 'object',
   properties: {
-    linkText: { type: 'string', description: '__LINK_TEXT__' },
-    expectUrl: { type: 'string', description: '__EXPECT_URL__' },
+    linkText: { type: 'string', description: "__LINK_TEXT__" },
+    expectUrl: { type: 'string', description: "__EXPECT_URL__" },
   },
   required: ['linkText'],
 };
@@ -136,7 +136,7 @@ export const tool = {
   definition(_serverFlags: string): ToolDefinition {
     return {
       name: '__NAME__',
-      description: '__DESCRIPTION__',
+      description: "__DESCRIPTION__",
       annotations: { title: undefined, category: 'navigation', readOnlyHint: false, conditions: [] },
       inputSchema: JSON.stringify(inputSchema),
       pageScoped: true,
@@ -257,4 +257,18 @@ fn fill(text: &str, name: &str, type_name: &str) -> String {
         .replace("__LINK_TEXT__", LINK_TEXT)
         .replace("__EXPECT_URL__", EXPECT_URL)
         .replace("__JS__", FIND_LINK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts go between double quotes in every language (a TypeScript string in single
+    /// quotes broke on "link's"): none may hold a quote, a backslash or a line break.
+    #[test]
+    fn the_model_facing_texts_fit_any_languages_string_literal() {
+        for text in [DESCRIPTION, LINK_TEXT, EXPECT_URL] {
+            assert!(!text.contains(['"', '\\', '\n']), "{text}");
+        }
+    }
 }

@@ -107,7 +107,7 @@ interface Params {
 const inputSchema = {
   type: 'object',
   properties: {
-    maxHeadings: { type: 'integer', minimum: 0, description: '__MAX_HEADINGS__' },
+    maxHeadings: { type: 'integer', minimum: 0, description: "__MAX_HEADINGS__" },
   },
 };
 
@@ -125,7 +125,7 @@ export const tool = {
   definition(_serverFlags: string): ToolDefinition {
     return {
       name: '__NAME__',
-      description: '__DESCRIPTION__',
+      description: "__DESCRIPTION__",
       annotations: { title: undefined, category: 'debugging', readOnlyHint: true, conditions: [] },
       inputSchema: JSON.stringify(inputSchema),
       pageScoped: true,
@@ -217,4 +217,18 @@ fn fill(text: &str, name: &str, type_name: &str) -> String {
         .replace("__DESCRIPTION__", DESCRIPTION)
         .replace("__MAX_HEADINGS__", MAX_HEADINGS)
         .replace("__JS__", READ_OUTLINE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts go between double quotes in every language (a TypeScript string in single
+    /// quotes broke on "link's"): none may hold a quote, a backslash or a line break.
+    #[test]
+    fn the_model_facing_texts_fit_any_languages_string_literal() {
+        for text in [DESCRIPTION, MAX_HEADINGS] {
+            assert!(!text.contains(['"', '\\', '\n']), "{text}");
+        }
+    }
 }
