@@ -45,6 +45,7 @@ mod plugin_catalog;
 mod plugin_cli;
 mod plugin_templates;
 mod plugin_walkthrough;
+mod porting;
 mod progress;
 mod provenance;
 mod pwa;

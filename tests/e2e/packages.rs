@@ -150,9 +150,40 @@ fn release_files(out: &Path, public_key: &str) {
     assert!(refused.contains("altered after signing"), "{refused}");
 }
 
-/// server.json as the MCP Registry's schema (2025-12-11) requires it; the schema itself is
-/// published only on the registry's site, so its rules are checked here one by one.
+/// server.json validated against the MCP Registry's published schema (2025-12-11, which
+/// scripts/test takes from PyPI; tests/python/validate_server_json.py checks its digest), and
+/// a copy broken as publishers break it refused; then what the schema cannot say (the
+/// packages this project ships, their versions, the bundle's digest).
 fn registry_entry(out: &Path, bundle: &Path) {
+    let schema = Path::new(ROOT).join("tests/.registry-schema/server.schema.json");
+    assert!(
+        schema.is_file(),
+        "the registry's schema is missing: run scripts/test (it fetches {})",
+        schema.display()
+    );
+    let validator = format!("{ROOT}/tests/python/validate_server_json.py");
+    let valid = run(command("python3")
+        .arg(&validator)
+        .arg(&schema)
+        .arg(out.join("server.json")));
+    assert_eq!(valid.trim(), "valid");
+    let mut broken: Value = serde_json::from_str(&read(&out.join("server.json"))).expect("JSON");
+    broken["description"] = json!("x".repeat(101));
+    broken["packages"][0]["version"] = json!("latest");
+    let broken_file = out.join("server.broken.json");
+    std::fs::write(&broken_file, broken.to_string()).expect("write");
+    let refused = fails(
+        command("python3")
+            .arg(&validator)
+            .arg(&schema)
+            .arg(&broken_file),
+    );
+    assert!(
+        refused.contains("description: ") && refused.contains("packages/0/version"),
+        "{refused}"
+    );
+    std::fs::remove_file(&broken_file).expect("remove");
+
     let entry: Value = serde_json::from_str(&read(&out.join("server.json"))).expect("JSON");
     assert!(
         entry["$schema"]
