@@ -119,19 +119,7 @@ async fn a_long_call_is_a_task_that_answers_when_done_and_stops_when_cancelled()
     let CallToolResponse::Task(created) = slow else {
         panic!("a task for a 3-s call: {slow:?}");
     };
-    let task_id = created.task.task_id.clone();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let done = loop {
-        let state = client
-            .get_task(GetTaskParams::new(task_id.clone()))
-            .await
-            .expect("tasks/get");
-        if state.task.status() != TaskStatus::Working {
-            break state;
-        }
-        assert!(Instant::now() < deadline, "the task never finished");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let done = settled_task(&client, &created.task.task_id, Duration::from_secs(30)).await;
     let TaskPayload::Completed { result } = &done.task.payload else {
         panic!("completed: {done:?}");
     };
@@ -150,20 +138,8 @@ async fn a_long_call_is_a_task_that_answers_when_done_and_stops_when_cancelled()
         .cancel_task(CancelTaskParams::new(created.task.task_id.clone()))
         .await
         .expect("tasks/cancel");
-    loop {
-        let state = client
-            .get_task(GetTaskParams::new(created.task.task_id.clone()))
-            .await
-            .expect("tasks/get");
-        if state.task.status() == TaskStatus::Cancelled {
-            break;
-        }
-        assert!(
-            cancelled_at.elapsed() < Duration::from_secs(15),
-            "not cancelled: {state:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let state = settled_task(&client, &created.task.task_id, Duration::from_secs(15)).await;
+    assert_eq!(state.task.status(), TaskStatus::Cancelled, "{state:?}");
     let next = client
         .call_tool_once(call(
             "evaluate_script",
