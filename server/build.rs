@@ -4,7 +4,7 @@
 //!
 //! The built-in tools are also embedded in the binary (`src/builtins.rs`, handed to the host's
 //! `runtime::embedded`), each with its code compiled ahead of time by the same wasmtime,
-//! configured by the same `host/src/runtime/compile_settings.rs` as the runtime's engine: an
+//! configured by the same `host/src/runtime/calling/compile_settings.rs` as the runtime's engine: an
 //! installed binary is self-contained and its first start compiles nothing. Cross builds embed
 //! the wasm only (the code would be for the wrong machine); the binary then compiles it once,
 //! into its cache.
@@ -13,7 +13,7 @@
 //! it while the library compiles. The nested cargo uses its own target directory (beside ours,
 //! see `wasm_build.rs`), so it never waits on the lock of the build that runs this script.
 
-#[path = "../host/src/runtime/compile_settings.rs"]
+#[path = "../host/src/runtime/calling/compile_settings.rs"]
 #[allow(dead_code)] // the runtime's half (`Cpu::from_env`) is not the build's
 mod compile_settings;
 

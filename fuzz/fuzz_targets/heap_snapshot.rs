@@ -3,7 +3,7 @@
 
 #![no_main]
 
-use devtools_heapsnapshot::{LoadBudget, LoadedSnapshot, tools};
+use devtools_memory::{LoadBudget, LoadedSnapshot, tools};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -13,14 +13,16 @@
 //! - `serve` holds the faces: `stdio`, `oneshot`, `http` and its `tenants`;
 //! - `pipeline` runs one call in the reference's order against the current tool set
 //!   (`pipeline::tools`: the set, the current one, the folders it is loaded from);
-//! - `runtime` is the wasm side: loading components, their limits, and one host adapter per
-//!   capability (`runtime/host_api/`), each function passing the dispatcher's gate;
+//! - `runtime` is the wasm side in two rooms: `loading` (files, componentizing, the cache,
+//!   memory images, the embedded tools) builds on `calling` (bindings, the engine and its
+//!   limits, one host adapter per capability in `calling/host_api/`, each function passing the
+//!   dispatcher's gate), never the reverse;
 //! - `response` is what an answer holds; `session` is one client's browser state;
 //! - `browser` is Chromium, itself in three layers: `features` -> `page` -> `cdp`;
 //! - leaves anything may use: `shared_pool` (the one type for capacity tenants share),
 //!   `policy` (who may do what, each rule once), `sandbox` (the file gateway), `schema` (the
 //!   one bounded validator), `engine` (budgets for engines), `net` (tenants' egress),
-//!   `snapshot`, `heap_analysis`, `lighthouse`, `telemetry`, `fswatch`.
+//!   `snapshot`, `memory_analysis`, `lighthouse`, `telemetry`, `fswatch`.
 //!
 //! Engines that compute without I/O are crates of their own under `crates/` (snapshot text,
 //! heap snapshots, trace insights, the CSS cascade, the console and network models): data in,
@@ -28,23 +30,27 @@
 //!
 //! # Where a new capability goes
 //!
-//! One vertical slice: its WIT interface in the contract under development (the newest `wit/since_vX.Y.Z`, never a released one), its host adapter in
-//! `runtime/host_api/` (each function declared with its capability and marks, so the gate
-//! applies them), its grant in `policy/capability.rs`, its browser feature in
-//! `browser/features/` (a type that keeps its state in the page's slot), and an engine crate
-//! under `crates/` if it computes. Files stay under ~500 lines; one concept per module.
+//! One vertical slice, one name from WIT to engine: its WIT interface, a file of its own named
+//! after it, in the next contract patch (a new `wit/since_vX.Y.Z`, never a released one), its
+//! host adapter `runtime/calling/host_api/<name>.rs` (each function declared with its
+//! capability and marks, so the gate applies them), its grant in `policy/capability.rs`, its
+//! browser feature `browser/features/<name>.rs` (a type that keeps its state in the page's
+//! slot), and an engine crate `crates/<name>` if it computes
+//! (`layers::tests::every_capability_has_one_name`). Files stay under ~500 lines; one concept
+//! per module.
 
 pub mod browser;
 pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod fswatch;
-pub mod heap_analysis;
 pub mod layers;
 pub mod lighthouse;
+pub mod memory_analysis;
 pub mod net;
 pub mod pipeline;
 pub mod policy;
+pub mod printable;
 pub mod response;
 pub mod runtime;
 pub mod sandbox;

@@ -340,7 +340,7 @@ pub struct SessionState {
     contexts: HashMap<String, String>,
     pub sandbox: Sandbox,
     /// Heap snapshots loaded by the heap analysis tools, until closed.
-    pub heap: crate::heap_analysis::HeapSnapshots,
+    pub heap: crate::memory_analysis::HeapSnapshots,
     had_browser: bool,
     reconnected: bool,
     /// A tenant's egress proxy and URL policy; `None` for the single user of stdio.

@@ -10,7 +10,7 @@ include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
 
 /// The engine settings the build script compiled with, to build an engine that differs.
 #[cfg(test)]
-#[path = "../../host/src/runtime/compile_settings.rs"]
+#[path = "../../host/src/runtime/calling/compile_settings.rs"]
 #[allow(dead_code)]
 mod compile_settings;
 

@@ -66,20 +66,32 @@ fn every_template(lang: &str, target: Option<&Path>) -> (tempfile::TempDir, std:
                 "{text}"
             ),
             "structured" => {
+                // The JSON in the text, and the same as a structured result the host checked
+                // against the schema the tool declared (contract 0.3.1, in every language).
                 let line = text
                     .lines()
                     .find(|line| line.starts_with("{\"title\""))
                     .unwrap_or_else(|| panic!("no JSON answer: {text}"));
-                let outline: serde_json::Value = serde_json::from_str(line).expect("JSON");
-                assert_eq!(outline["title"], "Fixture", "{line}");
-                assert_eq!(outline["headings"][0]["level"], 1, "{line}");
-                assert_eq!(outline["headings"][1]["text"], "Second section", "{line}");
-                assert!(
-                    outline["url"]
-                        .as_str()
-                        .is_some_and(|url| url.ends_with("/page.html")),
-                    "{line}"
-                );
+                let structured = text
+                    .lines()
+                    .find_map(|line| {
+                        line.strip_prefix(
+                            "Structured result (checked against the declared output schema): ",
+                        )
+                    })
+                    .unwrap_or_else(|| panic!("{lang}: no structured result: {text}"));
+                for line in [line, structured] {
+                    let outline: serde_json::Value = serde_json::from_str(line).expect("JSON");
+                    assert_eq!(outline["title"], "Fixture", "{line}");
+                    assert_eq!(outline["headings"][0]["level"], 1, "{line}");
+                    assert_eq!(outline["headings"][1]["text"], "Second section", "{line}");
+                    assert!(
+                        outline["url"]
+                            .as_str()
+                            .is_some_and(|url| url.ends_with("/page.html")),
+                        "{line}"
+                    );
+                }
             }
             _ => assert!(
                 text.contains("The fixture is at http://127.0.0.1:"),

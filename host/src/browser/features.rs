@@ -1,6 +1,6 @@
 //! What a page can do beyond the page model, one type per capability, each keeping its state
 //! in its page's slot (`McpPage::features`): console and network [`collectors`], CSS
-//! [`styles`], [`performance`] traces, [`heap`] snapshots, [`screencast`]s, [`page_tools`],
+//! [`styles`], [`performance`] traces, [`memory`] (heap snapshots), [`screencast`]s, [`page_tools`],
 //! [`extensions`], [`pwa`]s, what a page's contexts hold ([`renderer_memory`]) and what a tenant's browser context holds ([`footprint`]). Features may use the page model and `cdp`, never the other way.
 
 pub mod call_timers;
@@ -8,8 +8,8 @@ pub mod collectors;
 pub mod downloads;
 pub mod extensions;
 pub mod footprint;
-pub mod heap;
 pub mod long_lived;
+pub mod memory;
 pub mod page_tools;
 pub mod performance;
 pub mod pwa;

@@ -325,7 +325,7 @@ impl TenantTable {
         share_heap_budget(
             &mut tenants,
             &explicit_heap,
-            crate::heap_analysis::budget_bytes(),
+            crate::memory_analysis::budget_bytes(),
         )
         .map_err(|reason| TenantsError::Quota {
             path: shown.clone(),
@@ -544,7 +544,7 @@ fn share_heap_budget(tenants: &mut [Tenant], explicit: &[bool], cap: usize) -> R
             "the tenants' heap_snapshot_mib add up to {} MiB, more than the server's heap snapshot budget of {} MiB ({}); lower them or raise the budget",
             claimed >> 20,
             cap >> 20,
-            crate::heap_analysis::MEMORY_ENV
+            crate::memory_analysis::MEMORY_ENV
         ));
     }
     let unset = explicit.iter().filter(|explicit| !**explicit).count();

@@ -137,7 +137,7 @@ impl Performance {
 
     /// One insight of the last trace; the reference answers misses as text, not errors.
     /// The insight sets of the page's last trace as numbers; none before a trace.
-    pub fn insight_numbers(page: &McpPage) -> Vec<devtools_trace::InsightNumbers> {
+    pub fn insight_numbers(page: &McpPage) -> Vec<devtools_performance::InsightNumbers> {
         page.features()
             .get::<Performance>()
             .and_then(|state| state.last.as_ref())

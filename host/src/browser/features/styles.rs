@@ -6,7 +6,7 @@ use crate::browser::cdp::run;
 use crate::browser::page::McpPage;
 use crate::snapshot::SnapshotNode;
 use chromiumoxide::cdp::browser_protocol::css::EventStyleSheetAdded;
-use devtools_css::{Input, NodeRef, RuleInfo};
+use devtools_styles::{Input, NodeRef, RuleInfo};
 use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -106,12 +106,12 @@ impl<'a> Styles<'a> {
             ancestors,
             rule_info: &describe_rule,
         };
-        let rules = devtools_css::collect(&input);
+        let rules = devtools_styles::collect(&input);
         let element_ref = NodeRef {
             selector: element.selector,
             uid: None,
         };
-        Ok(devtools_css::render(
+        Ok(devtools_styles::render(
             &element_ref,
             uid,
             &rules,
@@ -190,7 +190,7 @@ impl<'a> Styles<'a> {
                 .call("CSS.getAnimatedStylesForNode", json!({ "nodeId": node_id }))
                 .await
             {
-                payload[devtools_css::ANIMATED] = animated;
+                payload[devtools_styles::ANIMATED] = animated;
             }
             let containers = self.containers(&payload, &node_id).await;
             Ok::<_, String>((payload, containers))
@@ -292,7 +292,7 @@ fn described_node(node: &Value) -> Described {
         .to_ascii_lowercase();
     Described {
         backend_node_id: node["backendNodeId"].as_i64(),
-        selector: devtools_css::simple_selector(&local_name, &attributes),
+        selector: devtools_styles::simple_selector(&local_name, &attributes),
         local_name,
     }
 }

@@ -11,7 +11,7 @@ pub mod add;
 use super::oci::{self, PluginRef};
 use crate::policy::plugins::Policy;
 use crate::policy::signature::{self, Verdict};
-use crate::runtime::definition::escape;
+use crate::printable::escape;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;

@@ -4,8 +4,8 @@
 use crate::policy::capability::Capability;
 use crate::policy::plugins::{Origin, Policy};
 use crate::policy::signature::{self, Verdict};
+use crate::printable::{escape, escape_keeping_lines};
 use crate::runtime::definition::category_info;
-use crate::runtime::definition::{escape, escape_keeping_lines};
 use crate::runtime::needs::needed_by;
 use crate::runtime::{CompiledCache, Loader, Runtime};
 use crate::runtime::{WASI_PREFIX, is_allowed_import};

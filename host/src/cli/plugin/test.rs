@@ -121,6 +121,9 @@ pub async fn run(
         "--isolated".to_string(),
         // One page, the one opened: the tool acts on it without a pageId.
         "--page-id-routing=false".to_string(),
+        // A tool that declares an output schema shows its structured result, as a client
+        // that reads structured content gets it.
+        "--experimentalStructuredContent".to_string(),
         "--plugin-dir".to_string(),
         folder.display().to_string(),
         "--policy".to_string(),
@@ -167,15 +170,28 @@ pub async fn run(
     session.shutdown(Duration::from_millis(700)).await;
     let result = result.map_err(|error| error.to_string())?;
     crate::serve::oneshot::print(&result);
-    let text: Vec<&str> = result
+    let mut text: Vec<String> = result
         .content
         .iter()
         .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.as_str()),
+            ContentBlock::Text(text) => Some(text.text.clone()),
             _ => None,
         })
         .collect();
+    if let Some(line) = structured_line(result.structured_content.as_ref()) {
+        println!("{line}");
+        text.push(line);
+    }
     Ok((result.is_error != Some(true), text.join("\n")))
+}
+
+/// The tool's own structured result (under `result`, beside the host's keys), as one line
+/// the test's `expect` texts can match; nothing for a tool that declared no output schema.
+fn structured_line(structured: Option<&Value>) -> Option<String> {
+    let result = structured?.get("result")?;
+    Some(format!(
+        "Structured result (checked against the declared output schema): {result}"
+    ))
 }
 
 /// The tool's name, from its definition (loaded under the default policy).

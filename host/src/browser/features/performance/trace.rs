@@ -1,5 +1,5 @@
 //! Performance traces: recorded with the CDP `Tracing` domain, summarised by the trace engine
-//! (`devtools-trace`) from the raw trace events.
+//! (`devtools-performance`) from the raw trace events.
 
 use crate::browser::cdp::{cdp, send, settle_events, timeouts};
 use chromiumoxide::cdp::browser_protocol::tracing::{EventDataCollected, EventTracingComplete};
@@ -10,7 +10,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use devtools_trace::TraceSummary;
+pub use devtools_performance::TraceSummary;
 
 /// The categories the DevTools performance panel records (`TimelineController.startRecording`,
 /// which `DevTools.TracingDefaultCategories` mirrors), plus the two optional ones the reference
@@ -195,7 +195,7 @@ impl Trace {
         cpu_throttling: Option<f64>,
         network_throttling: Option<&str>,
     ) -> TraceSummary {
-        devtools_trace::summarize(&self.events, url, (cpu_throttling, network_throttling))
+        devtools_performance::summarize(&self.events, url, (cpu_throttling, network_throttling))
     }
 }
 

@@ -1,6 +1,7 @@
 //! The `structured` template: a tool that answers JSON (the page's title, URL and headings),
-//! in each language with the same parameters, handler and answer. The JSON is the answer's
-//! text, which every client reads; a model is told its shape in the description.
+//! in each language with the same parameters, handler and answer. It declares the answer's
+//! schema (contract 0.3.1) and returns it as a structured result, which clients that read
+//! structured content get typed; the same JSON is the answer's text, which every client reads.
 
 use super::fill_in;
 use super::template::READ_OUTLINE;
@@ -15,7 +16,8 @@ pub fn rust(name: &str, type_name: &str) -> String {
 //! fixture page (test/) with `devtools-mcp plugin test .`.
 //!
 //! Structured data: it answers JSON (the page's title, URL and headings) that a model or a
-//! program can parse; the description tells the model its shape.
+//! program can parse. Its shape is declared (`output::<Outline>()`), so clients that read
+//! structured content get it typed, and the host checks every answer against it.
 
 use devtools_tool::{Category, Definition, Flags, Page, PageTool, Response};
 use serde::{Deserialize, Serialize};
@@ -31,7 +33,7 @@ struct Params {
     max_headings: Option<u32>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, schemars::JsonSchema)]
 struct Heading {
     level: u8,
     text: String,
@@ -44,8 +46,8 @@ struct Read {
     headings: Vec<Heading>,
 }
 
-/// The answer, as the description tells the model.
-#[derive(Serialize)]
+/// The answer, as the description tells the model; its schema is the tool's output schema.
+#[derive(Serialize, schemars::JsonSchema)]
 struct Outline {
     title: String,
     url: String,
@@ -58,7 +60,9 @@ impl PageTool for __TYPE__ {
     type Params = Params;
 
     fn definition(_flags: &Flags) -> Definition {
-        Definition::new("__NAME__", Category::Debugging, "__DESCRIPTION__").read_only()
+        Definition::new("__NAME__", Category::Debugging, "__DESCRIPTION__")
+            .read_only()
+            .output::<Outline>()
     }
 
     fn handle(page: &Page, params: Params, response: &mut Response) -> devtools_tool::Result<()> {
@@ -72,7 +76,7 @@ impl PageTool for __TYPE__ {
             headings: read.headings,
         };
         response.line(serde_json::to_string(&outline).map_err(|error| error.to_string())?);
-        Ok(())
+        response.structured(&outline)
     }
 }
 
@@ -92,8 +96,9 @@ pub fn typescript(name: &str) -> String {
 // fixture page (test/) with `devtools-mcp plugin test .`.
 //
 // Structured data: it answers JSON (the page's title, URL and headings) that a model or a
-// program can parse; the description tells the model its shape.
-import { appendLine } from 'devtools:tool/response@__CONTRACT__';
+// program can parse. Its shape is declared (`outputSchema`), so clients that read structured
+// content get it typed, and the host checks every answer against it.
+import { appendLine, declareOutputSchema, setStructuredResult } from 'devtools:tool/response@__CONTRACT__';
 import { url } from 'devtools:tool/pages@__CONTRACT__';
 import { evaluateExpression } from 'devtools:tool/script@__CONTRACT__';
 import type { ToolDefinition } from 'devtools:tool/tool@__CONTRACT__';
@@ -118,11 +123,30 @@ interface Outline {
   headings: { level: number; text: string }[];
 }
 
+/// The answer's JSON Schema: declared in `definition`, checked by the host on every answer.
+const outputSchema = {
+  type: 'object',
+  properties: {
+    title: { type: 'string' },
+    url: { type: 'string' },
+    headings: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { level: { type: 'integer', minimum: 1, maximum: 6 }, text: { type: 'string' } },
+        required: ['level', 'text'],
+      },
+    },
+  },
+  required: ['title', 'url', 'headings'],
+};
+
 /// Reads the title and headings in the page (JavaScript, run by the `script` capability).
 const readOutline = `__JS__`;
 
 export const tool = {
   definition(_serverFlags: string): ToolDefinition {
+    declareOutputSchema(JSON.stringify(outputSchema));
     return {
       name: '__NAME__',
       description: "__DESCRIPTION__",
@@ -142,6 +166,7 @@ export const tool = {
     const read = JSON.parse(evaluateExpression(page, `(${readOutline})(${maxHeadings ?? 20})`));
     const outline: Outline = { title: read.title, url: url(page), headings: read.headings };
     appendLine(JSON.stringify(outline));
+    setStructuredResult(JSON.stringify(outline));
   },
 };
 "##,
@@ -156,7 +181,8 @@ pub fn python(name: &str) -> String {
 fixture page (test/) with `devtools-mcp plugin test .`.
 
 Structured data: it answers JSON (the page's title, URL and headings) that a model or a program
-can parse; the description tells the model its shape.
+can parse. Its shape is declared (OUTPUT_SCHEMA), so clients that read structured content get it
+typed, and the host checks every answer against it.
 """
 
 import json
@@ -176,12 +202,36 @@ INPUT_SCHEMA = json.dumps(
     }
 )
 
+# The answer's JSON Schema: declared in `definition`, checked by the host on every answer.
+OUTPUT_SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string"},
+            "url": {"type": "string"},
+            "headings": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "level": {"type": "integer", "minimum": 1, "maximum": 6},
+                        "text": {"type": "string"},
+                    },
+                    "required": ["level", "text"],
+                },
+            },
+        },
+        "required": ["title", "url", "headings"],
+    }
+)
+
 # Reads the title and headings in the page (JavaScript, run by the `script` capability).
 READ_OUTLINE = """__JS__"""
 
 
 class Tool(exports.Tool):
     def definition(self, server_flags: str) -> ToolDefinition:
+        response.declare_output_schema(OUTPUT_SCHEMA)
         return ToolDefinition(
             name="__NAME__",
             description="__DESCRIPTION__",
@@ -205,6 +255,7 @@ class Tool(exports.Tool):
         outline = {"title": read["title"], "url": pages.url(page), "headings": read["headings"]}
         # Compact, as the other languages write it.
         response.append_line(json.dumps(outline, separators=(",", ":")))
+        response.set_structured_result(json.dumps(outline))
 "##,
         name,
         "",
