@@ -5,6 +5,7 @@
 /// Deepest first: each module may use only the ones before it.
 pub const LAYERS: &[&str] = &[
     // Leaves: data in, verdict or text out; no browser, no runtime.
+    "activity",
     "printable",
     "shared_pool",
     "sandbox",

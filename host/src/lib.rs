@@ -39,6 +39,7 @@
 //! (`layers::tests::every_capability_has_one_name`). Files stay under ~500 lines; one concept
 //! per module.
 
+pub mod activity;
 pub mod browser;
 pub mod cli;
 pub mod config;

@@ -1,8 +1,10 @@
 //! Progress of a call whose request carries a `progressToken`: while the call runs, the client
-//! hears `notifications/progress` every second (elapsed seconds, and what runs), so a client
+//! hears `notifications/progress` every second (elapsed seconds, the tool, and the host
+//! function it is in: `crate::activity`, set by the one gate), so a client
 //! that resets its timeout on progress keeps waiting for a 60-s audit or trace instead of
 //! giving up, and a person watching sees that it is alive. Nothing is sent after the answer.
 
+use crate::activity::Activity;
 use rmcp::RoleServer;
 use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
@@ -25,7 +27,8 @@ pub async fn reported<F: Future>(
         return call.await;
     };
     let started = Instant::now();
-    let mut call = std::pin::pin!(call);
+    let activity = Activity::default();
+    let mut call = std::pin::pin!(activity.scope(call));
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + INTERVAL, INTERVAL);
     loop {
         tokio::select! {
@@ -33,8 +36,12 @@ pub async fn reported<F: Future>(
             output = &mut call => return output,
             _ = ticks.tick() => {
                 let seconds = started.elapsed().as_secs();
+                let message = match activity.now() {
+                    Some(doing) => format!("{tool} is running ({seconds} s): in {doing}"),
+                    None => format!("{tool} is running ({seconds} s)"),
+                };
                 let notification = ProgressNotificationParam::new(token.clone(), seconds as f64)
-                    .with_message(format!("{tool} is running ({seconds} s)"));
+                    .with_message(message);
                 let _ = tokio::time::timeout(SEND_TIMEOUT, context.peer.notify_progress(notification)).await;
             }
         }

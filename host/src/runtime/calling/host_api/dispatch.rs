@@ -130,6 +130,8 @@ impl CallState {
         if self.dispatched.len() < MAX_RECORDED {
             self.dispatched.push(function.name);
         }
+        // What a client following the call's progress hears it is doing.
+        crate::activity::set(|| format!("{}.{}", function.interface, function.name));
         for capability in function.needs() {
             self.grants
                 .require(capability, function.name)
