@@ -18,6 +18,7 @@ mod downloads;
 mod extensions;
 mod fail_closed;
 mod faults;
+mod first_start;
 mod fixtures;
 mod harness_selftest;
 mod heap;

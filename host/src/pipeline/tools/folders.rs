@@ -246,14 +246,10 @@ impl ToolFolders {
             .iter()
             .map(|tool| {
                 let (loader, flags_json) = (self.loader.clone(), self.flags_json.clone());
-                async move {
-                    loader
-                        .load_bytes(&tool.source(), tool.wasm, Origin::Builtin, &flags_json)
-                        .await
-                }
+                async move { loader.describe_builtin(tool, &flags_json).await }
             })
             .collect();
-        on_workers(loads, PARALLEL_LOADS)
+        on_workers(loads, 2)
             .await
             .into_iter()
             .map(|result| result.map_err(|error| error.to_string()))

@@ -205,6 +205,22 @@ impl Loader {
         Ok(tool)
     }
 
+    /// A built-in tool described by running its `definition`, its linked code then let go:
+    /// like a remembered one, it links again on its first call. So a first start (no record
+    /// of the definitions yet) holds only the tools being described at that moment, not all
+    /// of them, and ends holding what every later start holds.
+    pub async fn describe_builtin(
+        &self,
+        tool: &'static super::embedded::EmbeddedTool,
+        flags_json: &str,
+    ) -> Result<LoadedTool, LoadError> {
+        let mut loaded = self
+            .load_bytes(&tool.source(), tool.wasm, Origin::Builtin, flags_json)
+            .await?;
+        loaded.code = self.embedded_code(tool);
+        Ok(loaded)
+    }
+
     /// Applies the policy to a described tool: its grants and limits, and the categories it
     /// may claim.
     fn admit(
