@@ -7,6 +7,7 @@ pub const LAYERS: &[&str] = &[
     // Leaves: data in, verdict or text out; no browser, no runtime.
     "activity",
     "printable",
+    "source_map",
     "shared_pool",
     "sandbox",
     "policy",

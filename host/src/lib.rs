@@ -60,4 +60,5 @@ pub mod serve;
 pub mod session;
 pub mod shared_pool;
 pub mod snapshot;
+pub mod source_map;
 pub mod telemetry;

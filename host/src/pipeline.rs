@@ -285,6 +285,7 @@ impl Pipeline {
         let pages_before = self.new_pages.then(|| state.page_ids());
         state.begin_downloads_call();
         let mut call_state = CallState::new(Some(state), tool.loaded.grants.clone(), limits);
+        call_state.source_map = tool.loaded.source_map.clone();
         if self.parallel_pages {
             call_state.allow_parallel_pages();
         }

@@ -117,7 +117,7 @@ async fn a_crashing_tool_answers_with_its_languages_traceback() {
     ))
     .expect("app.py");
     let python_line = line_of(&python_source, "len(title) / divisor");
-    let (ts, _) = built_scaffold("ts", "ts_boom", |source| {
+    let (ts, ts_source) = built_scaffold("ts", "ts_boom", |source| {
         source.replacen(
             "    appendLine(",
             "    if (prefix === 'boom') {\n      throw new Error('boom');\n    }\n    appendLine(",
@@ -132,6 +132,7 @@ async fn a_crashing_tool_answers_with_its_languages_traceback() {
         )
     });
     let rust_line = line_of(&rust_source, "panic!(");
+    let ts_line = line_of(&ts_source, "throw new Error('boom')");
 
     let plugins = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("plugin dir");
     std::fs::copy(
@@ -200,7 +201,15 @@ async fn a_crashing_tool_answers_with_its_languages_traceback() {
     let ts = server.call("ts_boom", json!({ "prefix": "boom" })).await;
     assert!(ts.is_error, "{}", ts.text);
     assert!(ts.text.contains("boom\nStack:"), "{}", ts.text);
-    assert!(ts.text.contains("  handle@tool.js:"), "{}", ts.text);
+    // Told in the author's TypeScript (the build carries tsc's source map), not in the
+    // generated build/tool.js.
+    assert!(
+        ts.text
+            .contains(&format!("  handle@src/tool.ts:{ts_line}:")),
+        "{}",
+        ts.text
+    );
+    assert!(!ts.text.contains("@tool.js:"), "{}", ts.text);
     assert!(!ts.text.contains(".bindings.js"), "{}", ts.text);
 
     let rust = server.call("rs_boom", json!({ "prefix": "boom" })).await;

@@ -42,4 +42,6 @@ pub struct LoadedTool {
     pub output_schema: Option<serde_json::Map<String, serde_json::Value>>,
     pub grants: Arc<Grants>,
     pub limits: Limits,
+    /// The source map a TypeScript tool's build put in it, for its crash reports.
+    pub source_map: Option<Arc<crate::source_map::SourceMap>>,
 }

@@ -83,7 +83,30 @@ fn build_typescript(dir: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
         "npm run build",
         no_npm,
     )?;
+    carry_source_map(dir, &name)?;
     deliver(dir, &name, out)
+}
+
+/// Puts the compiler's source map (`build/tool.js.map`, from `"sourceMap": true`) into the
+/// component, so a crash's stack names the author's `src/tool.ts` lines wherever the tool
+/// runs. A project without a map builds as before.
+fn carry_source_map(dir: &Path, name: &str) -> Result<(), String> {
+    let map = dir.join("build").join("tool.js.map");
+    let Ok(text) = std::fs::read_to_string(&map) else {
+        return Ok(());
+    };
+    let slim = crate::source_map::slim(&text).map_err(|error| {
+        format!(
+            "{} is not a source map the server reads: {error}",
+            map.display()
+        )
+    })?;
+    let built = dir.join("dist").join(format!("{name}.wasm"));
+    let mut wasm = std::fs::read(&built)
+        .map_err(|error| format!("Cannot read {}: {error}", built.display()))?;
+    crate::source_map::append_section(&mut wasm, slim.as_bytes());
+    std::fs::write(&built, wasm)
+        .map_err(|error| format!("Cannot write {}: {error}", built.display()))
 }
 
 /// componentize-py against the tool's world (`wit/world.wit`).

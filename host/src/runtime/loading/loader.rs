@@ -202,6 +202,7 @@ impl Loader {
             input_schema,
         )?;
         tool.output_schema = output_schema;
+        tool.source_map = crate::source_map::carried(bytes).map(Arc::new);
         Ok(tool)
     }
 
@@ -261,6 +262,8 @@ impl Loader {
             output_schema: None,
             grants: Arc::new(resolved.grants),
             limits: resolved.limits,
+            // Set by the caller for a component that carries one.
+            source_map: None,
         })
     }
 

@@ -38,7 +38,8 @@ pub fn create(name: &str, root: &Path, template: Template) -> Result<(), String>
     "strict": true,
     "skipLibCheck": true,
     "rootDir": "src",
-    "outDir": "build"
+    "outDir": "build",
+    "sourceMap": true
   },
   "include": ["src", "types"]
 }

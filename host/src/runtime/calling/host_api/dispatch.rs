@@ -40,6 +40,9 @@ const MAX_RECORDED: usize = 1024;
 /// The store data of one call.
 pub struct CallState {
     pub table: ResourceTable,
+    /// The tool's source map (a TypeScript tool's build carries one): its crash report's
+    /// stack is told in the author's source.
+    pub source_map: Option<Arc<crate::source_map::SourceMap>>,
     pub limiter: MemoryLimiter,
     /// Set when the wall-clock budget ran out (the epoch callback interrupts the guest).
     pub wall_clock_hit: bool,
@@ -93,6 +96,7 @@ impl CallState {
     ) -> CallState {
         CallState {
             table: ResourceTable::new(),
+            source_map: None,
             limiter: MemoryLimiter::new(limits.memory_bytes),
             wall_clock_hit: false,
             limits,
@@ -283,7 +287,14 @@ impl CallState {
             .as_ref()
             .map(|(_, _, stderr)| String::from_utf8_lossy(&stderr.contents()).into_owned())
             .unwrap_or_default();
-        crate::runtime::calling::guest_report::crash_report(self.guest_panic.as_deref(), &stderr)
+        let report = crate::runtime::calling::guest_report::crash_report(
+            self.guest_panic.as_deref(),
+            &stderr,
+        )?;
+        Some(match &self.source_map {
+            Some(map) => map.rewrite_frames(&report),
+            None => report,
+        })
     }
 
     /// Keeps the panic the SDK's hook reported (the first: a panic in the hook aborts).
