@@ -11,11 +11,16 @@ use std::time::Duration;
 
 /// The probe, granted page code (script, input) but not `long-lived`, and no URL patterns.
 async fn start() -> (McpServer, tempfile::TempDir) {
+    start_granted("\"pages.read\", \"script\", \"input\"").await
+}
+
+/// The probe with `capabilities` (not `long-lived`), and no URL patterns.
+async fn start_granted(capabilities: &str) -> (McpServer, tempfile::TempDir) {
     let scratch = tempfile::tempdir().expect("temp dir");
     let policy = scratch.path().join("policy.toml");
     std::fs::write(
         &policy,
-        "[plugins.contract_probe]\ncapabilities = [\"pages.read\", \"script\", \"input\"]\n",
+        format!("[plugins.contract_probe]\ncapabilities = [{capabilities}]\n"),
     )
     .expect("write policy");
     let mut args = browser_args();
@@ -161,6 +166,35 @@ async fn timers_in_a_page_the_call_opened_never_fire_after_it() {
     assert!(
         seen.contains("opener | /opener") && !seen.contains("LATE"),
         "a timer in the popup the call opened fired after it: {seen}"
+    );
+    server.shutdown().await;
+}
+
+/// A page the plugin opened (handed to it) is the call's whole: a timer its own code set
+/// while it loaded during the call is cleared when the call ends.
+#[tokio::test]
+async fn timers_of_a_page_the_plugin_opened_never_fire_after_its_call() {
+    let pages = FixtureServer::start(vec![
+        Route::html("/start", "<!doctype html><title>start</title><p>START</p>"),
+        Route::html(
+            "/fresh",
+            "<!doctype html><title>fresh</title><p>FRESH</p><script>setTimeout(() => { document.title = 'OPENED LATE'; }, 1500);</script>",
+        ),
+    ]);
+    let (server, _scratch) =
+        start_granted("\"pages.read\", \"pages.manage\", \"navigate\", \"script\"").await;
+    open(&server, &pages.url("/start")).await;
+    probe(
+        &server,
+        "pages-manage/new-page",
+        &pages.url("/fresh"),
+        "START",
+    )
+    .await;
+    let seen = after_the_late_effects(&server).await;
+    assert!(
+        seen.contains("fresh | /fresh") && !seen.contains("LATE"),
+        "a timer of the page the plugin opened fired after its call: {seen}"
     );
     server.shutdown().await;
 }
