@@ -5,6 +5,7 @@ mod attach;
 mod author_errors;
 mod balancer;
 mod beyond;
+mod call_page_code;
 mod catalog;
 mod command_line;
 mod conformance;

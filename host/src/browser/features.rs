@@ -4,6 +4,7 @@
 //! [`extensions`], [`pwa`]s, what a page's contexts hold ([`renderer_memory`]) and what a tenant's browser context holds ([`footprint`]). Features may use the page model and `cdp`, never the other way.
 
 pub mod call_timers;
+pub mod call_workers;
 pub mod collectors;
 pub mod downloads;
 pub mod extensions;

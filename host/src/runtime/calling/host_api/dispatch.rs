@@ -18,7 +18,7 @@ use super::function::{HostFunction, Marks};
 use super::provenance::Strings;
 use super::{CLEANUP_TIMEOUT, FrozenClock, PageHandle, WASI_OUTPUT_CAPACITY};
 use crate::browser::McpPage;
-use crate::browser::features::call_timers::{self, TimerMark};
+use crate::browser::features::call_timers::TimerMark;
 use crate::browser::features::long_lived::{self, LongLived};
 use crate::policy::capability::{Capability, Denied, Grants};
 use crate::policy::limits::{Limits, MAX_IMAGES};
@@ -32,6 +32,7 @@ use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+mod page_code;
 mod page_scope;
 
 /// How many dispatched functions a call remembers (a guest may call millions of cheap ones).
@@ -67,6 +68,12 @@ pub struct CallState {
     /// Where the timers of each page stood before this call first ran page code on it (no
     /// `long-lived` grant): the ones set since are cleared when the call ends.
     timer_marks: Vec<(u32, TimerMark)>,
+    /// The session's pages before the call's first function that runs page code (no
+    /// `long-lived` grant): a page that appeared since and is the call's had all of its page
+    /// code started by the call.
+    pages_before_page_code: Option<Vec<u32>>,
+    /// Every page a function of this call handed to the guest.
+    handed_in_call: Vec<u32>,
     /// The pages this call reached, opened or was given, each with where it stood when last
     /// checked (under URL patterns): the only pages its checks judge.
     touched: Vec<(u32, String)>,
@@ -109,6 +116,8 @@ impl CallState {
             init_scripts: Vec::new(),
             long_lived: Vec::new(),
             timer_marks: Vec::new(),
+            pages_before_page_code: None,
+            handed_in_call: Vec::new(),
             touched: Vec::new(),
             reached: Vec::new(),
             handed: Vec::new(),
@@ -149,6 +158,12 @@ impl CallState {
         };
         self.reached.clear();
         self.handed.clear();
+        if self.pages_before_page_code.is_none()
+            && function.marks.has(Marks::NAVIGATES)
+            && !self.grants.grants(Capability::LongLived)
+        {
+            self.pages_before_page_code = self.session.as_deref().map(SessionState::page_ids);
+        }
         let effects_before = match function.marks.has(Marks::LONG_LIVED) {
             true if !self.grants.grants(Capability::LongLived) => Some(self.long_lived_effects()),
             _ => None,
@@ -199,26 +214,21 @@ impl CallState {
         }
     }
 
-    /// Undoes what the call set up in the browser and must not outlive it: init scripts,
-    /// effects a plugin without `long-lived` started, and (under URL patterns) any page the call
+    /// Undoes what the call set up in the browser and must not outlive it: page code a plugin
+    /// without `long-lived` started (timers, workers, see `page_code`), init scripts, effects
+    /// it started, and (under URL patterns) any page the call
     /// touched that now stands outside them, even moved late. Runs after the guest returned,
     /// trapped or ran out of budget, from the host's side, so no guest code can skip it.
     pub async fn clean_up(&mut self) -> Result<(), Denied> {
         if let Some(session) = self.released.take() {
             self.session = Some(session.lock_owned().await);
         }
+        // First, so no timer or worker of the call's acts between the checks below and its end.
+        self.end_page_code().await;
         let scripts = std::mem::take(&mut self.init_scripts);
         let effects = std::mem::take(&mut self.long_lived);
-        let timers = std::mem::take(&mut self.timer_marks);
         let touched: Vec<u32> = self.touched.iter().map(|(id, _)| *id).collect();
         if let Some(session) = self.session.as_deref_mut() {
-            // First, so no timer of the call's fires between the checks below and its end.
-            for (page_id, mark) in &timers {
-                if let Ok(page) = session.page(*page_id) {
-                    let cleared = call_timers::clear_since(page, mark).await;
-                    tracing::debug!(page_id, cleared, "timers of the call's page code cleared");
-                }
-            }
             for (page_id, identifier) in scripts {
                 if let Ok(page) = session.page_mut(page_id) {
                     remove_init_script(page, &identifier).await;
@@ -435,28 +445,6 @@ impl Call<'_> {
         Ok(id)
     }
 
-    /// Before a function that runs page code first acts on page `id` in a call whose policy
-    /// does not grant `long-lived`: where the page's timers stand, so that the ones its code
-    /// sets from now on are cleared when the call ends ([`CallState::clean_up`]).
-    async fn mark_timers(&mut self, id: u32) {
-        let state = &mut *self.state;
-        if !self.function.marks.has(Marks::NAVIGATES)
-            || state.grants.grants(Capability::LongLived)
-            || state.timer_marks.iter().any(|(known, _)| *known == id)
-        {
-            return;
-        }
-        let Some(page) = state
-            .session
-            .as_deref()
-            .and_then(|session| session.page(id).ok())
-        else {
-            return;
-        };
-        let mark = call_timers::mark(page).await;
-        state.timer_marks.push((id, mark));
-    }
-
     /// The page behind a guest handle; the inner error is the tool-level message.
     pub async fn page(
         &mut self,
@@ -469,6 +457,9 @@ impl Call<'_> {
     /// A new guest handle for page `id`.
     pub fn handle(&mut self, id: u32) -> wasmtime::Result<Resource<PageHandle>> {
         self.state.handed.push(id);
+        if !self.state.handed_in_call.contains(&id) {
+            self.state.handed_in_call.push(id);
+        }
         Ok(self.state.table.push(PageHandle { id })?)
     }
 
