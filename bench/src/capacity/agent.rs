@@ -142,7 +142,7 @@ impl Rng {
 
 /// The agent's connection: its own stdio server process, or an HTTP session.
 pub enum Client {
-    Stdio(Server),
+    Stdio(Box<Server>),
     Http(RunningService<RoleClient, ()>),
 }
 
@@ -226,24 +226,27 @@ impl Agent {
             let Some(snapshot) = self.step(Kind::Snapshot, d.snapshot(), deadline).await else {
                 return;
             };
-            let act = if round % 2 == 0 {
+            let act = if round.is_multiple_of(2) {
                 d.target(&snapshot.text, "button \"Go\"")
                     .map(|button| (Kind::Click, d.click(&button)))
             } else {
                 d.target(&snapshot.text, "textbox \"Name\"")
                     .map(|textbox| (Kind::Fill, d.fill(&textbox, &format!("Round {round}"))))
             };
-            match act {
-                Some((kind, call)) => {
-                    if self.step(kind, call, deadline).await.is_none() {
-                        return;
+            let acted = match act {
+                Some((kind, call)) => self.step(kind, call, deadline).await.is_some(),
+                None => {
+                    if !snapshot.is_error {
+                        self.run.errors.push(format!(
+                            "no button or text box in the snapshot: {}",
+                            first_line(&snapshot.text)
+                        ));
                     }
+                    true
                 }
-                None if !snapshot.is_error => self.run.errors.push(format!(
-                    "no button or text box in the snapshot: {}",
-                    first_line(&snapshot.text)
-                )),
-                None => {}
+            };
+            if !acted {
+                return;
             }
             let read = "() => document.getElementById('out').textContent + ' / ' + \
                         document.getElementById('name').value";

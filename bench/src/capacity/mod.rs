@@ -5,7 +5,8 @@
 //! its capacity is the largest N before that, and its memory per agent is read there.
 //!
 //! The targets take turns at each N (N = 1 for all, then N = 2 for all, ...), so a burst of
-//! other work on the machine lands on every target near the same ramp step.
+//! other work on the machine lands on every target near the same ramp step. Each target is
+//! started once unmeasured first (see [`warm_up`]).
 
 mod agent;
 mod measure;
@@ -129,6 +130,9 @@ pub async fn bench(options: &Options, fixtures: &FixtureServer) -> Result<String
             stop: Stop::Ceiling,
         })
         .collect();
+    for target in &options.targets {
+        warm_up(target, options, &pages).await;
+    }
     let mut going: Vec<bool> = vec![true; ramps.len()];
     let mut agents = 1;
     while agents <= options.max_agents && going.contains(&true) {
@@ -173,6 +177,33 @@ pub async fn bench(options: &Options, fixtures: &FixtureServer) -> Result<String
 }
 
 pub const MIB: f64 = 1024.0 * 1024.0;
+
+/// One agent's start and first call, not measured: the first start after a build fills
+/// devtools-mcp's compiled-code cache (and the page cache for every server), which costs
+/// the N = 1 step memory and time no later start pays (the main bench's `--warmup`).
+async fn warm_up(target: &Target, options: &Options, pages: &Pages) {
+    eprintln!("capacity: {} warm-up", target.label());
+    match target.start(1, options.timeout).await {
+        Ok(mut running) => {
+            for client in std::mem::take(&mut running.clients) {
+                let mut agent = Agent {
+                    client,
+                    dialect: target.dialect,
+                    think: options.think,
+                    rng: Rng::new(0),
+                    timeout: options.timeout,
+                    run: AgentRun::default(),
+                };
+                if let Err(error) = agent.prepare(pages).await {
+                    eprintln!("capacity: {} warm-up: {error}", target.label());
+                }
+                agent.client.close().await;
+            }
+            running.stop().await;
+        }
+        Err(error) => eprintln!("capacity: {} warm-up: {error}", target.label()),
+    }
+}
 
 /// Starts `target` for `count` agents, lets them work for the step's window while the
 /// processes are read, then stops everything.

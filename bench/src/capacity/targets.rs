@@ -87,7 +87,7 @@ impl Target {
         let mut failure = None;
         for started in futures::future::join_all(starts).await {
             match started {
-                Ok((server, _)) => clients.push(Client::Stdio(server)),
+                Ok((server, _)) => clients.push(Client::Stdio(Box::new(server))),
                 Err(error) => failure = Some(error),
             }
         }
