@@ -91,6 +91,14 @@ impl Dialect {
         }
     }
 
+    /// The open pages (tabs).
+    pub fn list_pages(self) -> Call {
+        match self {
+            Dialect::DevTools => ("list_pages", json!({})),
+            Dialect::Playwright => ("browser_tabs", json!({ "action": "list" })),
+        }
+    }
+
     /// A page listing with an argument the tool does not have: it must be rejected.
     pub fn unknown_argument(self) -> Call {
         match self {

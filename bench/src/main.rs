@@ -7,6 +7,7 @@
 //! every run) so that machine noise lands on every column alike and the ratios are measured,
 //! not assembled from numbers taken on different days.
 
+mod capacity;
 mod compare;
 mod dialect;
 mod fixtures;
@@ -121,6 +122,28 @@ struct Args {
     /// Compare two saved reports without running anything (earlier first).
     #[arg(long, num_args = 2, value_names = ["EARLIER_REPORT", "LATER_REPORT"])]
     compare_reports: Vec<PathBuf>,
+    /// Run the capacity ramp instead: N simulated agents (N = 1, 2, 4, ...) on every target,
+    /// until each one's p95 passes twice its N = 1 value or an error appears.
+    #[arg(long)]
+    capacity: bool,
+    /// Capacity: the largest N tried.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    capacity_max: u32,
+    /// Capacity: seconds measured at each N.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(5..=3600))]
+    capacity_step_secs: u64,
+    /// Capacity: each agent's think time before a call, in seconds: `MIN-MAX` (uniform) or
+    /// `exp:MEAN` (exponential, capped at five means).
+    #[arg(long, default_value = "1-3")]
+    capacity_think: capacity::Think,
+    /// Capacity: which targets to run (comma-separated).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "serve,stdio,reference,playwright"
+    )]
+    capacity_targets: Vec<capacity::Which>,
     /// Soak: mixed calls per tenant over HTTP.
     #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u32).range(10..=100_000))]
     soak_tenant_calls: u32,
@@ -202,6 +225,9 @@ fn compared(earlier: &Path, report: &str) -> (String, bool) {
 }
 
 async fn bench(args: &Args) -> Result<String, String> {
+    if args.capacity {
+        return capacity_bench(args).await;
+    }
     if args.soak {
         let server = our_server(args)?;
         let fixtures = fixtures::FixtureServer::start()
@@ -405,6 +431,33 @@ async fn bench(args: &Args) -> Result<String, String> {
         out.push_str(&surprises);
     }
     Ok(out)
+}
+
+/// `--capacity`: the targets from what is installed, then the ramp.
+async fn capacity_bench(args: &Args) -> Result<String, String> {
+    let ours = our_server(args)?;
+    let targets = capacity::targets(
+        &args.capacity_targets,
+        ours.clone(),
+        browser_flags(&args.chromium),
+        reference_server(args)?,
+        playwright_server(args)?,
+    );
+    let fixtures = fixtures::FixtureServer::start()
+        .map_err(|e| format!("cannot start the fixture server: {e}"))?;
+    let options = capacity::Options {
+        targets,
+        max_agents: args.capacity_max as usize,
+        step: Duration::from_secs(args.capacity_step_secs),
+        think: args.capacity_think,
+        timeout: Duration::from_secs(args.timeout_secs),
+    };
+    let report = capacity::bench(&options, &fixtures).await?;
+    Ok(format!(
+        "Machine: {}. Server: `{}`.\n\n{report}",
+        machine(),
+        ours.display()
+    ))
 }
 
 const TOKENS_HEADING: &str = "\nWhat reading a real page costs the agent, in bytes of answer \

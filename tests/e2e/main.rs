@@ -3,6 +3,7 @@
 
 mod attach;
 mod author_errors;
+mod autoscaling;
 mod balancer;
 mod beyond;
 mod call_page_code;

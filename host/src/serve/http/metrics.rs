@@ -31,9 +31,11 @@ pub struct Metrics {
     pages: Family<TenantLabels, Gauge>,
     queue_depth: Family<TenantLabels, Gauge>,
     /// The instance's load, for a HorizontalPodAutoscaler: calls in flight over all tenants,
-    /// and tenants with a browser context open.
+    /// tenants with a browser context open (what memory scales with) and tenants with a call
+    /// running now (agents mid-turn rather than thinking).
     in_flight: Gauge,
     active_tenants: Gauge,
+    busy_tenants: Gauge,
     unauthorized: Counter,
     refused_full: Counter,
 }
@@ -55,6 +57,7 @@ impl Metrics {
         let refused_full = Counter::default();
         let in_flight = Gauge::default();
         let active_tenants = Gauge::default();
+        let busy_tenants = Gauge::default();
         registry.register(
             "calls_in_flight",
             "Calls waiting for or holding a tenant's lock, over all tenants (the autoscaling signal)",
@@ -64,6 +67,11 @@ impl Metrics {
             "active_tenants",
             "Tenants with a browser context (or browser) open on this instance",
             active_tenants.clone(),
+        );
+        registry.register(
+            "busy_tenants",
+            "Tenants with a call running or waiting for their lock now, out of the active ones",
+            busy_tenants.clone(),
         );
         registry.register("tool_calls", "Tool calls answered", calls.clone());
         registry.register(
@@ -101,6 +109,7 @@ impl Metrics {
             queue_depth,
             in_flight,
             active_tenants,
+            busy_tenants,
             unauthorized,
             refused_full,
         }
@@ -137,6 +146,12 @@ impl Metrics {
         self.in_flight.set(i64::try_from(total).unwrap_or(i64::MAX));
         self.active_tenants
             .set(i64::try_from(runtimes.len()).unwrap_or(i64::MAX));
+        let busy = runtimes
+            .iter()
+            .filter(|runtime| runtime.queued() > 0)
+            .count();
+        self.busy_tenants
+            .set(i64::try_from(busy).unwrap_or(i64::MAX));
         for runtime in runtimes {
             let labels = TenantLabels {
                 tenant: runtime.name.clone(),
