@@ -240,7 +240,10 @@ mod tests {
             "the accessibility tree, read through `pages` and `response`",
         ),
         ("call_timers", "what a call set up, cleared when it ends"),
-        ("call_workers", "workers a call started, stopped when it ends"),
+        (
+            "call_workers",
+            "workers a call started, stopped when it ends",
+        ),
         ("downloads", "files a page downloads, saved by the session"),
         ("footprint", "what a tenant's browser context holds"),
         (

@@ -206,8 +206,9 @@ impl Loader {
         Ok(tool)
     }
 
-    /// A built-in tool described by running its `definition`, its linked code then let go:
-    /// like a remembered one, it links again on its first call. So a first start (no record
+    /// A built-in tool described by running its `definition`, its linked code then let go
+    /// (when the embedded code runs on this engine): like a remembered one, it links again on
+    /// its first call. So a first start (no record
     /// of the definitions yet) holds only the tools being described at that moment, not all
     /// of them, and ends holding what every later start holds.
     pub async fn describe_builtin(
@@ -218,7 +219,11 @@ impl Loader {
         let mut loaded = self
             .load_bytes(&tool.source(), tool.wasm, Origin::Builtin, flags_json)
             .await?;
-        loaded.code = self.embedded_code(tool);
+        // Code compiled here instead (an engine for another CPU level than the build's)
+        // stays linked: the embedded code would not run on this engine.
+        if super::embedded::runs_on(self.runtime.engine()) {
+            loaded.code = self.embedded_code(tool);
+        }
         Ok(loaded)
     }
 
