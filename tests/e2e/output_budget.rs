@@ -359,3 +359,60 @@ async fn every_tools_answer_stays_within_a_small_budget() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     side.server.shutdown().await;
 }
+
+/// Images count in the budget as a model pays for them (about width x height / 750 tokens): a
+/// screenshot that does not fit beside the text leaves the answer, with a line that says what
+/// it was and the resource that holds it, byte for byte; one that fits stays inline.
+#[tokio::test]
+async fn a_screenshot_over_the_budget_is_a_resource_and_one_within_it_stays() {
+    let pages = FixtureServer::start(vec![Route::html(
+        "/",
+        "<title>Shot</title><h1>A page to take</h1>",
+    )]);
+    let small = McpServer::start(&["--maxOutputTokens", "300"]).await;
+    let opened = small
+        .call("navigate_page", json!({ "url": pages.url("/") }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let shot = small.call("take_screenshot", json!({})).await;
+    assert!(!shot.is_error, "{}", shot.text);
+    assert!(
+        shot.images.is_empty(),
+        "the image stayed inline: {}",
+        shot.text
+    );
+    assert!(
+        shot.text.contains("[Output budget] An image of ")
+            && shot.text.contains("did not fit the budget of 300 tokens"),
+        "{}",
+        shot.text
+    );
+    let [uri] = shot.resource_links.as_slice() else {
+        panic!("one resource_link: {:?}", shot.resource_links)
+    };
+    assert!(shot.text.contains(uri.as_str()), "{}", shot.text);
+    match small.read_resource_contents(uri).await {
+        Ok(rmcp::model::ResourceContents::BlobResourceContents {
+            blob, mime_type, ..
+        }) => {
+            use base64::Engine as _;
+            let png = base64::engine::general_purpose::STANDARD
+                .decode(blob)
+                .expect("base64");
+            assert!(png.starts_with(b"\x89PNG"), "a PNG");
+            assert_eq!(mime_type.as_deref(), Some("image/png"));
+        }
+        other => panic!("the image as a blob: {other:?}"),
+    }
+    small.shutdown().await;
+
+    let roomy = McpServer::start(&["--maxOutputTokens", "100000"]).await;
+    let opened = roomy
+        .call("navigate_page", json!({ "url": pages.url("/") }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let shot = roomy.call("take_screenshot", json!({})).await;
+    assert_eq!(shot.images.len(), 1, "{}", shot.text);
+    assert!(!shot.text.contains("[Output budget]"), "{}", shot.text);
+    roomy.shutdown().await;
+}

@@ -5,7 +5,8 @@
 
 use crate::response::budget::{self, Pointers, estimate_tokens};
 use crate::session::Session;
-use crate::session::cut_answers::{KEPT, PageState, URI_PREFIX};
+use crate::session::cut_answers::{KEPT, KeptImage, PageState, URI_PREFIX};
+use base64::Engine as _;
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolResult, ContentBlock, JsonObject, ReadResourceResult, Resource, ResourceContents, Tool,
@@ -122,6 +123,7 @@ pub async fn held_to(
         }
         note = piece_note(&piece, &named);
     }
+    move_images_over(session, tool, &mut answer, budget);
     if let Some(Value::Object(structured)) = &mut answer.structured_content {
         match budget.slim {
             // A slim answer's structured content is its text item: the piece, as the text.
@@ -134,6 +136,80 @@ pub async fn held_to(
         }
     }
     answer
+}
+
+/// Images count in the budget as a model pays for them (`budget::image_tokens`): those that
+/// do not fit beside the text leave the answer, kept for the session as a resource (linked for
+/// clients that read links), and a line says so, what they were and how to get them.
+fn move_images_over(
+    session: &Session,
+    tool: &str,
+    answer: &mut CallToolResult,
+    budget: AnswerBudget,
+) {
+    let text_tokens = match answer.content.first() {
+        Some(ContentBlock::Text(text)) => estimate_tokens(&text.text),
+        _ => 0,
+    };
+    let mut room = (budget.tokens as usize).saturating_sub(text_tokens);
+    let mut lines = Vec::new();
+    let mut links = Vec::new();
+    answer.content.retain(|block| {
+        let ContentBlock::Image(image) = block else {
+            return true;
+        };
+        let size = base64::engine::general_purpose::STANDARD
+            .decode(image.data.as_bytes())
+            .ok()
+            .and_then(|bytes| imagesize::blob_size(&bytes).ok());
+        let Some(size) = size else {
+            return true;
+        };
+        let tokens = budget::image_tokens(size.width, size.height);
+        if tokens <= room {
+            room -= tokens;
+            return true;
+        }
+        let id = session.cut_answers().keep_image(
+            tool,
+            KeptImage {
+                mime_type: image.mime_type.clone(),
+                data: image.data.clone(),
+            },
+        );
+        let uri = format!("{URI_PREFIX}{id}");
+        let (width, height) = (size.width, size.height);
+        let left = budget.tokens;
+        lines.push(match budget.resource_links {
+            true => format!(
+                "{} An image of {width}x{height} pixels (about {tokens} tokens) did not fit the budget of {left} tokens beside this text: it is the resource {uri} (read it for the image).",
+                budget::NOTE_PREFIX
+            ),
+            false => format!(
+                "{} An image of {width}x{height} pixels (about {tokens} tokens) did not fit the budget of {left} tokens beside this text: take it again with `filePath` to save it to a file, or smaller (an element's screenshot, or a smaller viewport).",
+                budget::NOTE_PREFIX
+            ),
+        });
+        if budget.resource_links {
+            let resource = Resource::new(uri, format!("{tool} image"))
+                .with_mime_type(image.mime_type.clone())
+                .with_description("An image the output budget moved out of an answer, for this session while it lasts.");
+            links.push(ContentBlock::resource_link(resource));
+        }
+        false
+    });
+    if lines.is_empty() {
+        return;
+    }
+    match answer.content.first_mut() {
+        Some(ContentBlock::Text(text)) => {
+            text.text = format!("{}\n{}", text.text, lines.join("\n"));
+        }
+        _ => answer
+            .content
+            .insert(0, ContentBlock::text(lines.join("\n"))),
+    }
+    answer.content.extend(links);
 }
 
 fn resource_link(id: &str, tool: &str, bytes: usize) -> ContentBlock {
@@ -261,9 +337,11 @@ pub async fn rest(
 /// tenant's) link is refused.
 pub fn read_whole(session: &Session, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     match session.cut_answers().by_uri(uri) {
-        Some(answer) => Ok(ReadResourceResult::new(vec![
-            ResourceContents::text(answer.text.clone(), uri).with_mime_type("text/plain"),
-        ])),
+        Some(answer) => Ok(ReadResourceResult::new(vec![match &answer.image {
+            Some(image) => ResourceContents::blob(image.data.clone(), uri)
+                .with_mime_type(image.mime_type.clone()),
+            None => ResourceContents::text(answer.text.clone(), uri).with_mime_type("text/plain"),
+        }])),
         None => Err(ErrorData::resource_not_found(
             format!(
                 "{uri} is not an answer of this session: a session reads only the answers cut for it, and keeps its last {KEPT}. Call the tool again for a fresh answer."

@@ -8,6 +8,22 @@
 //! errs on the side of shorter answers; a tokenizer crate would add megabytes of vocabulary
 //! for a count the model's own tokenizer would still not match exactly.
 
+/// The longest edge a model sees of an image: larger ones are scaled down before they are
+/// read (Anthropic's documented limit; OpenAI's high-detail mode scales to 2048 then 768 on
+/// the short side, fewer tokens than this estimate gives).
+const IMAGE_EDGE: f64 = 1568.0;
+/// Pixels per token of an image (Anthropic's documented estimate, `width * height / 750`).
+const PIXELS_PER_TOKEN: f64 = 750.0;
+
+/// The tokens an image of `width` x `height` pixels costs a model, estimated as its provider
+/// documents it: scaled to [`IMAGE_EDGE`] on its longer edge, then one token per
+/// [`PIXELS_PER_TOKEN`] pixels, rounded up.
+pub fn image_tokens(width: usize, height: usize) -> usize {
+    let (width, height) = (width as f64, height as f64);
+    let scale = (IMAGE_EDGE / width.max(height).max(1.0)).min(1.0);
+    ((width * scale) * (height * scale) / PIXELS_PER_TOKEN).ceil() as usize
+}
+
 /// Bytes per estimated token.
 pub const BYTES_PER_TOKEN: usize = 3;
 /// The smallest budget accepted: room for a few lines and the lines that point to the rest.
@@ -241,6 +257,15 @@ fn has_word(line: &str, word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_image_costs_what_its_pixels_cost_after_scaling() {
+        assert_eq!(image_tokens(750, 1), 1);
+        assert_eq!(image_tokens(800, 600), 640);
+        // 3136 x 1568 is scaled to 1568 x 784 first.
+        assert_eq!(image_tokens(3136, 1568), image_tokens(1568, 784));
+        assert_eq!(image_tokens(0, 0), 0);
+    }
 
     struct Named;
     impl Pointers for Named {

@@ -26,6 +26,16 @@ pub struct CutAnswer {
     pub text: String,
     /// `None`: the answer was about no page (e.g. with no page open).
     pub page: Option<PageState>,
+    /// An image the budget moved out of an answer (then `text` is empty): read whole only.
+    pub image: Option<KeptImage>,
+}
+
+/// An image kept as it was in the answer.
+#[derive(Debug, Clone)]
+pub struct KeptImage {
+    pub mime_type: String,
+    /// Base64, as the answer carried it.
+    pub data: String,
 }
 
 /// Why a cursor gets no rest.
@@ -67,7 +77,17 @@ impl CutAnswers {
             tool: tool.to_string(),
             text,
             page,
+            image: None,
         });
+        id
+    }
+
+    /// Keeps an image the budget moved out of an answer of `tool`; returns its id.
+    pub fn keep_image(&mut self, tool: &str, image: KeptImage) -> String {
+        let id = self.keep(tool, String::new(), None);
+        if let Some(kept) = self.answers.back_mut() {
+            kept.image = Some(image);
+        }
         id
     }
 
@@ -79,7 +99,10 @@ impl CutAnswers {
         };
         let (id, offset) = cursor.split_once(':').ok_or_else(unknown)?;
         let offset: usize = offset.parse().map_err(|_| unknown())?;
-        let answer = self.get(id).ok_or_else(unknown)?;
+        let answer = self
+            .get(id)
+            .filter(|answer| answer.image.is_none())
+            .ok_or_else(unknown)?;
         if answer.tool != tool {
             return Err(CursorError::OtherTool {
                 cursor: cursor.to_string(),

@@ -313,6 +313,23 @@ impl McpServer {
     }
 
     /// `resources/read`: the text of the resource's first content, or the error's message.
+    /// `resources/read`: the first content whole, text or blob.
+    pub async fn read_resource_contents(
+        &self,
+        uri: &str,
+    ) -> Result<rmcp::model::ResourceContents, String> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        match tokio::time::timeout(timeout(), self.client.read_resource(params)).await {
+            Ok(Ok(result)) => result
+                .contents
+                .into_iter()
+                .next()
+                .ok_or_else(|| "no contents".to_string()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err("resources/read timed out".into()),
+        }
+    }
+
     pub async fn read_resource(&self, uri: &str) -> Result<String, String> {
         let params = rmcp::model::ReadResourceRequestParams::new(uri);
         match tokio::time::timeout(timeout(), self.client.read_resource(params)).await {
