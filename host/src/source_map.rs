@@ -69,9 +69,7 @@ impl SourceMap {
         let segments = self.lines.get(line.checked_sub(1)? as usize)?;
         let column = column.saturating_sub(1);
         let at = segments.partition_point(|segment| segment.column <= column);
-        let segment = segments
-            .get(at.checked_sub(1)?)
-            .or_else(|| segments.first())?;
+        let segment = segments.get(at.checked_sub(1)?)?;
         let source = self.sources.get(segment.source as usize)?;
         Some((source, segment.line + 1, segment.original_column + 1))
     }

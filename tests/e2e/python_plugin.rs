@@ -7,21 +7,25 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-const FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../tests/fixtures/python/page_title"
-);
+/// The folder of the Python fixtures (`tests/fixtures/python/<name>`).
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/python");
 
-/// Builds the component once per source change: componentize-py output is not byte-identical
-/// between runs, so reusing it keeps the compiled-code cache warm.
+/// `tests/fixtures/python/page_title`, built (see [`built_fixture`]).
 pub(crate) fn build_component() -> PathBuf {
-    let fixture = Path::new(FIXTURE);
+    built_fixture("page_title")
+}
+
+/// The folder holding `tests/fixtures/python/<name>` built by its `build.sh` as `<name>.wasm`,
+/// once per source change: componentize-py output is not byte-identical between runs, so
+/// reusing it keeps the compiled-code cache warm.
+pub(crate) fn built_fixture(name: &str) -> PathBuf {
+    let fixture = Path::new(FIXTURES).join(name);
     let mut hasher = Sha256::new();
     for file in ["app.py", "build.sh"] {
         hasher.update(std::fs::read(fixture.join(file)).expect("fixture source"));
     }
-    // Every file of the contract it binds (an unreleased version still changes).
-    let wit = fixture.join("../../../../plugins/sdk/wit");
+    // Every file of the contract it binds.
+    let wit = Path::new(FIXTURES).join("../../../plugins/sdk/wit");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&wit)
         .expect("the SDK's wit folder")
         .flatten()
@@ -34,13 +38,16 @@ pub(crate) fn build_component() -> PathBuf {
     let key = hex::encode(&hasher.finalize()[..8]);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("python-plugins")
-        .join(key);
-    let component = dir.join("page_title.wasm");
+        .join(format!("{name}-{key}"));
+    let component = dir.join(format!("{name}.wasm"));
     if component.is_file() {
         return dir;
     }
     std::fs::create_dir_all(&dir).expect("output dir");
-    let partial = dir.join("page_title.wasm.partial");
+    // Tests build concurrently: each into a file of its own, the last rename wins.
+    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let build = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let partial = dir.join(format!("{name}.wasm.{build}.partial"));
     let status = crate::support::command(fixture.join("build.sh"))
         .arg(&partial)
         .status()
@@ -108,8 +115,21 @@ async fn a_tool_written_in_python_loads_and_runs_beside_the_rust_tools() {
     let server = McpServer::start_with(args, env)
         .await
         .unwrap_or_else(|error| panic!("{error}"));
-    let tools = server.list_tools().await;
-    assert!(tools.iter().any(|tool| tool.name == "page_title"));
+    // Listed once loaded: a component not compiled yet (a fresh build) loads in the
+    // background, and a client is told by `tools/list_changed` or its next list.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let tools = loop {
+        let tools = server.list_tools().await;
+        if tools.iter().any(|tool| tool.name == "page_title") {
+            break tools;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "page_title is never listed: {}",
+            server.stderr()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    };
     assert!(tools.iter().any(|tool| tool.name == "take_snapshot"));
 
     let pages = fixtures::server();

@@ -157,48 +157,11 @@ async fn a_component_built_against_0_3_0_loads_and_answers_with_no_adapter() {
     server.shutdown().await;
 }
 
-/// `tests/fixtures/python/word_count`, built by componentize-py against the SDK's contract
-/// (once per source change, as `python_plugin` builds its fixture).
-fn python_word_count() -> std::path::PathBuf {
-    use sha2::{Digest, Sha256};
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/python/word_count");
-    let mut hasher = Sha256::new();
-    for file in ["app.py", "build.sh"] {
-        hasher.update(std::fs::read(fixture.join(file)).expect("fixture source"));
-    }
-    let wit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/sdk/wit");
-    let mut files: Vec<_> = std::fs::read_dir(&wit)
-        .expect("the SDK's wit folder")
-        .flatten()
-        .map(|entry| entry.path())
-        .collect();
-    files.sort();
-    for file in files {
-        hasher.update(std::fs::read(&file).expect("wit file"));
-    }
-    let key = hex::encode(&hasher.finalize()[..8]);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("python-word-count")
-        .join(key);
-    let component = dir.join("word_count.wasm");
-    if !component.is_file() {
-        std::fs::create_dir_all(&dir).expect("output dir");
-        let partial = dir.join("word_count.wasm.partial");
-        let status = crate::support::command(fixture.join("build.sh"))
-            .arg(&partial)
-            .status()
-            .expect("run build.sh (needs python3 and componentize-py)");
-        assert!(status.success(), "componentize-py failed");
-        std::fs::rename(&partial, &component).expect("rename");
-    }
-    dir
-}
-
 /// A Python tool declares its output schema and returns a structured result through the
 /// bindings componentize-py makes from the contract: listed, validated, returned.
 #[tokio::test]
 async fn a_python_plugins_structured_result_is_declared_and_returned() {
-    let plugins = python_word_count();
+    let plugins = crate::python_plugin::built_fixture("word_count");
     let cache = crate::support::cache_dir().to_string_lossy().into_owned();
     // Compile CPython (20-50 s) into the cache before the server starts, as `python_plugin`
     // does: the server would list the tool only once compiled.
