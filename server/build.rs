@@ -19,6 +19,7 @@ mod compile_settings;
 
 #[path = "../host/build_common.rs"]
 mod build_common;
+mod packing;
 mod wasm_build;
 
 use build_common::{names_ending, newest_contract, read, write};
@@ -52,11 +53,13 @@ fn main() {
 }
 
 /// Writes `embedded_tools.rs` into OUT_DIR: for each built-in tool its file name, its module
-/// bytes and (for native builds) its code compiled ahead of time, all `include_bytes!`-ed from
-/// copies in OUT_DIR; and the fingerprint of the engine that compiled the code. `src/builtins.rs`
-/// includes it.
+/// and (for native builds) its code compiled ahead of time, both packed (`packing.rs`) into
+/// files in OUT_DIR that the table `include_bytes!`; the two dictionaries; and the fingerprint
+/// of the engine that compiled the code. `src/builtins.rs` includes it.
 fn embed(out_dir: &Path, built: &Path, names: &[String]) {
     let embedded_dir = out_dir.join("embedded");
+    // Earlier builds' files (unpacked copies, tools since removed) would only take disk.
+    let _ = std::fs::remove_dir_all(&embedded_dir);
     if let Err(error) = std::fs::create_dir_all(&embedded_dir) {
         panic!("cannot create {}: {error}", embedded_dir.display());
     }
@@ -65,28 +68,50 @@ fn embed(out_dir: &Path, built: &Path, names: &[String]) {
         .as_ref()
         .map(compile_settings::engine_fingerprint)
         .unwrap_or_default();
+    let file_names: Vec<String> = names
+        .iter()
+        .map(|name| format!("{}.wasm", name.replace('-', "_")))
+        .collect();
+    let modules: Vec<Vec<u8>> = file_names
+        .iter()
+        .map(|file_name| read(&built.join(file_name)))
+        .collect();
+    let compiled: Option<Vec<Vec<u8>>> = engine.as_ref().map(|engine| {
+        file_names
+            .iter()
+            .zip(&modules)
+            .map(|(file_name, module)| precompile(engine, file_name, module))
+            .collect()
+    });
+    let packed_modules = packing::pack(&modules.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    let packed_code = compiled
+        .as_ref()
+        .map(|code| packing::pack(&code.iter().map(Vec::as_slice).collect::<Vec<_>>()));
     let mut table = String::new();
-    for name in names {
-        let file_name = format!("{}.wasm", name.replace('-', "_"));
-        let module = read(&built.join(&file_name));
-        let wasm_copy = embedded_dir.join(&file_name);
-        write(&wasm_copy, &module);
-        let precompiled = match &engine {
-            Some(engine) => {
-                let compiled = precompile(engine, &file_name, &module);
-                let path = embedded_dir.join(format!("{file_name}.cwasm"));
-                write(&path, &compiled);
-                format!("Some(include_bytes!({:?}))", path.display().to_string())
-            }
-            None => "None".to_string(),
+    for (index, (file_name, module)) in file_names.iter().zip(&modules).enumerate() {
+        let wasm = packing::expression(
+            &embedded_dir.join(format!("{file_name}.zst")),
+            &packed_modules.frames[index],
+            module.len(),
+        );
+        let precompiled = match (&packed_code, &compiled) {
+            (Some(packed), Some(code)) => format!(
+                "Some({})",
+                packing::expression(
+                    &embedded_dir.join(format!("{file_name}.cwasm.zst")),
+                    &packed.frames[index],
+                    code[index].len(),
+                )
+            ),
+            _ => "None".to_string(),
         };
-        let sha256: String = <sha2::Sha256 as sha2::Digest>::digest(&module)
+        let sha256: String = <sha2::Sha256 as sha2::Digest>::digest(module)
             .iter()
             .map(|byte| format!("{byte:02x}"))
             .collect();
         // Names and hashes are held in the table itself, by value: as string literals they
-        // would sit beside the modules in `.rodata`, and reading them at every start would
-        // fault in (and read around) 63 slices of megabytes of code nothing runs yet.
+        // would sit beside the packed tools in `.rodata`, and reading them at every start would
+        // fault in (and read around) the tools' pages.
         assert!(
             file_name.len() <= 64 && file_name.is_ascii(),
             "tool file name too long: {file_name}"
@@ -94,18 +119,35 @@ fn embed(out_dir: &Path, built: &Path, names: &[String]) {
         let padded = format!("{file_name:\0<64}");
         let _ = writeln!(
             table,
-            "    unsafe {{ EmbeddedTool::new(*b{padded:?}, {}, *b{sha256:?}, include_bytes!({:?}), {precompiled}) }},",
+            "    unsafe {{ EmbeddedTool::new(*b{padded:?}, {}, *b{sha256:?}, {wasm}, {precompiled}) }},",
             file_name.len(),
-            wasm_copy.display().to_string()
         );
     }
+    // SAFETY (of `Packed::zstd`): its bytes are `include_bytes!`-ed, the binary's read-only data.
+    let dictionary = |kind: &str, packed: Option<&packing::Packed>| match packed {
+        Some(packed) => format!(
+            "unsafe {{ {} }}",
+            packing::expression(
+                &embedded_dir.join(format!("dictionary.{kind}.zst")),
+                &packed.dictionary,
+                packed.dictionary_len,
+            )
+        ),
+        None => "Packed::stored(&[])".to_string(),
+    };
+    let dictionaries = format!(
+        "Dictionaries::new({}, {})",
+        dictionary("wasm", Some(&packed_modules)),
+        dictionary("cwasm", packed_code.as_ref())
+    );
     // SAFETY (of each `EmbeddedTool::new`): the code is `precompile_component` output of the
     // engine whose fingerprint is recorded, for exactly the module beside it.
     let generated = format!(
         "/// The built-in tools, in file-name order.\n\
          static TOOLS: [EmbeddedTool; {count}] = [\n{table}];\n\
-         /// The tools and the fingerprint of the engine that compiled their code (empty: none did).\n\
-         pub static BUILTINS: Builtins = Builtins::new({fingerprint:?}, &TOOLS);\n",
+         /// The tools, the dictionaries they were packed with, and the fingerprint of the engine\n\
+         /// that compiled their code (empty: none did).\n\
+         pub static BUILTINS: Builtins = Builtins::new({fingerprint:?}, {dictionaries}, &TOOLS);\n",
         count = names.len()
     );
     write(&out_dir.join("embedded_tools.rs"), generated.as_bytes());

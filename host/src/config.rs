@@ -501,7 +501,7 @@ impl Args {
         }
         if self.experimental_include_all_pages == Some(true) {
             notes.push(
-                "--experimentalIncludeAllPages: this server lists page targets only; background pages and webviews are not listed.",
+                "--experimentalIncludeAllPages: this server lists page targets only. The kinds the flag adds in 1.11.0, extension background pages and webviews, do not exist in Chromium 139 and later (Manifest V2 extensions are refused, Chrome Apps are gone), so with those browsers every page is listed either way.",
             );
         }
         notes

@@ -4,7 +4,7 @@
 // `EmbeddedTool::new`), which the build script's output, part of this binary, is.
 #![allow(unsafe_code)]
 
-use devtools_mcp::runtime::embedded::{Builtins, EmbeddedTool};
+use devtools_mcp::runtime::embedded::{Builtins, Dictionaries, EmbeddedTool, Packed};
 
 include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
 
@@ -41,7 +41,7 @@ mod tests {
         assert!(embedded::runs_on(runtime.engine()));
         for tool in tools() {
             assert!(
-                precompiled(runtime.engine(), tool.wasm).is_some(),
+                precompiled(runtime.engine(), &tool.wasm().expect("unpacks")).is_some(),
                 "{} has no usable precompiled code",
                 tool.file_name()
             );
@@ -52,7 +52,7 @@ mod tests {
     fn other_bytes_get_no_embedded_code() {
         installed();
         let runtime = Runtime::new().expect("runtime");
-        let mut altered = tools()[0].wasm.to_vec();
+        let mut altered = tools()[0].wasm().expect("unpacks").to_vec();
         altered.push(0);
         assert!(precompiled(runtime.engine(), &altered).is_none());
         assert!(precompiled(runtime.engine(), b"\0asm").is_none());
@@ -70,7 +70,7 @@ mod tests {
             compile_settings::engine_fingerprint(&other),
             BUILTINS.engine_fingerprint()
         );
-        assert!(precompiled(&other, tools()[0].wasm).is_none());
+        assert!(precompiled(&other, &tools()[0].wasm().expect("unpacks")).is_none());
         assert!(!embedded::runs_on(&other));
     }
 
@@ -83,7 +83,7 @@ mod tests {
         let mut config = wasmtime::Config::new();
         compile_settings::apply(&mut config, compile_settings::Cpu::X86_64);
         let older = wasmtime::Engine::new(&config).expect("engine");
-        assert!(precompiled(&older, tools()[0].wasm).is_none());
+        assert!(precompiled(&older, &tools()[0].wasm().expect("unpacks")).is_none());
         assert!(!embedded::runs_on(&older));
         // The build's level is this machine's, so its code runs here.
         assert_eq!(
@@ -97,11 +97,13 @@ mod tests {
         use sha2::{Digest, Sha256};
         installed();
         for tool in tools() {
-            assert_eq!(tool.sha256(), hex::encode(Sha256::digest(tool.wasm)));
+            let module = tool.wasm().expect("unpacks");
+            assert_eq!(tool.sha256(), hex::encode(Sha256::digest(&module)));
             assert!(tool.file_name().ends_with(".wasm"), "{}", tool.file_name());
-            assert_eq!(sha256_of(tool.wasm), Some(tool.sha256()));
+            assert_eq!(sha256_of(&module), Some(tool.sha256()));
             // A copy of the bytes (at another address) is the same tool.
-            let copy: Vec<u8> = tool.wasm.to_vec();
+            let copy: Vec<u8> = module.to_vec();
+            drop(module);
             assert_eq!(sha256_of(&copy), Some(tool.sha256()));
         }
         assert_eq!(sha256_of(b"\0asm"), None);

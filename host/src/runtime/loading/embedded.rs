@@ -10,38 +10,50 @@
 //! same settings, same CPU features). Otherwise (say, the binary was copied to a machine with
 //! other CPU features) the embedded wasm is compiled like any plugin's, through the cache.
 
+mod packed;
+
+pub use packed::{Dictionaries, Packed};
+
 use crate::runtime::calling::compile_settings;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
 /// One built-in tool as the build embedded it.
 pub struct EmbeddedTool {
     /// `<crate>.wasm` (see [`EmbeddedTool::file_name`]), NUL-padded, held by value: the table
-    /// lives apart from the modules, so reading it at start touches none of their pages.
+    /// lives apart from the packed tools, so reading it at start touches none of their pages.
     name: [u8; 64],
     name_len: usize,
-    /// Lowercase hex sha256 of `wasm` (see [`EmbeddedTool::sha256`]), computed by the build:
-    /// hashing 63 modules at every start would cost more than the rest of describing them.
+    /// Lowercase hex sha256 of the module (see [`EmbeddedTool::sha256`]), computed by the
+    /// build: hashing 63 modules at every start would cost more than the rest of describing
+    /// them.
     sha256_hex: [u8; 64],
     /// The module the wasm build produced (what `sha256`, pins and `--builtinPlugins` see).
-    pub wasm: &'static [u8],
-    /// `Engine::precompile_component` output for `wasm`, from the build's engine.
-    precompiled: Option<&'static [u8]>,
+    wasm: Packed,
+    /// `Engine::precompile_component` output for the module, from the build's engine.
+    precompiled: Option<Packed>,
 }
 
-/// What a binary embeds: its built-in tools and the fingerprint of the engine that compiled
-/// their code (empty when none did, as in a cross build).
+/// What a binary embeds: its built-in tools, the dictionaries they were packed against, and
+/// the fingerprint of the engine that compiled their code (empty when none did, as in a cross
+/// build).
 pub struct Builtins {
     engine_fingerprint: &'static str,
+    dictionaries: Dictionaries,
     tools: &'static [EmbeddedTool],
 }
 
 impl Builtins {
-    pub const fn new(engine_fingerprint: &'static str, tools: &'static [EmbeddedTool]) -> Builtins {
+    pub const fn new(
+        engine_fingerprint: &'static str,
+        dictionaries: Dictionaries,
+        tools: &'static [EmbeddedTool],
+    ) -> Builtins {
         Builtins {
             engine_fingerprint,
+            dictionaries,
             tools,
         }
     }
@@ -57,7 +69,11 @@ impl Builtins {
 }
 
 /// No tools: what a program that installed none sees.
-static NONE: Builtins = Builtins::new("", &[]);
+static NONE: Builtins = Builtins::new(
+    "",
+    Dictionaries::new(Packed::stored(&[]), Packed::stored(&[])),
+    &[],
+);
 
 static INSTALLED: OnceLock<&'static Builtins> = OnceLock::new();
 
@@ -79,20 +95,18 @@ impl EmbeddedTool {
     ///
     /// # Safety
     ///
-    /// `precompiled`, when given, must be `Engine::precompile_component` output for exactly
-    /// `wasm`, made with `compile_settings`: [`precompiled`] hands it to
-    /// `Component::deserialize`, which trusts it as native code once the fingerprints match.
-    /// The build script's bytes, compiled into the same binary, are such output. It must also
-    /// lie in the binary's read-only data (`include_bytes!`): its pages are dropped once it is
-    /// deserialised (`release_pages`), which is harmless for a file mapping and would zero
-    /// memory of the heap.
+    /// `precompiled`, when given, must unpack to `Engine::precompile_component` output for
+    /// exactly the module `wasm` unpacks to, made with `compile_settings`: [`precompiled`]
+    /// hands it to `Component::deserialize`, which trusts it as native code once the
+    /// fingerprints match. The build script's bytes, compiled into the same binary, are such
+    /// output.
     #[allow(unsafe_code)]
     pub const unsafe fn new(
         name: [u8; 64],
         name_len: usize,
         sha256_hex: [u8; 64],
-        wasm: &'static [u8],
-        precompiled: Option<&'static [u8]>,
+        wasm: Packed,
+        precompiled: Option<Packed>,
     ) -> EmbeddedTool {
         EmbeddedTool {
             name,
@@ -107,16 +121,16 @@ impl EmbeddedTool {
     #[cfg(test)]
     pub(crate) fn stand_in(file_name: &str) -> EmbeddedTool {
         use sha2::{Digest, Sha256};
-        let wasm: &'static [u8] = Vec::leak(format!("\0asm {file_name}").into_bytes());
+        let module: &'static [u8] = Vec::leak(format!("\0asm {file_name}").into_bytes());
         let mut name = [0; 64];
         name[..file_name.len()].copy_from_slice(file_name.as_bytes());
         let mut sha256_hex = [0; 64];
-        sha256_hex.copy_from_slice(hex::encode(Sha256::digest(wasm)).as_bytes());
+        sha256_hex.copy_from_slice(hex::encode(Sha256::digest(module)).as_bytes());
         EmbeddedTool {
             name,
             name_len: file_name.len(),
             sha256_hex,
-            wasm,
+            wasm: Packed::stored(module),
             precompiled: None,
         }
     }
@@ -124,6 +138,16 @@ impl EmbeddedTool {
     /// `<crate>.wasm`, as in the `plugins/` folder the build also writes.
     pub fn file_name(&self) -> &str {
         std::str::from_utf8(&self.name[..self.name_len.min(self.name.len())]).unwrap_or_default()
+    }
+
+    /// The module, unpacked. While the bytes returned live, [`carries`], [`sha256_of`] and
+    /// [`precompiled`] know them as this tool by their address, without reading them.
+    pub fn wasm(&'static self) -> Result<Arc<[u8]>, String> {
+        let module: Arc<[u8]> = self.wasm.unpack(installed().dictionaries.wasm()?)?.into();
+        let mut handed_out = HANDED_OUT.lock().unwrap_or_else(PoisonError::into_inner);
+        handed_out.retain(|(_, bytes)| bytes.strong_count() > 0);
+        handed_out.push((self, Arc::downgrade(&module)));
+        Ok(module)
     }
 
     /// Lowercase hex sha256 of [`EmbeddedTool::wasm`].
@@ -155,14 +179,28 @@ pub fn carries(wasm: &[u8]) -> bool {
     embedded_as(wasm).is_some()
 }
 
-/// The embedded tool whose module is exactly `wasm`: the very bytes of the binary (the usual
-/// case, found without reading them), or an equal copy.
+/// The modules [`EmbeddedTool::wasm`] handed out and still alive, by tool: a module is known
+/// by its address while it lives (a freed one never matches, so an address reused by other
+/// bytes is not taken for it).
+static HANDED_OUT: Mutex<Vec<(&'static EmbeddedTool, Weak<[u8]>)>> = Mutex::new(Vec::new());
+
+/// The embedded tool whose module is exactly `wasm`: bytes [`EmbeddedTool::wasm`] handed out
+/// (the usual case, found without reading them), or an equal copy.
 fn embedded_as(wasm: &[u8]) -> Option<&'static EmbeddedTool> {
-    let same_bytes = |tool: &&EmbeddedTool| std::ptr::eq(tool.wasm, wasm);
-    tools().iter().find(same_bytes).or_else(|| {
-        tools()
-            .iter()
-            .find(|tool| tool.wasm.len() == wasm.len() && tool.wasm == wasm)
+    let handed_out = HANDED_OUT.lock().unwrap_or_else(PoisonError::into_inner);
+    let known = handed_out.iter().find_map(|(tool, bytes)| {
+        let bytes = bytes.upgrade()?;
+        std::ptr::eq(&*bytes, wasm).then_some(*tool)
+    });
+    drop(handed_out);
+    known.or_else(|| {
+        tools().iter().find(|tool| {
+            tool.wasm.len() == wasm.len()
+                && tool
+                    .wasm
+                    .unpack(installed().dictionaries.wasm().unwrap_or_default())
+                    .is_ok_and(|module| module == wasm)
+        })
     })
 }
 
@@ -174,50 +212,40 @@ pub fn sha256_of(wasm: &[u8]) -> Option<&'static str> {
 /// The embedded precompiled code for exactly these module bytes, if the binary carries it and
 /// `engine` can run it; `None` means "compile the bytes" (the loader's usual path).
 pub fn precompiled(engine: &Engine, wasm: &[u8]) -> Option<Component> {
-    let tool = embedded_as(wasm)?;
-    let code = tool.precompiled?;
+    code_of(engine, embedded_as(wasm)?)
+}
+
+/// `tool`'s precompiled code, if the binary carries it and `engine` can run it.
+pub fn code_of(engine: &Engine, tool: &EmbeddedTool) -> Option<Component> {
+    let packed = tool.precompiled.as_ref()?;
     if !engine_matches_build(engine) {
         return None;
     }
-    // SAFETY: `code` came in through `EmbeddedTool::new`, whose contract makes it
-    // `Engine::precompile_component` output for exactly these module bytes (compared in full
-    // above), with the settings of `compile_settings` (the binary's build script wrote it, and
-    // it is part of the binary), and this engine's compatibility fingerprint equals the one
-    // the build recorded. wasmtime checks version and settings once more and refuses
-    // (with an error, not undefined behaviour) code from an incompatible engine.
+    let code = match installed()
+        .dictionaries
+        .code()
+        .and_then(|dictionary| packed.unpack(dictionary))
+    {
+        Ok(code) => code,
+        Err(error) => {
+            tracing::warn!(tool = tool.file_name(), %error, "embedded code unreadable; compiling the tool");
+            return None;
+        }
+    };
+    // SAFETY: `code` is what `EmbeddedTool::new`'s `precompiled` unpacks to, which its
+    // contract makes `Engine::precompile_component` output for exactly this tool's module,
+    // with the settings of `compile_settings` (the binary's build script wrote it, and it is
+    // part of the binary; zstd frames carry a checksum of what they unpack to), and this
+    // engine's compatibility fingerprint equals the one the build recorded. wasmtime checks
+    // version and settings once more and refuses (with an error, not undefined behaviour)
+    // code from an incompatible engine.
     #[allow(unsafe_code)]
-    let component = unsafe { Component::deserialize(engine, code) };
-    // wasmtime copied the code into memory of its own: the binary's pages that held it are
-    // not needed any more (a first start reads every tool's to describe them).
-    release_pages(code);
+    let component = unsafe { Component::deserialize(engine, &code) };
     match component {
         Ok(component) => Some(component),
         Err(error) => {
             tracing::warn!(tool = tool.file_name(), %error, "embedded code refused; compiling the tool");
             None
-        }
-    }
-}
-
-/// Drops the pages of `bytes`, part of the binary's read-only data, from this process's
-/// memory: they are clean copies of the file, read again from it if ever touched. Without
-/// this, reading the 64 tools' code once (a first start describes them all) would leave
-/// about 40 MB of the binary counted in the server's resident memory for its whole life.
-#[allow(unsafe_code)]
-fn release_pages(bytes: &'static [u8]) {
-    #[cfg(target_os = "linux")]
-    {
-        const PAGE: usize = 4096;
-        let start = (bytes.as_ptr() as usize).next_multiple_of(PAGE);
-        let end = (bytes.as_ptr() as usize + bytes.len()) / PAGE * PAGE;
-        if end > start {
-            // SAFETY: the range lies inside `bytes`, a `'static` slice of the binary's
-            // read-only data (a private, never-written file mapping): MADV_DONTNEED only drops
-            // page-table entries, and the next read faults the same bytes in from the file.
-            // Nothing is freed or unmapped, so every reference to the slice stays valid.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
-            }
         }
     }
 }

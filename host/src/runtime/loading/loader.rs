@@ -216,8 +216,12 @@ impl Loader {
         tool: &'static super::embedded::EmbeddedTool,
         flags_json: &str,
     ) -> Result<LoadedTool, LoadError> {
+        let module = tool.wasm().map_err(|reason| LoadError::Integrity {
+            file: tool.source(),
+            reason,
+        })?;
         let mut loaded = self
-            .load_bytes(&tool.source(), tool.wasm, Origin::Builtin, flags_json)
+            .load_bytes(&tool.source(), &module, Origin::Builtin, flags_json)
             .await?;
         // Code compiled here instead (an engine for another CPU level than the build's)
         // stays linked: the embedded code would not run on this engine.
@@ -331,7 +335,7 @@ impl Loader {
     fn embedded_code(&self, tool: &'static super::embedded::EmbeddedTool) -> ToolCode {
         let runtime = self.runtime.clone();
         ToolCode::on_first_use(move || {
-            let component = super::embedded::precompiled(runtime.engine(), tool.wasm)
+            let component = super::embedded::code_of(runtime.engine(), tool)
                 .ok_or("its embedded code does not run on this engine")?;
             check_imports(&tool.source(), &component, runtime.engine())
                 .map_err(|error| error.to_string())?;
