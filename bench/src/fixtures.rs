@@ -74,7 +74,41 @@ pub fn big_page() -> String {
     html
 }
 
-/// Serves `/start.html`, `/small.html`, `/fetch.html` (+ `/slow`) and `/big.html` until
+/// Rows of `/packages.html`.
+pub const PACKAGES: usize = 500;
+
+/// A package row's cells: name, version, license, weekly downloads.
+pub fn package_row(index: usize) -> [String; 4] {
+    const LICENSES: [&str; 4] = ["MIT", "Apache-2.0", "BSD-3-Clause", "MPL-2.0"];
+    [
+        format!("pkg-{index}"),
+        format!("{}.{}.{}", index % 5, index * 7 % 31, index * 13 % 17),
+        LICENSES[index % LICENSES.len()].to_owned(),
+        (index * 7919 % 100_000).to_string(),
+    ]
+}
+
+/// `/packages.html`: a data table (header cells, so Chromium exposes table, rows and cells),
+/// [`PACKAGES`] rows of [`package_row`], for the agent task that finds one row.
+fn packages_page() -> String {
+    let mut html = String::from(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>Packages</title></head>\n<body>\n<h1>Packages</h1>\n<table>\n\
+         <thead><tr><th>Package</th><th>Version</th><th>License</th><th>Weekly downloads</th></tr></thead>\n<tbody>\n",
+    );
+    for index in 0..PACKAGES {
+        let cells = package_row(index);
+        html.push_str("<tr>");
+        for cell in cells {
+            html.push_str(&format!("<td>{cell}</td>"));
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody>\n</table>\n</body></html>\n");
+    html
+}
+
+/// Serves `/start.html`, `/packages.html`, `/small.html`, `/fetch.html` (+ `/slow`) and `/big.html` until
 /// dropped.
 pub struct FixtureServer {
     addr: SocketAddr,
@@ -99,6 +133,7 @@ impl FixtureServer {
                 ("/small.html", SMALL_PAGE.to_owned()),
                 ("/big.html", big_page()),
                 ("/fetch.html", FETCH_PAGE.to_owned()),
+                ("/packages.html", packages_page()),
                 ("/slow", "42".to_owned()),
             ],
             mounts,

@@ -7,6 +7,7 @@
 //! every run) so that machine noise lands on every column alike and the ratios are measured,
 //! not assembled from numbers taken on different days.
 
+mod agent_tasks;
 mod capacity;
 mod compare;
 mod dialect;
@@ -144,6 +145,14 @@ struct Args {
         default_value = "serve,stdio,reference,playwright"
     )]
     capacity_targets: Vec<capacity::Which>,
+    /// Run the agent-task benchmark instead: five tasks a careful agent does on real
+    /// documentation pages and the fixtures, with 1.11.0's tools, devtools-mcp's Beyond tools
+    /// under a budget, and Playwright MCP's; tokens read and time per task.
+    #[arg(long)]
+    agent_tasks: bool,
+    /// Agent tasks: runs of each task by each server (medians are printed).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=50))]
+    agent_task_runs: u32,
     /// Soak: mixed calls per tenant over HTTP.
     #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u32).range(10..=100_000))]
     soak_tenant_calls: u32,
@@ -227,6 +236,9 @@ fn compared(earlier: &Path, report: &str) -> (String, bool) {
 async fn bench(args: &Args) -> Result<String, String> {
     if args.capacity {
         return capacity_bench(args).await;
+    }
+    if args.agent_tasks {
+        return agent_tasks_bench(args).await;
     }
     if args.soak {
         let server = our_server(args)?;
@@ -457,6 +469,63 @@ async fn capacity_bench(args: &Args) -> Result<String, String> {
         "Machine: {}. Server: `{}`.\n\n{report}",
         machine(),
         ours.display()
+    ))
+}
+
+/// `--agent-tasks`: 1.11.0, devtools-mcp with 1.11.0's tools and with its Beyond tools, and
+/// Playwright MCP, where installed; the Rust documentation is required (its pages are four of
+/// the five tasks).
+async fn agent_tasks_bench(args: &Args) -> Result<String, String> {
+    let ours = Launch {
+        name: "devtools-mcp".to_owned(),
+        program: our_server(args)?,
+        args: {
+            let mut flags = browser_flags(&args.chromium);
+            flags.push("--no-page-id-routing".to_owned());
+            flags
+        },
+    };
+    let mut beyond = ours.clone();
+    beyond.args.extend(
+        agent_tasks::BEYOND_FLAGS
+            .iter()
+            .map(|flag| flag.to_string()),
+    );
+    let mut columns = Vec::new();
+    if let Some(reference) = reference_server(args)? {
+        columns.push((reference, agent_tasks::Style::Defaults));
+    }
+    columns.push((ours, agent_tasks::Style::Defaults));
+    columns.push((beyond, agent_tasks::Style::Beyond));
+    if let Some(playwright) = playwright_server(args)? {
+        columns.push((playwright, agent_tasks::Style::Playwright));
+    }
+    let (mounts, missing) = real_pages::mounts();
+    let Some((rust_mount, _)) = mounts
+        .iter()
+        .find(|(mount, _)| mount.contains("rust"))
+        .cloned()
+    else {
+        return Err(format!(
+            "the agent tasks need Rust's documentation: {}",
+            missing.join("; ")
+        ));
+    };
+    let fixtures = fixtures::FixtureServer::start_with(mounts)
+        .map_err(|e| format!("cannot start the fixture server: {e}"))?;
+    let urls = agent_tasks::Urls::new(&fixtures, &rust_mount);
+    let table = agent_tasks::table(
+        &columns,
+        &urls,
+        &fixtures.url("/start.html"),
+        args.agent_task_runs,
+        Duration::from_secs(args.timeout_secs),
+    )
+    .await?;
+    Ok(format!(
+        "Machine: {}. {}\n\n{table}",
+        machine(),
+        agent_tasks::note()
     ))
 }
 

@@ -66,6 +66,20 @@ async fn scoped_snapshots_and_find_give_uids_the_next_action_can_use() {
         found.text
     );
     assert!(found.text.contains("  in: uid="), "{}", found.text);
+    // What follows a match on the page: its next siblings, labelled as the path is (the
+    // heading's are the first item's text and button; the last button has none).
+    assert!(!found.text.contains("  next:"), "{}", found.text);
+    let heading = server
+        .call("find_in_page", json!({ "query": "Products" }))
+        .await
+        .text;
+    let apple = uid_of(&full, "button \"Add apple\"");
+    assert!(
+        heading.contains(&format!(
+            "\"Red apple \" · uid={apple} button \"Add apple\""
+        )),
+        "{heading}"
+    );
     assert!(found.text.contains("main"), "{}", found.text);
     assert!(found.text.len() * 3 < full.len(), "{}", found.text);
     // Its uid is the next action's target.

@@ -68,7 +68,13 @@ pub struct Found {
     pub line: String,
     /// From the root down to the node's parent: uid, role and name of each.
     pub path: Vec<String>,
+    /// The siblings that follow it, up to [`NEXT_SIBLINGS`], labelled as the path is: a
+    /// table cell's row, a heading's first lines, a label's field, without another call.
+    pub next: Vec<String>,
 }
+
+/// How many following siblings a match lists.
+pub const NEXT_SIBLINGS: usize = 3;
 
 fn line_of(node: &SnapshotNode) -> String {
     let mut line = String::new();
@@ -117,8 +123,9 @@ impl Snapshot {
         // An explicit stack of (node, depth, whether its parent matched) and the ancestors'
         // lines, so deep pages cannot overflow ours.
         let mut path: Vec<String> = Vec::new();
-        let mut stack = vec![(&self.root, 0usize, false)];
-        while let Some((node, depth, parent_matched)) = stack.pop() {
+        let no_siblings: &[SnapshotNode] = &[];
+        let mut stack = vec![(&self.root, 0usize, false, no_siblings)];
+        while let Some((node, depth, parent_matched, following)) = stack.pop() {
             path.truncate(depth);
             let matched = query.matches(node) && !node.uid.is_empty();
             let repeats_parent = parent_matched && node.role == "StaticText";
@@ -127,11 +134,14 @@ impl Snapshot {
                     uid: node.uid.clone(),
                     line: line_of(node),
                     path: path.clone(),
+                    next: following.iter().take(NEXT_SIBLINGS).map(label_of).collect(),
                 });
             }
             path.push(label_of(node));
-            let children = node.children.iter().rev();
-            stack.extend(children.map(|child| (child, depth + 1, matched)));
+            let children = node.children.iter().enumerate().rev();
+            stack.extend(
+                children.map(|(at, child)| (child, depth + 1, matched, &node.children[at + 1..])),
+            );
         }
         found
     }
@@ -176,6 +186,14 @@ mod tests {
         assert_eq!(found[0].line, "uid=1_7 option \"Two\"");
         assert_eq!(found[0].path.len(), 2);
         assert!(found[0].path[1].starts_with("uid=1_5 combobox"));
+        // The last option has no sibling after it; the first has the second.
+        assert!(found[0].next.is_empty(), "{:?}", found[0].next);
+        let one = snapshot.find_all(&Query::text("one"));
+        let option = one
+            .iter()
+            .find(|found| found.uid == "1_6")
+            .expect("option One");
+        assert_eq!(option.next, ["uid=1_7 option \"Two\""]);
         let buttons = snapshot.find_all(&Query::Regex(
             regex::Regex::new("^(button|link)$").expect("regex"),
         ));

@@ -47,6 +47,21 @@ fn page_row() -> Value {
 }
 
 /// `pageSize`/`pageIdx` pagination of a listing.
+/// One match of `## Found in page` (kept apart: `json!` nests only so deep).
+fn found_item() -> Value {
+    let strings = json!({"type": "array", "items": {"type": "string"}});
+    json!({
+        "type": "object",
+        "required": ["uid", "line", "path", "next"],
+        "properties": {
+            "uid": {"type": "string"},
+            "line": {"type": "string"},
+            "path": strings,
+            "next": strings
+        }
+    })
+}
+
 fn pagination() -> Value {
     json!({
         "type": "object",
@@ -140,18 +155,7 @@ fn full_schema() -> JsonObject {
             "required": ["total", "items"],
             "properties": {
                 "total": {"type": "integer", "minimum": 0},
-                "items": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["uid", "line", "path"],
-                        "properties": {
-                            "uid": {"type": "string"},
-                            "line": {"type": "string"},
-                            "path": {"type": "array", "items": {"type": "string"}}
-                        }
-                    }
-                }
+                "items": {"type": "array", "items": found_item()}
             }
         },
         "pagination": pagination(),

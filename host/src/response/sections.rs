@@ -413,7 +413,12 @@ pub async fn find(
         if !found.path.is_empty() {
             out.text.push(format!("  in: {}", found.path.join(" > ")));
         }
-        items.push(json!({"uid": found.uid, "line": found.line, "path": found.path}));
+        if !found.next.is_empty() {
+            out.text.push(format!("  next: {}", found.next.join(" · ")));
+        }
+        items.push(
+            json!({"uid": found.uid, "line": found.line, "path": found.path, "next": found.next}),
+        );
     }
     if out.structured {
         out.data.insert(
