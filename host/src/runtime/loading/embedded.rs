@@ -182,7 +182,10 @@ pub fn carries(wasm: &[u8]) -> bool {
 /// The modules [`EmbeddedTool::wasm`] handed out and still alive, by tool: a module is known
 /// by its address while it lives (a freed one never matches, so an address reused by other
 /// bytes is not taken for it).
-static HANDED_OUT: Mutex<Vec<(&'static EmbeddedTool, Weak<[u8]>)>> = Mutex::new(Vec::new());
+static HANDED_OUT: Mutex<Vec<HandedOut>> = Mutex::new(Vec::new());
+
+/// A module handed out: its tool, and the bytes while they live.
+type HandedOut = (&'static EmbeddedTool, Weak<[u8]>);
 
 /// The embedded tool whose module is exactly `wasm`: bytes [`EmbeddedTool::wasm`] handed out
 /// (the usual case, found without reading them), or an equal copy.
@@ -195,7 +198,7 @@ fn embedded_as(wasm: &[u8]) -> Option<&'static EmbeddedTool> {
     drop(handed_out);
     known.or_else(|| {
         tools().iter().find(|tool| {
-            tool.wasm.len() == wasm.len()
+            tool.wasm.unpacked_len() == wasm.len()
                 && tool
                     .wasm
                     .unpack(installed().dictionaries.wasm().unwrap_or_default())

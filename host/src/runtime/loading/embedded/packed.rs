@@ -42,7 +42,7 @@ impl Packed {
     }
 
     /// The length the bytes unpack to.
-    pub fn len(&self) -> usize {
+    pub fn unpacked_len(&self) -> usize {
         self.unpacked_len.unwrap_or(self.bytes.len())
     }
 
@@ -163,7 +163,7 @@ mod tests {
             in_binary: false,
         };
         let packed = on_heap(frame);
-        assert_eq!(packed.len(), tool.len());
+        assert_eq!(packed.unpacked_len(), tool.len());
         assert_eq!(packed.unpack(&dictionary), Ok(tool.clone()));
         let damaged = on_heap(&frame[..frame.len() / 2]);
         let error = damaged.unpack(&dictionary).err().unwrap_or_default();
