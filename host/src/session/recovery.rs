@@ -109,6 +109,17 @@ impl SessionState {
         self.recovery_note = Some(note);
     }
 
+    /// Adds what else a relaunch brought back (a named session) to its one note.
+    pub(super) fn add_to_recovery_note(&mut self, part: &str) {
+        let note = match self.recovery_note.take() {
+            Some(note) => format!("{}; {part}.", note.trim_end_matches('.')),
+            None => format!(
+                "The browser had stopped (a crash or a kill) and was started again; {part}."
+            ),
+        };
+        self.recovery_note = Some(note);
+    }
+
     /// Closes `ids` (those still open).
     async fn close_pages(&mut self, ids: &[u32]) {
         for id in ids {
