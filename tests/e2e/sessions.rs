@@ -16,15 +16,23 @@ const TOOLS: [&str; 4] = [
 ];
 /// The session cookie the fixture site sets on login: HttpOnly, so no page script reads it.
 const SECRET: &str = "alice-7f3c9e";
+/// What the login page keeps in local storage.
+const THEME: &str = "dusk-51b2";
 
 fn site() -> FixtureServer {
     FixtureServer::start(vec![
         Route::html(
             "/login",
-            "<!doctype html><title>Login</title><p>welcome</p>",
+            format!(
+                "<!doctype html><title>Login</title><p>welcome</p><script>localStorage.setItem('theme', '{THEME}')</script>"
+            ),
         )
         .with_header("Set-Cookie", &format!("sid={SECRET}; Path=/; HttpOnly")),
         Route::account("/account", "sid"),
+        Route::html(
+            "/prefs",
+            "<!doctype html><title>Prefs</title><p id=t></p><script>document.getElementById('t').textContent = 'theme is ' + (localStorage.getItem('theme') || 'unset')</script>",
+        ),
     ])
 }
 
@@ -87,23 +95,27 @@ async fn a_login_saved_before_a_restart_is_restored_and_the_site_sees_it() {
     );
     let saved = first.call("save_session", json!({ "name": "work" })).await;
     let saved = ok(&saved);
+    let origin = site.url("/").trim_end_matches('/').to_string();
     assert!(
-        saved.contains("Saved session \"work\": 1 cookie (sites: 127.0.0.1)"),
+        saved.contains(&format!(
+            "Saved session \"work\": 1 cookie (sites: 127.0.0.1), local storage of 1 origin ({origin})"
+        )),
         "{saved}"
     );
-    assert!(
-        !saved.contains(SECRET),
-        "a value reached the agent: {saved}"
-    );
+    for value in [SECRET, THEME] {
+        assert!(!saved.contains(value), "a value reached the agent: {saved}");
+    }
     first.shutdown().await;
     let file = dir.path().join("store/local/work.session");
     let sealed = std::fs::read(&file).expect("the session file");
-    assert!(
-        !sealed
-            .windows(SECRET.len())
-            .any(|bytes| bytes == SECRET.as_bytes()),
-        "the cookie is readable in the file"
-    );
+    for value in [SECRET, THEME] {
+        assert!(
+            !sealed
+                .windows(value.len())
+                .any(|bytes| bytes == value.as_bytes()),
+            "{value} is readable in the file"
+        );
+    }
 
     // A new server: a fresh browser, signed out, until the session is restored.
     let second = McpServer::start(&as_strs(&flags)).await;
@@ -158,6 +170,15 @@ async fn a_login_saved_before_a_restart_is_restored_and_the_site_sees_it() {
     let mut at_start = flags.clone();
     at_start.extend(["--session".to_string(), "work".to_string()]);
     let third = McpServer::start(&as_strs(&at_start)).await;
+    // No page of the site was open: its local storage went in through a blank page, which
+    // is not one of the session's pages.
+    ok(&third
+        .call("navigate_page", json!({ "url": site.url("/prefs") }))
+        .await);
+    let prefs = ok(&third.call("take_snapshot", json!({})).await).to_string();
+    assert!(prefs.contains(&format!("theme is {THEME}")), "{prefs}");
+    let listed = ok(&third.call("list_pages", json!({})).await).to_string();
+    assert_eq!(listed.matches("127.0.0.1").count(), 1, "{listed}");
     let account = account_stdio(&third, &site).await;
     assert!(
         account.contains(&format!("logged in as {SECRET}")),

@@ -8,7 +8,7 @@ use super::saved::{OwnedSessions, Saved, SavedError};
 use super::{Session, SessionState};
 use crate::browser::features::sessions::{
     OriginStorage, StorageState, read_cookies, read_local_storage, storage_origin, write_cookies,
-    write_local_storage,
+    write_local_storage, write_local_storage_elsewhere,
 };
 
 /// A session's named sessions.
@@ -114,11 +114,12 @@ impl SessionState {
     }
 
     /// Writes `state` into the session's context: every cookie, and local storage through the
-    /// pages showing its origins. Returns the origins whose storage waits for a page.
-    async fn write_storage(&self, state: &StorageState) -> Result<Vec<String>, String> {
+    /// pages showing its origins, or a blank page of the context opened for an origin none
+    /// shows. Returns the origins whose storage could not be written, with why.
+    async fn write_storage(&mut self, state: &StorageState) -> Result<Vec<String>, String> {
         let context = self.own_context();
         write_cookies(self.browser()?, context.as_deref(), &state.cookies).await?;
-        let mut waiting = Vec::new();
+        let mut failed = Vec::new();
         for origin in &state.origins {
             let mut written = false;
             for page in self.pages.values() {
@@ -130,11 +131,32 @@ impl SessionState {
                 write_local_storage(page.cdp(), &origin.origin, &origin.local_storage).await?;
                 written = true;
             }
-            if !written {
-                waiting.push(origin.origin.clone());
+            if !written && let Err(error) = self.write_storage_elsewhere(origin).await {
+                failed.push(format!("{} ({error})", origin.origin));
             }
         }
-        Ok(waiting)
+        Ok(failed)
+    }
+
+    /// Local storage of an origin no page shows, through a blank page of the session's context
+    /// that is closed after (and never adopted as one of the session's pages).
+    async fn write_storage_elsewhere(&mut self, origin: &OriginStorage) -> Result<(), String> {
+        let mut params =
+            chromiumoxide::cdp::browser_protocol::target::CreateTargetParams::new("about:blank");
+        params.background = Some(true);
+        params.browser_context_id = self.own_context().map(Into::into);
+        let page = tokio::time::timeout(
+            crate::browser::cdp::timeouts::COMMAND,
+            self.browser()?.new_page(params),
+        )
+        .await
+        .map_err(|_| "The browser did not open a page in time.".to_string())?
+        .map_err(|error| error.to_string())?;
+        self.closing.insert(super::pages::target_key(&page));
+        let written =
+            write_local_storage_elsewhere(&page, &origin.origin, &origin.local_storage).await;
+        let _closed = page.close().await;
+        written
     }
 
     /// `save_session`: the session's cookies and local storage, sealed under `name`. Origins
@@ -174,15 +196,15 @@ impl SessionState {
     /// Restores `name` into the session's context; the line that says what came back.
     async fn restore_state(&mut self, name: &str) -> Result<String, String> {
         let saved = self.named()?.store.read(name).map_err(message)?;
-        let waiting = self.write_storage(&saved.state).await?;
+        let failed = self.write_storage(&saved.state).await?;
         if let Some(named) = self.named.as_mut() {
             named.active = Some(name.to_string());
         }
         let mut line = format!("Restored session \"{name}\": {}", summary(&saved.state));
-        if !waiting.is_empty() {
+        if !failed.is_empty() {
             line.push_str(&format!(
-                "; the local storage of {} is written when a page of it is open at the next restore_session",
-                waiting.join(", ")
+                "; the local storage of these origins could not be written: {}",
+                failed.join("; ")
             ));
         }
         line.push('.');

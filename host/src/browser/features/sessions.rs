@@ -171,6 +171,62 @@ pub async fn write_local_storage(
     Ok(())
 }
 
+/// The empty document the browser is handed for an origin whose storage is written with no
+/// page of it open.
+const BLANK_DOCUMENT: &str = "<!doctype html><title></title>";
+
+/// Writes `origin`'s local storage through `page`, a blank page of the session's context made
+/// for it: the page loads `origin` with its request answered by the browser itself (`Fetch`
+/// fulfils it with an empty document: nothing reaches the network, no site code runs), then
+/// takes the items. The caller closes the page.
+pub async fn write_local_storage_elsewhere(
+    page: &chromiumoxide::Page,
+    origin: &str,
+    items: &[(String, String)],
+) -> Result<(), String> {
+    use base64::Engine as _;
+    use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
+    use futures::StreamExt;
+    let mut paused = page
+        .event_listener::<EventRequestPaused>()
+        .await
+        .map_err(|error| error.to_string())?;
+    cdp::run(
+        page,
+        "Fetch.enable",
+        json!({ "patterns": [{ "urlPattern": "*", "requestStage": "Request" }] }),
+    )
+    .await?;
+    let navigate = cdp::run(
+        page,
+        "Page.navigate",
+        json!({ "url": format!("{origin}/") }),
+    );
+    let answer = async {
+        let request = tokio::time::timeout(timeouts::COMMAND, paused.next())
+            .await
+            .ok()
+            .flatten()
+            .ok_or_else(|| format!("The browser did not load {origin} to write its storage."))?;
+        let body = base64::engine::general_purpose::STANDARD.encode(BLANK_DOCUMENT);
+        cdp::run(
+            page,
+            "Fetch.fulfillRequest",
+            json!({
+                "requestId": request.request_id,
+                "responseCode": 200,
+                "responseHeaders": [{ "name": "Content-Type", "value": "text/html" }],
+                "body": body,
+            }),
+        )
+        .await
+    };
+    let (navigated, answered) = tokio::join!(navigate, answer);
+    answered?;
+    navigated?;
+    write_local_storage(page, origin, items).await
+}
+
 /// The origin of a page's URL whose storage a session keeps (http and https only).
 pub fn storage_origin(url: &str) -> Option<String> {
     let url = url::Url::parse(url).ok()?;
