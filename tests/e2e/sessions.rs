@@ -242,6 +242,9 @@ async fn under_serve_a_tenant_never_sees_or_restores_anothers_session() {
     let tenants = [
         TenantSpec::new("alice", "token-alice").on_loopback(),
         TenantSpec::new("bob", "token-bob").on_loopback(),
+        TenantSpec::new("carol", "token-carol")
+            .on_loopback()
+            .with("flags = { sessionStore = false }"),
     ];
     let server = HttpServer::start(&tenants, &as_strs(&flags)).await;
     let alice = server.connect("token-alice").await;
@@ -299,6 +302,17 @@ async fn under_serve_a_tenant_never_sees_or_restores_anothers_session() {
     );
     alice.close().await;
     bob.close().await;
+
+    // A tenant whose flags switch sessions off is offered none of the tools.
+    let carol = server.connect("token-carol").await;
+    let offered = carol.tool_names().await;
+    for tool in TOOLS {
+        assert!(
+            !offered.iter().any(|name| name == tool),
+            "{tool}: {offered:?}"
+        );
+    }
+    carol.close().await;
 }
 
 /// Recovery (`--experimentalRecovery`): the browser killed, the next call relaunches it and
