@@ -18,20 +18,22 @@ const TOOLS: [&str; 4] = [
 const SECRET: &str = "alice-7f3c9e";
 /// What the login page keeps in local storage.
 const THEME: &str = "dusk-51b2";
+/// What the login page keeps in IndexedDB.
+const NOTE: &str = "note-0c44d1";
 
 fn site() -> FixtureServer {
     FixtureServer::start(vec![
         Route::html(
             "/login",
             format!(
-                "<!doctype html><title>Login</title><p>welcome</p><script>localStorage.setItem('theme', '{THEME}')</script>"
+                "<!doctype html><title>Login</title><p>welcome</p><script>localStorage.setItem('theme', '{THEME}'); const r = indexedDB.open('app', 1); r.onupgradeneeded = () => r.result.createObjectStore('notes', {{ keyPath: 'id' }}); r.onsuccess = () => {{ const tx = r.result.transaction('notes', 'readwrite'); tx.objectStore('notes').put({{ id: 1, text: '{NOTE}' }}); tx.oncomplete = () => document.body.append('note kept'); }};</script>"
             ),
         )
         .with_header("Set-Cookie", &format!("sid={SECRET}; Path=/; HttpOnly")),
         Route::account("/account", "sid"),
         Route::html(
             "/prefs",
-            "<!doctype html><title>Prefs</title><p id=t></p><script>document.getElementById('t').textContent = 'theme is ' + (localStorage.getItem('theme') || 'unset')</script>",
+            "<!doctype html><title>Prefs</title><p id=t></p><p id=n></p><script>document.getElementById('t').textContent = 'theme is ' + (localStorage.getItem('theme') || 'unset'); const r = indexedDB.open('app'); r.onsuccess = () => { const db = r.result; const note = (text) => document.getElementById('n').textContent = 'note is ' + text; if (!db.objectStoreNames.contains('notes')) return note('unset'); db.transaction('notes').objectStore('notes').get(1).onsuccess = (e) => note(e.target.result ? e.target.result.text : 'unset'); };</script>",
         ),
     ])
 }
@@ -88,6 +90,9 @@ async fn a_login_saved_before_a_restart_is_restored_and_the_site_sees_it() {
     ok(&first
         .call("navigate_page", json!({ "url": site.url("/login") }))
         .await);
+    ok(&first
+        .call("wait_for", json!({ "text": ["note kept"] }))
+        .await);
     let account = account_stdio(&first, &site).await;
     assert!(
         account.contains(&format!("logged in as {SECRET}")),
@@ -98,17 +103,17 @@ async fn a_login_saved_before_a_restart_is_restored_and_the_site_sees_it() {
     let origin = site.url("/").trim_end_matches('/').to_string();
     assert!(
         saved.contains(&format!(
-            "Saved session \"work\": 1 cookie (sites: 127.0.0.1), local storage of 1 origin ({origin})"
+            "Saved session \"work\": 1 cookie (sites: 127.0.0.1), storage of 1 origin ({origin}), 1 IndexedDB database"
         )),
         "{saved}"
     );
-    for value in [SECRET, THEME] {
+    for value in [SECRET, THEME, NOTE] {
         assert!(!saved.contains(value), "a value reached the agent: {saved}");
     }
     first.shutdown().await;
     let file = dir.path().join("store/local/work.session");
     let sealed = std::fs::read(&file).expect("the session file");
-    for value in [SECRET, THEME] {
+    for value in [SECRET, THEME, NOTE] {
         assert!(
             !sealed
                 .windows(value.len())
@@ -175,8 +180,12 @@ async fn a_login_saved_before_a_restart_is_restored_and_the_site_sees_it() {
     ok(&third
         .call("navigate_page", json!({ "url": site.url("/prefs") }))
         .await);
-    let prefs = ok(&third.call("take_snapshot", json!({})).await).to_string();
+    let prefs = third
+        .call("wait_for", json!({ "text": [format!("note is ")] }))
+        .await;
+    let prefs = ok(&prefs).to_string();
     assert!(prefs.contains(&format!("theme is {THEME}")), "{prefs}");
+    assert!(prefs.contains(&format!("note is {NOTE}")), "{prefs}");
     let listed = ok(&third.call("list_pages", json!({})).await).to_string();
     assert_eq!(listed.matches("127.0.0.1").count(), 1, "{listed}");
     let account = account_stdio(&third, &site).await;

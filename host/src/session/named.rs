@@ -7,8 +7,8 @@
 use super::saved::{OwnedSessions, Saved, SavedError};
 use super::{Session, SessionState};
 use crate::browser::features::sessions::{
-    OriginStorage, StorageState, read_cookies, read_local_storage, storage_origin, write_cookies,
-    write_local_storage, write_local_storage_elsewhere,
+    OriginStorage, StorageState, read_cookies, read_indexed_db, read_local_storage, storage_origin,
+    write_cookies, write_origin, write_origin_elsewhere,
 };
 
 /// A session's named sessions.
@@ -37,7 +37,8 @@ impl Session {
     }
 }
 
-/// `3 cookies (sites: a.com, b.org)` and `local storage of 1 origin (https://a.com)`.
+/// `3 cookies (sites: a.com, b.org), storage of 1 origin (https://a.com), 1 IndexedDB
+/// database`: what a session holds, never a value.
 fn summary(state: &StorageState) -> String {
     let sites = state.cookie_sites();
     let mut text = format!(
@@ -54,12 +55,23 @@ fn summary(state: &StorageState) -> String {
         .map(|origin| origin.origin.as_str())
         .collect();
     text.push_str(&format!(
-        ", local storage of {} origin{}",
+        ", storage of {} origin{}",
         origins.len(),
         if origins.len() == 1 { "" } else { "s" }
     ));
     if !origins.is_empty() {
         text.push_str(&format!(" ({})", origins.join(", ")));
+    }
+    let databases: usize = state
+        .origins
+        .iter()
+        .map(OriginStorage::database_count)
+        .sum();
+    if databases > 0 {
+        text.push_str(&format!(
+            ", {databases} IndexedDB database{}",
+            if databases == 1 { "" } else { "s" }
+        ));
     }
     text
 }
@@ -101,13 +113,22 @@ impl SessionState {
             if origins.iter().any(|known| known.origin == origin) {
                 continue;
             }
-            match read_local_storage(page.cdp(), &origin).await {
-                Ok(items) if !items.is_empty() => origins.push(OriginStorage {
+            let local_storage = read_local_storage(page.cdp(), &origin)
+                .await
+                .unwrap_or_else(|error| {
+                    tracing::info!(%error, %origin, "local storage not read");
+                    Vec::new()
+                });
+            let indexed_db = read_indexed_db(page.cdp()).await.unwrap_or_else(|error| {
+                tracing::info!(%error, %origin, "IndexedDB not read");
+                String::new()
+            });
+            if !local_storage.is_empty() || !indexed_db.is_empty() {
+                origins.push(OriginStorage {
                     origin,
-                    local_storage: items,
-                }),
-                Ok(_) => {}
-                Err(error) => tracing::info!(%error, %origin, "local storage not read"),
+                    local_storage,
+                    indexed_db,
+                });
             }
         }
         Ok(StorageState { cookies, origins })
@@ -128,7 +149,7 @@ impl SessionState {
                 {
                     continue;
                 }
-                write_local_storage(page.cdp(), &origin.origin, &origin.local_storage).await?;
+                write_origin(page.cdp(), origin).await?;
                 written = true;
             }
             if !written && let Err(error) = self.write_storage_elsewhere(origin).await {
@@ -153,8 +174,7 @@ impl SessionState {
         .map_err(|_| "The browser did not open a page in time.".to_string())?
         .map_err(|error| error.to_string())?;
         self.closing.insert(super::pages::target_key(&page));
-        let written =
-            write_local_storage_elsewhere(&page, &origin.origin, &origin.local_storage).await;
+        let written = write_origin_elsewhere(&page, origin).await;
         let _closed = page.close().await;
         written
     }
@@ -203,7 +223,7 @@ impl SessionState {
         let mut line = format!("Restored session \"{name}\": {}", summary(&saved.state));
         if !failed.is_empty() {
             line.push_str(&format!(
-                "; the local storage of these origins could not be written: {}",
+                "; the storage of these origins could not be written: {}",
                 failed.join("; ")
             ));
         }

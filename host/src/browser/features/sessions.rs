@@ -24,6 +24,119 @@ pub struct OriginStorage {
     /// `https://example.com` (scheme, host and any port).
     pub origin: String,
     pub local_storage: Vec<(String, String)>,
+    /// The origin's IndexedDB databases (JSON text from [`READ_INDEXED_DB`]; empty: none).
+    #[serde(default)]
+    pub indexed_db: String,
+}
+
+impl OriginStorage {
+    /// How many IndexedDB databases it holds.
+    pub fn database_count(&self) -> usize {
+        serde_json::from_str::<Vec<Value>>(&self.indexed_db).map_or(0, |databases| databases.len())
+    }
+}
+
+/// Reads every IndexedDB database of the page's origin: each store's shape (key path,
+/// auto-increment, indexes) and its records as `[key, value]`. Values are kept as JSON, so a
+/// `Date` comes back as its string and a `Blob` as `{}`.
+const READ_INDEXED_DB: &str = r#"(async () => {
+  const request = (r) => new Promise((ok, fail) => { r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); });
+  const out = [];
+  for (const { name, version } of await indexedDB.databases()) {
+    const db = await request(indexedDB.open(name));
+    const stores = [];
+    for (const storeName of db.objectStoreNames) {
+      const store = db.transaction(storeName, 'readonly').objectStore(storeName);
+      const keys = store.getAllKeys();
+      const values = await request(store.getAll());
+      const indexes = [...store.indexNames].map((n) => { const i = store.index(n); return { name: n, keyPath: i.keyPath, unique: i.unique, multiEntry: i.multiEntry }; });
+      stores.push({ name: storeName, keyPath: store.keyPath, autoIncrement: store.autoIncrement, indexes, records: keys.result.map((k, i) => [k, values[i]]) });
+    }
+    db.close();
+    out.push({ name, version, stores });
+  }
+  return out.length ? JSON.stringify(out) : '';
+})()"#;
+
+/// Writes databases read by [`READ_INDEXED_DB`] (the JSON text follows this source as the
+/// argument). A database that has the saved stores gets their records in place (its pages may
+/// hold it open); one missing or missing a store is made again as it was saved, which waits
+/// for no open connection: a page holding it open is named as the way out.
+const WRITE_INDEXED_DB: &str = r#"(async (saved) => {
+  const request = (r) => new Promise((ok, fail) => { r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); r.onblocked = () => fail(new Error('a page of this origin holds the database open: close or reload it and restore again')); });
+  const existing = new Set((await indexedDB.databases()).map((d) => d.name));
+  for (const { name, version, stores } of JSON.parse(saved)) {
+    let db = existing.has(name) ? await request(indexedDB.open(name)) : null;
+    if (db && !stores.every((s) => db.objectStoreNames.contains(s.name))) {
+      db.close();
+      db = null;
+      await request(indexedDB.deleteDatabase(name));
+    }
+    if (!db) {
+      const open = indexedDB.open(name, version);
+      open.onupgradeneeded = () => {
+        for (const s of stores) {
+          const store = open.result.createObjectStore(s.name, { keyPath: s.keyPath, autoIncrement: s.autoIncrement });
+          for (const i of s.indexes) store.createIndex(i.name, i.keyPath, { unique: i.unique, multiEntry: i.multiEntry });
+        }
+      };
+      db = await request(open);
+    }
+    for (const s of stores) {
+      const tx = db.transaction(s.name, 'readwrite');
+      const store = tx.objectStore(s.name);
+      store.clear();
+      for (const [key, value] of s.records) s.keyPath === null ? store.put(value, key) : store.put(value);
+      await new Promise((ok, fail) => { tx.oncomplete = ok; tx.onerror = () => fail(tx.error); });
+    }
+    db.close();
+  }
+})"#;
+
+/// Runs `expression` in `page`'s main world and returns its string result.
+async fn evaluate(page: &chromiumoxide::Page, expression: String) -> Result<String, String> {
+    let answer = cdp::run(
+        page,
+        "Runtime.evaluate",
+        json!({ "expression": expression, "awaitPromise": true, "returnByValue": true }),
+    )
+    .await?;
+    if let Some(exception) = answer.get("exceptionDetails") {
+        let text = exception["exception"]["description"]
+            .as_str()
+            .or(exception["text"].as_str())
+            .unwrap_or("an exception");
+        return Err(format!("IndexedDB: {text}"));
+    }
+    Ok(answer["result"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string())
+}
+
+/// The IndexedDB databases of the origin `page` shows (JSON text; empty: none).
+pub async fn read_indexed_db(page: &chromiumoxide::Page) -> Result<String, String> {
+    evaluate(page, READ_INDEXED_DB.to_string()).await
+}
+
+/// Writes saved IndexedDB databases into the origin `page` shows.
+async fn write_indexed_db(page: &chromiumoxide::Page, saved: &str) -> Result<(), String> {
+    if saved.is_empty() {
+        return Ok(());
+    }
+    let argument = serde_json::to_string(saved).unwrap_or_default();
+    evaluate(page, format!("{WRITE_INDEXED_DB}({argument})"))
+        .await
+        .map(|_| ())
+}
+
+/// Writes `origin`'s local storage and IndexedDB through `page`, which shows that origin.
+pub async fn write_origin(
+    page: &chromiumoxide::Page,
+    origin: &OriginStorage,
+) -> Result<(), String> {
+    write_local_storage(page, &origin.origin, &origin.local_storage).await?;
+    write_indexed_db(page, &origin.indexed_db).await
 }
 
 impl StorageState {
@@ -155,7 +268,7 @@ pub async fn read_local_storage(
 }
 
 /// Writes `items` into the local storage of `origin`, through `page`, which shows that origin.
-pub async fn write_local_storage(
+async fn write_local_storage(
     page: &chromiumoxide::Page,
     origin: &str,
     items: &[(String, String)],
@@ -175,15 +288,15 @@ pub async fn write_local_storage(
 /// page of it open.
 const BLANK_DOCUMENT: &str = "<!doctype html><title></title>";
 
-/// Writes `origin`'s local storage through `page`, a blank page of the session's context made
-/// for it: the page loads `origin` with its request answered by the browser itself (`Fetch`
+/// Writes `origin`'s local storage and IndexedDB through `page`, a blank page of the session's
+/// context made for it: the page loads `origin` with its request answered by the browser itself (`Fetch`
 /// fulfils it with an empty document: nothing reaches the network, no site code runs), then
 /// takes the items. The caller closes the page.
-pub async fn write_local_storage_elsewhere(
+pub async fn write_origin_elsewhere(
     page: &chromiumoxide::Page,
-    origin: &str,
-    items: &[(String, String)],
+    storage: &OriginStorage,
 ) -> Result<(), String> {
+    let origin = storage.origin.as_str();
     use base64::Engine as _;
     use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
     use futures::StreamExt;
@@ -224,7 +337,7 @@ pub async fn write_local_storage_elsewhere(
     let (navigated, answered) = tokio::join!(navigate, answer);
     answered?;
     navigated?;
-    write_local_storage(page, origin, items).await
+    write_origin(page, storage).await
 }
 
 /// The origin of a page's URL whose storage a session keeps (http and https only).
