@@ -16,7 +16,7 @@ impl GlobalTool for ListSessions {
         Definition::new(
             "list_sessions",
             Category::Navigation,
-            "List the sessions saved with save_session: each name with how many cookies it holds, for which sites, and the origins whose local storage it holds (never the values).",
+            "List the sessions saved with save_session: each name with how many cookies it holds, for which sites, and the origins whose storage it holds (never the values).",
         )
         .condition("sessionStore")
         .read_only()

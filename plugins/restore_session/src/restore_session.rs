@@ -20,7 +20,7 @@ impl GlobalTool for RestoreSession {
         Definition::new(
             "restore_session",
             Category::Navigation,
-            "Restore a session saved with save_session: its cookies and local storage come back into the browser, so sites see the saved sign-in from the next navigation or reload. Call list_sessions for the saved names.",
+            "Restore a session saved with save_session: its cookies, local storage and IndexedDB come back into the browser, so sites see the saved sign-in from the next navigation or reload. Call list_sessions for the saved names.",
         )
         .condition("sessionStore")
     }

@@ -1,5 +1,5 @@
-//! `save_session` (beyond 1.11.0, `--sessionStore`): the session's cookies and local storage
-//! saved under a name, sealed with the operator's key; the answer gives counts and sites only.
+//! `save_session` (beyond 1.11.0, `--sessionStore`): the session's cookies, local storage and
+//! IndexedDB saved under a name, sealed with the operator's key; the answer gives counts and sites only.
 
 use devtools_tool::{Category, Definition, Flags, GlobalTool, Response, sessions};
 use serde::Deserialize;
@@ -20,7 +20,7 @@ impl GlobalTool for SaveSession {
         Definition::new(
             "save_session",
             Category::Navigation,
-            "Save the browser session's sign-ins (cookies, HttpOnly included, and the local storage of the open pages' origins) under a name, sealed with the server operator's key, to restore later with restore_session, also after the server restarts. Answers with what was saved in counts and sites, never the values.",
+            "Save the browser session's sign-ins (cookies, HttpOnly included, and the local storage and IndexedDB of the open pages' origins) under a name, sealed with the server operator's key, to restore later with restore_session, also after the server restarts. Answers with what was saved in counts and sites, never the values.",
         )
         .condition("sessionStore")
     }
