@@ -21,6 +21,7 @@ use crate::runtime::{CompiledCache, Loader, Runtime};
 use crate::sandbox::Sandbox;
 use crate::serve::{http, oneshot, stdio, tenants};
 use crate::session::Session;
+use crate::session::saved::{Owner, SessionKey, SessionStore};
 use crate::telemetry;
 use rmcp::ServiceExt;
 use std::path::{Path, PathBuf};
@@ -116,6 +117,16 @@ async fn run(args: Args) -> Result<(), String> {
     let mut session = Session::new(options, sandbox);
     if let Some(downloads) = downloads {
         session = session.with_downloads(downloads);
+    }
+    if let Some(store) = session_store(&args)? {
+        let sessions = store.of(Owner::Local);
+        // A --session that cannot be opened stops the start: the user asked to be signed in.
+        if let Some(name) = &args.session {
+            sessions
+                .read(name)
+                .map_err(|error| format!("--session {name}: {error}"))?;
+        }
+        session = session.with_named_sessions(sessions, args.session.clone());
     }
     match &args.command {
         Some(Command::Tools) => {
@@ -218,10 +229,14 @@ async fn serve_http(args: &Args) -> Result<(), String> {
         .idle_timeout_secs
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_IDLE_TIMEOUT);
+    if args.session.is_some() {
+        return Err("--session restores a session of stdio's one user; under serve each tenant restores its own with restore_session. Leave --session out.".into());
+    }
     let registry = Arc::new(
         tenants::registry::Registry::open(path, checks, browser_options(args)?, idle)
             .map_err(|error| format!("Refusing to start: {error}"))?
-            .with_max_tenants(args.max_tenants.map(|max| max as usize)),
+            .with_max_tenants(args.max_tenants.map(|max| max as usize))
+            .with_session_store(session_store(args)?),
     );
     let options = http::HttpOptions {
         address,
@@ -480,6 +495,22 @@ fn download_settings(
             total_bytes: mib(args.max_downloads_mib, defaults.total_bytes),
         },
     }))
+}
+
+/// `--sessionStore` with its key; `--sessionKeyFile` or `--session` without the store, or the
+/// store without a key, is refused rather than ignored.
+fn session_store(args: &Args) -> Result<Option<Arc<SessionStore>>, String> {
+    let Some(dir) = &args.session_store else {
+        if args.session_key_file.is_some() || args.session.is_some() {
+            return Err("--sessionKeyFile and --session take effect only with --sessionStore DIR: add it, or leave them out.".into());
+        }
+        return Ok(None);
+    };
+    let key =
+        SessionKey::load(args.session_key_file.as_deref()).map_err(|error| error.to_string())?;
+    let store =
+        SessionStore::open(dir.clone(), key).map_err(|error| format!("--sessionStore: {error}"))?;
+    Ok(Some(Arc::new(store)))
 }
 
 /// The downloads of the one session of stdio: into `--downloadsDir`, or a private folder of

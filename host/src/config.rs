@@ -165,6 +165,20 @@ pub struct Args {
     /// and clients that read resources get the whole text as a `resource_link`.
     #[arg(long, value_parser = clap::value_parser!(u32).range(200..))]
     pub max_output_tokens: Option<u32>,
+    /// Beyond 1.11.0: named sessions. `save_session`, `restore_session`, `list_sessions` and
+    /// `delete_session` keep the browser's cookies (HttpOnly too) and local storage under a
+    /// name in this folder, sealed with the key of --sessionKeyFile or DEVTOOLS_MCP_SESSION_KEY
+    /// (64 hex digits); under `serve`, each tenant's in a folder of its own.
+    #[arg(long)]
+    pub session_store: Option<PathBuf>,
+    /// The file holding the key that seals named sessions (64 hex digits, readable by this
+    /// user only; `openssl rand -hex 32`), with --sessionStore.
+    #[arg(long)]
+    pub session_key_file: Option<PathBuf>,
+    /// Restores this named session when the browser starts, before the first call (with
+    /// --sessionStore).
+    #[arg(long)]
+    pub session: Option<String>,
     /// Record screencasts with ffmpeg (the reference's legacy recorder) instead of Chrome's own.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_screencast: Option<bool>,

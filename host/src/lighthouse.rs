@@ -160,6 +160,7 @@ pub async fn run(
         .args(["--input-type=module", "--eval", RUNNER])
         .arg(config.to_string())
         .current_dir(std::env::temp_dir())
+        .env_remove("DEVTOOLS_MCP_SESSION_KEY")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

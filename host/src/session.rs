@@ -10,8 +10,10 @@ pub mod cut_answers;
 mod devtools;
 mod downloads;
 mod footprint_cap;
+mod named;
 mod pages;
 mod recovery;
+pub mod saved;
 mod scope;
 mod tab_order;
 mod unready;
@@ -361,6 +363,8 @@ pub struct SessionState {
     remembered: BTreeMap<u32, recovery::Remembered>,
     /// What the last relaunch reopened, for the next answer.
     recovery_note: Option<String>,
+    /// `--sessionStore`: the session's named sessions.
+    named: Option<named::NamedSessions>,
 }
 
 impl SessionState {
@@ -392,6 +396,7 @@ impl SessionState {
             downloads_followed: None,
             remembered: BTreeMap::new(),
             recovery_note: None,
+            named: None,
         }
     }
 
@@ -407,6 +412,7 @@ impl SessionState {
         if let Some(BrowserHandle::Owned(dead)) = self.browser.take() {
             dead.shutdown(Duration::from_millis(200)).await;
         }
+        let relaunch = self.had_browser;
         let lost = self.lost_pages();
         self.pages.clear();
         self.selected = None;
@@ -458,9 +464,18 @@ impl SessionState {
             .await
             .map_err(BrowserError::Downloads)?;
         self.discover_initial_pages(kept_contexts).await;
+        // A context a reconnection kept still holds its cookies. Restored before the lost
+        // pages reopen, so they load signed in.
+        let restored = match kept_contexts {
+            true => None,
+            false => self.restore_after_launch(relaunch).await,
+        };
         // Pages a reconnection kept are back already: none is opened twice.
         if let Some(lost) = lost.filter(|_| !kept_contexts) {
             self.reopen(lost).await;
+        }
+        if let Some(restored) = restored {
+            self.add_to_recovery_note(&restored);
         }
         Ok(())
     }

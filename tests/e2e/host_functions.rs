@@ -210,6 +210,10 @@ const NOT_NAVIGATING: &[&str] = &[
     "extensions/installed",
     "pwa/uninstall",
     "pwa/get-os-app-state",
+    "sessions/save",
+    "sessions/restore",
+    "sessions/list-saved",
+    "sessions/delete",
 ];
 
 /// A page inside the patterns that leaves them by itself a moment after it loads, as a page

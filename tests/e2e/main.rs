@@ -61,6 +61,7 @@ mod sandbox;
 mod sandbox_load;
 mod screencast;
 mod sessionless;
+mod sessions;
 mod shared_pools;
 mod snapshot_frames;
 mod structured_results;

@@ -16,6 +16,7 @@ pub mod performance;
 pub mod pwa;
 pub mod renderer_memory;
 pub mod screencast;
+pub mod sessions;
 pub mod styles;
 
 use super::page::McpPage;

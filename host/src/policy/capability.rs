@@ -46,13 +46,17 @@ pub enum Capability {
     /// Install, uninstall and launch web apps, and read their OS state: apps belong to the
     /// whole browser profile.
     Pwa,
+    /// Save and restore named sessions (beyond 1.11.0, `--sessionStore`): a session's
+    /// cookies and local storage, sealed with the operator's key. Whoever holds it can sign
+    /// the browser in as any saved login of the session's tenant.
+    Sessions,
     /// Keep what a call started running after it returns (a performance trace, a screencast
     /// stopped by a later call). Without it, such effects end with the call that started them.
     LongLived,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 18] = [
+    pub const ALL: [Capability; 19] = [
         Capability::PagesRead,
         Capability::PagesManage,
         Capability::Navigate,
@@ -70,6 +74,7 @@ impl Capability {
         Capability::ExtensionsInstall,
         Capability::Extensions,
         Capability::Pwa,
+        Capability::Sessions,
         Capability::LongLived,
     ];
 
@@ -93,6 +98,7 @@ impl Capability {
             Capability::ExtensionsInstall => "extensions.install",
             Capability::Extensions => "extensions",
             Capability::Pwa => "pwa",
+            Capability::Sessions => "sessions",
             Capability::LongLived => "long-lived",
         }
     }

@@ -39,7 +39,7 @@ pub enum TenantsError {
     )]
     BadHash { path: String, name: String },
     #[error(
-        "tenant {name:?} in {path}: flag `{flag}` cannot differ per tenant; tenant flags are the ones that enable tools (categoryX, experimentalX, memoryDebugging)"
+        "tenant {name:?} in {path}: flag `{flag}` cannot differ per tenant; tenant flags are the ones that enable tools (categoryX, experimentalX, memoryDebugging, sessionStore)"
     )]
     Flag {
         path: String,
@@ -576,7 +576,9 @@ fn gating_flags(
     for (name, value) in flags {
         let known = name.starts_with("category")
             || name.starts_with("experimental")
-            || name == "memoryDebugging";
+            || name == "memoryDebugging"
+            // `false` takes the named-session tools away (the server's value is its folder).
+            || name == "sessionStore";
         if !known {
             return Err(name.clone());
         }

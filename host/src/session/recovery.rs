@@ -1,8 +1,10 @@
 //! Recovery (beyond 1.11.0, `--experimentalRecovery`): when the browser this session uses dies
 //! (a crash, an out-of-memory kill, a kill), the next call's relaunch reopens the pages that
 //! were open, at the URLs they last showed, under the ids the agent already knows, selects the
-//! page that was selected, and that answer says once what came back and what did not. What a
-//! page held only in memory (form input, scroll position, script state) is lost, and said so.
+//! page that was selected, restores the named session that was active (`--sessionStore`, before
+//! the pages reopen, so they load signed in), and that answer says once what came back and what
+//! did not. What a page held only in memory (form input, scroll position, script state) is
+//! lost, and said so.
 //! A reopened page keeps its id; no id is ever given to another page.
 
 use super::SessionState;
@@ -106,6 +108,17 @@ impl SessionState {
             ));
         }
         note.push('.');
+        self.recovery_note = Some(note);
+    }
+
+    /// Adds what else a relaunch brought back (a named session) to its one note.
+    pub(super) fn add_to_recovery_note(&mut self, part: &str) {
+        let note = match self.recovery_note.take() {
+            Some(note) => format!("{}; {part}.", note.trim_end_matches('.')),
+            None => format!(
+                "The browser had stopped (a crash or a kill) and was started again; {part}."
+            ),
+        };
         self.recovery_note = Some(note);
     }
 

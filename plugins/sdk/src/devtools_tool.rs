@@ -132,6 +132,13 @@ pub mod pwa {
     };
 }
 
+/// Named sessions (`--sessionStore`; capability `sessions`): the session's cookies and local
+/// storage saved under a name and restored later. Each function returns the response lines;
+/// they name sessions, sites and counts, never values.
+pub mod sessions {
+    pub use crate::__bindings::devtools::tool::sessions::{delete, list_saved, restore, save};
+}
+
 /// Heap snapshots: taken of a page, and analysed in the host (capability `memory`). Each
 /// analysis takes a `.heapsnapshot` path and returns the response lines.
 pub mod memory {

@@ -27,6 +27,8 @@ pub struct Route {
     status: u16,
     headers: Vec<(String, String)>,
     delay: Duration,
+    /// A page that greets whoever the request's cookie of this name says is signed in.
+    greets_cookie: Option<String>,
 }
 
 impl Route {
@@ -39,7 +41,16 @@ impl Route {
             status: 200,
             headers: Vec::new(),
             delay: Duration::ZERO,
+            greets_cookie: None,
         }
+    }
+
+    /// A page that says `logged in as VALUE` when the request carries the cookie `name`
+    /// (the server sees it, so an HttpOnly one counts), and `not logged in` otherwise.
+    pub fn account(path: &str, name: &str) -> Route {
+        let mut route = Route::html(path, "");
+        route.greets_cookie = Some(name.to_owned());
+        route
     }
 
     /// An HTML page, the most common fixture.
@@ -269,6 +280,18 @@ fn respond(head: &str, shared: &Shared) -> Response {
     };
     let path = target.split(['?', '#']).next().unwrap_or_default();
     match shared.routes.get(path) {
+        Some(route) if route.greets_cookie.is_some() => {
+            let name = route.greets_cookie.as_deref().unwrap_or_default();
+            let body = match cookie(head, name) {
+                Some(value) => {
+                    format!("<!doctype html><title>Account</title><p>logged in as {value}</p>")
+                }
+                None => "<!doctype html><title>Account</title><p>not logged in</p>".to_owned(),
+            };
+            let mut greeting = route.clone();
+            greeting.body = body.into_bytes();
+            Response::render(&greeting, !is_head)
+        }
         Some(route) => Response::render(route, !is_head),
         None => {
             let not_found =
@@ -276,6 +299,19 @@ fn respond(head: &str, shared: &Shared) -> Response {
             Response::render(&not_found, !is_head)
         }
     }
+}
+
+/// The value of the request's cookie `name`, if it sent one.
+fn cookie(head: &str, name: &str) -> Option<String> {
+    head.lines()
+        .filter_map(|line| {
+            let (header, value) = line.split_once(':')?;
+            header.eq_ignore_ascii_case("cookie").then_some(value)
+        })
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.to_owned())
 }
 
 fn reason(status: u16) -> &'static str {

@@ -70,6 +70,8 @@ pub async fn launch(
     let mut command = Command::new(executable);
     command
         .args(args)
+        // The key that seals named sessions is the server's, never the browser's.
+        .env_remove("DEVTOOLS_MCP_SESSION_KEY")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -22,6 +22,7 @@ mod pwa;
 mod response;
 mod screencast;
 mod script;
+mod sessions;
 mod styles;
 mod types;
 mod v0_2;
@@ -52,6 +53,7 @@ pub const HOST_FUNCTIONS: &[&[&HostFunction]] = &[
     page_tools::FUNCTIONS,
     extensions::FUNCTIONS,
     pwa::FUNCTIONS,
+    sessions::FUNCTIONS,
 ];
 
 /// What most host functions return: a trap, or the function's own result.

@@ -9,6 +9,7 @@ use crate::browser::{BrowserOptions, SharedBrowser};
 use crate::net::{EgressPolicy, EgressProxy, PROXY_BYPASS_LIST, TenantNetwork};
 use crate::sandbox::Sandbox;
 use crate::session::Session;
+use crate::session::saved::{Owner, SessionStore};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -100,6 +101,8 @@ pub struct Registry {
     idle_timeout: Duration,
     /// Tenants held at once (`--max-tenants`); `None`: no limit.
     max_tenants: Option<usize>,
+    /// `--sessionStore`: each tenant saves and restores named sessions in a folder of its own.
+    session_store: Option<Arc<SessionStore>>,
 }
 
 /// Why a tenant has no runtime here.
@@ -177,7 +180,14 @@ impl Registry {
             dedicated,
             idle_timeout,
             max_tenants: None,
+            session_store: None,
         }
+    }
+
+    /// Named sessions for the tenants (those whose `flags` do not switch `sessionStore` off).
+    pub fn with_session_store(mut self, store: Option<Arc<SessionStore>>) -> Registry {
+        self.session_store = store;
+        self
     }
 
     /// Caps the tenants this instance holds at once.
@@ -410,6 +420,13 @@ impl Registry {
                 RuntimeError::Unusable(format!("Tenant {:?}: {error}", tenant.name))
             })?;
             session = session.with_downloads(downloads);
+        }
+        // Its named sessions: its own folder, sealed to its name (never another tenant's).
+        let sessions_off =
+            tenant.flags.get("sessionStore") == Some(&serde_json::Value::Bool(false));
+        if let Some(store) = self.session_store.as_ref().filter(|_| !sessions_off) {
+            session =
+                session.with_named_sessions(store.of(Owner::Tenant(tenant.name.clone())), None);
         }
         if super::lease::claim(&tenant.sandbox_root) {
             tracing::warn!(tenant = %tenant.name, "the tenant's previous instance stopped; its browser state is lost");
