@@ -49,10 +49,13 @@ pub enum Capability {
     /// Keep what a call started running after it returns (a performance trace, a screencast
     /// stopped by a later call). Without it, such effects end with the call that started them.
     LongLived,
+    /// Show a page to a person through a live view and wait for them (`request_human`): the
+    /// person's input reaches the page, and the call waits on them.
+    Human,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 18] = [
+    pub const ALL: [Capability; 19] = [
         Capability::PagesRead,
         Capability::PagesManage,
         Capability::Navigate,
@@ -71,6 +74,7 @@ impl Capability {
         Capability::Extensions,
         Capability::Pwa,
         Capability::LongLived,
+        Capability::Human,
     ];
 
     /// The name used in policy files.
@@ -94,6 +98,7 @@ impl Capability {
             Capability::Extensions => "extensions",
             Capability::Pwa => "pwa",
             Capability::LongLived => "long-lived",
+            Capability::Human => "human",
         }
     }
 

@@ -9,10 +9,10 @@
 //! because a patch of a track only adds (new functions in imported interfaces; never a change
 //! to a record, a signature or the exported interface).
 
-/// `devtools:tool@0.3.1`: the 0.3 track, which the host implements natively.
+/// `devtools:tool@0.3.2`: the 0.3 track, which the host implements natively.
 pub mod v0_3 {
     wasmtime::component::bindgen!({
-        path: "../wit/since_v0.3.1",
+        path: "../wit/since_v0.3.2",
         world: "plugin",
         imports: { default: async | trappable },
         exports: { default: async },
@@ -56,10 +56,10 @@ impl ToolPre {
         }
     }
 
-    /// The contract track the component was built against (any 0.3.x links as 0.3.1).
+    /// The contract track the component was built against (any 0.3.x links as 0.3.2).
     pub fn version(&self) -> &'static str {
         match self {
-            ToolPre::V0_3(_) => "0.3.1",
+            ToolPre::V0_3(_) => "0.3.2",
             ToolPre::V0_2(_) => "0.2.0",
         }
     }

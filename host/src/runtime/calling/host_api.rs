@@ -10,6 +10,7 @@ mod emulation;
 mod extensions;
 mod files;
 pub mod function;
+mod human;
 mod input;
 mod lighthouse;
 mod memory;
@@ -52,6 +53,7 @@ pub const HOST_FUNCTIONS: &[&[&HostFunction]] = &[
     page_tools::FUNCTIONS,
     extensions::FUNCTIONS,
     pwa::FUNCTIONS,
+    human::FUNCTIONS,
 ];
 
 /// What most host functions return: a trap, or the function's own result.

@@ -189,7 +189,7 @@ mod tests {
 
     /// The newest contract, parsed, and its `plugin` world.
     fn contract() -> (wit_parser::Resolve, wit_parser::WorldId) {
-        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/since_v0.3.1");
+        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/since_v0.3.2");
         let mut resolve = wit_parser::Resolve::default();
         let (package, _) = resolve.push_dir(&wit).expect("the contract parses");
         let world = resolve.packages[package].worlds["plugin"];
