@@ -11,9 +11,10 @@ use crate::support::{
 };
 use rmcp::model::{
     CallToolRequestParams, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, ErrorData, UrlElicitationCapability,
+    ElicitationCapability, ErrorData, NumberOrString, ProgressNotificationParam, ProgressToken,
+    RequestMetaObject, UrlElicitationCapability,
 };
-use rmcp::service::{RequestContext, RunningService};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use std::process::Stdio;
@@ -35,19 +36,37 @@ const WELCOME: &str = r#"<!doctype html><html><head><title>Welcome</title></head
 <script>document.getElementById('who').textContent = 'Signed in as ' + new URLSearchParams(location.search).get('user');</script>
 </body></html>"#;
 
-/// A client that takes URL-mode elicitations, as a person's MCP client does: it passes each
-/// URL on and accepts.
+/// A person's MCP client: one that takes URL-mode elicitations passes each URL on and
+/// accepts; one that does not finds the URL in the call's progress messages.
 #[derive(Clone)]
 struct Person {
     urls: mpsc::UnboundedSender<(String, String)>,
+    elicits: bool,
 }
 
 impl ClientHandler for Person {
     fn get_info(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
-        config.capabilities.elicitation =
-            Some(ElicitationCapability::new().with_url(UrlElicitationCapability::new()));
+        if self.elicits {
+            config.capabilities.elicitation =
+                Some(ElicitationCapability::new().with_url(UrlElicitationCapability::new()));
+        }
         config
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let message = params.message.unwrap_or_default();
+        if let Some(url) = message
+            .split("open ")
+            .nth(1)
+            .and_then(|rest| rest.split(" and press Done").next())
+        {
+            let _sent = self.urls.send((url.to_string(), message.clone()));
+        }
     }
 
     async fn create_elicitation(
@@ -70,7 +89,10 @@ struct Agent {
 }
 
 impl Agent {
-    async fn start(extra: &[&str]) -> (Agent, mpsc::UnboundedReceiver<(String, String)>) {
+    async fn start(
+        extra: &[&str],
+        elicits: bool,
+    ) -> (Agent, mpsc::UnboundedReceiver<(String, String)>) {
         let mut args = browser_args();
         args.extend(extra.iter().map(|arg| (*arg).to_string()));
         let mut child = crate::support::tokio_command(env!("CARGO_BIN_EXE_devtools-mcp"))
@@ -89,10 +111,11 @@ impl Agent {
             child.stdin.take().expect("in"),
         );
         let (urls, received) = mpsc::unbounded_channel();
-        let client = tokio::time::timeout(timeout(), Person { urls }.serve((stdout, stdin)))
-            .await
-            .expect("initialize in time")
-            .expect("initialize");
+        let client =
+            tokio::time::timeout(timeout(), Person { urls, elicits }.serve((stdout, stdin)))
+                .await
+                .expect("initialize in time")
+                .expect("initialize");
         (
             Agent {
                 client,
@@ -104,7 +127,7 @@ impl Agent {
     }
 
     async fn call(&self, tool: &str, arguments: Value) -> (bool, String) {
-        call(self.client.peer().clone(), tool, arguments).await
+        call(self.client.peer().clone(), tool, arguments, false).await
     }
 }
 
@@ -119,10 +142,16 @@ async fn call(
     peer: rmcp::service::Peer<RoleClient>,
     tool: &str,
     arguments: Value,
+    progress: bool,
 ) -> (bool, String) {
     let mut params = CallToolRequestParams::new(tool.to_string());
     if let Value::Object(map) = arguments {
         params = params.with_arguments(map);
+    }
+    if progress {
+        params.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(
+            NumberOrString::Number(7),
+        )));
     }
     let result = tokio::time::timeout(Duration::from_secs(120), peer.call_tool(params))
         .await
@@ -171,11 +200,21 @@ async fn without_the_flag_request_human_is_absent() {
 
 #[tokio::test]
 async fn a_person_signs_in_through_the_live_view_and_the_agent_sees_it() {
+    signs_in(true).await;
+}
+
+/// A client without URL-mode elicitation that asked for progress reads the URL there.
+#[tokio::test]
+async fn without_elicitation_the_url_comes_in_the_calls_progress() {
+    signs_in(false).await;
+}
+
+async fn signs_in(elicits: bool) {
     let pages = FixtureServer::start(vec![
         Route::html("/", LOGIN),
         Route::html("/welcome", WELCOME),
     ]);
-    let (agent, mut urls) = Agent::start(&["--experimentalHumanInTheLoop"]).await;
+    let (agent, mut urls) = Agent::start(&["--experimentalHumanInTheLoop"], elicits).await;
     let (error, text) = agent
         .call("navigate_page", json!({ "url": pages.url("/") }))
         .await;
@@ -187,13 +226,18 @@ async fn a_person_signs_in_through_the_live_view_and_the_agent_sees_it() {
         peer,
         "request_human",
         json!({ "reason": "Sign in as alice", "timeoutSeconds": 100 }),
+        !elicits,
     ));
     let (url, message) = tokio::time::timeout(timeout(), urls.recv())
         .await
-        .expect("an elicitation in time")
-        .expect("an elicitation");
+        .expect("the URL in time")
+        .expect("the URL");
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-    assert!(message.contains("Sign in as alice"), "{message}");
+    if elicits {
+        assert!(message.contains("Sign in as alice"), "{message}");
+    } else {
+        assert!(message.contains("is waiting for a person"), "{message}");
+    }
 
     // The person's browser: a second real Chromium, driven through another server's tools.
     let person = McpServer::start(&["--experimentalVision"]).await;

@@ -6,6 +6,7 @@ use super::function::{HostFunction as F, Marks as M};
 use super::{CallState, PageHandle, or_return};
 use crate::activity::{self, HumanWanted};
 use crate::browser::features::human::{Ended, LiveView};
+use crate::browser::features::screencast::Screencast;
 use crate::runtime::calling::bindings::v0_3::devtools::tool::human;
 use std::time::Duration;
 use wasmtime::component::Resource;
@@ -51,7 +52,15 @@ impl human::Host for CallState {
             let id = call.page_id(&handle).await?;
             let session = or_return!(call.session());
             let before_ids = session.page_ids();
-            let link = or_return!(session.page_mut(id)).link();
+            let legacy_recorder = session.browser_options().screencast.legacy;
+            let page = or_return!(session.page_mut(id));
+            if legacy_recorder && Screencast::is_recording(page) {
+                // Both would use the page's one screencast; ending the view would end the video.
+                return Ok(Err(
+                    "A screencast recording runs on this page with --experimentalScreencast: stop it with screencast_stop before asking for a person.".to_string(),
+                ));
+            }
+            let link = page.link();
             let before_url = link.url().await;
             let reason: String = reason.trim().chars().take(MAX_REASON).collect();
             let reason = if reason.is_empty() {
