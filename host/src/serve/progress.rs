@@ -6,8 +6,8 @@
 
 use crate::activity::Activity;
 use rmcp::RoleServer;
-use rmcp::model::ProgressNotificationParam;
-use rmcp::service::RequestContext;
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::service::{Peer, RequestContext};
 use std::time::{Duration, Instant};
 
 /// How often a running call reports.
@@ -24,7 +24,17 @@ pub async fn reported<F: Future>(
     tool: &str,
     call: F,
 ) -> F::Output {
-    let token = context.meta.get_progress_token();
+    followed(&context.peer, context.meta.get_progress_token(), tool, call).await
+}
+
+/// [`reported`] for a call that outlives its request (a task): the client's peer and the
+/// request's progress token, owned.
+pub async fn followed<F: Future>(
+    peer: &Peer<RoleServer>,
+    token: Option<ProgressToken>,
+    tool: &str,
+    call: F,
+) -> F::Output {
     let started = Instant::now();
     let activity = Activity::default();
     let mut wanted = activity.human_wanted();
@@ -45,7 +55,7 @@ pub async fn reported<F: Future>(
                 if let Some(previous) = elicitation.take() {
                     previous.abort();
                 }
-                elicitation = now.and_then(|human| super::live_view::elicit(&context.peer, &human));
+                elicitation = now.and_then(|human| super::live_view::elicit(peer, &human));
             }
             _ = ticks.tick(), if token.is_some() => {
                 let Some(token) = token.clone() else { continue };
@@ -61,7 +71,7 @@ pub async fn reported<F: Future>(
                 };
                 let notification = ProgressNotificationParam::new(token, seconds as f64)
                     .with_message(message);
-                let _ = tokio::time::timeout(SEND_TIMEOUT, context.peer.notify_progress(notification)).await;
+                let _ = tokio::time::timeout(SEND_TIMEOUT, peer.notify_progress(notification)).await;
             }
         }
     }
