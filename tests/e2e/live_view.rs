@@ -10,9 +10,10 @@ use crate::support::{
     FixtureServer, McpServer, Route, browser_args, kill_group, kill_tree, timeout,
 };
 use rmcp::model::{
-    CallToolRequestParams, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, ErrorData, NumberOrString, ProgressNotificationParam, ProgressToken,
-    RequestMetaObject, UrlElicitationCapability,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationCapability, ErrorData, GetTaskParams,
+    NumberOrString, ProgressNotificationParam, ProgressToken, RequestMetaObject, TaskPayload,
+    TaskStatus, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -41,13 +42,27 @@ const WELCOME: &str = r#"<!doctype html><html><head><title>Welcome</title></head
 #[derive(Clone)]
 struct Person {
     urls: mpsc::UnboundedSender<(String, String)>,
-    elicits: bool,
+    how: How,
+}
+
+/// How the client learns the live view's URL.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum How {
+    /// URL-mode elicitation.
+    Elicitation,
+    /// The call's progress messages (no elicitation declared).
+    Progress,
+    /// URL-mode elicitation while the call runs as a task (`--experimentalTasks`).
+    TaskElicitation,
 }
 
 impl ClientHandler for Person {
     fn get_info(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
-        if self.elicits {
+        if self.how == How::TaskElicitation {
+            config.capabilities = ClientCapabilities::builder().enable_tasks().build();
+        }
+        if self.how != How::Progress {
             config.capabilities.elicitation =
                 Some(ElicitationCapability::new().with_url(UrlElicitationCapability::new()));
         }
@@ -89,10 +104,7 @@ struct Agent {
 }
 
 impl Agent {
-    async fn start(
-        extra: &[&str],
-        elicits: bool,
-    ) -> (Agent, mpsc::UnboundedReceiver<(String, String)>) {
+    async fn start(extra: &[&str], how: How) -> (Agent, mpsc::UnboundedReceiver<(String, String)>) {
         let mut args = browser_args();
         args.extend(extra.iter().map(|arg| (*arg).to_string()));
         let mut child = crate::support::tokio_command(env!("CARGO_BIN_EXE_devtools-mcp"))
@@ -111,11 +123,10 @@ impl Agent {
             child.stdin.take().expect("in"),
         );
         let (urls, received) = mpsc::unbounded_channel();
-        let client =
-            tokio::time::timeout(timeout(), Person { urls, elicits }.serve((stdout, stdin)))
-                .await
-                .expect("initialize in time")
-                .expect("initialize");
+        let client = tokio::time::timeout(timeout(), Person { urls, how }.serve((stdout, stdin)))
+            .await
+            .expect("initialize in time")
+            .expect("initialize");
         (
             Agent {
                 client,
@@ -144,6 +155,18 @@ async fn call(
     arguments: Value,
     progress: bool,
 ) -> (bool, String) {
+    let (error, text, _task) = call_full(peer, tool, arguments, progress).await;
+    (error, text)
+}
+
+/// Calls `tool` and waits for its answer, directly or (a client declaring the Tasks
+/// extension, a call past a second) as a task; says which.
+async fn call_full(
+    peer: rmcp::service::Peer<RoleClient>,
+    tool: &str,
+    arguments: Value,
+    progress: bool,
+) -> (bool, String, bool) {
     let mut params = CallToolRequestParams::new(tool.to_string());
     if let Value::Object(map) = arguments {
         params = params.with_arguments(map);
@@ -153,17 +176,44 @@ async fn call(
             NumberOrString::Number(7),
         )));
     }
-    let result = tokio::time::timeout(Duration::from_secs(120), peer.call_tool(params))
+    let response = tokio::time::timeout(Duration::from_secs(120), peer.call_tool_once(params))
         .await
         .unwrap_or_else(|_| panic!("{tool} timed out"))
         .unwrap_or_else(|error| panic!("{tool}: {error}"));
-    let text = result
-        .content
-        .iter()
-        .filter_map(|item| item.as_text().map(|text| text.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    (result.is_error.unwrap_or(false), text)
+    let created = match response {
+        CallToolResponse::Complete(result) => {
+            let text = result
+                .content
+                .iter()
+                .filter_map(|item| item.as_text().map(|text| text.text.clone()))
+                .collect::<Vec<_>>()
+                .join("\n");
+            return (result.is_error.unwrap_or(false), text, false);
+        }
+        CallToolResponse::Task(created) => created,
+        other => panic!("{tool}: {other:?}"),
+    };
+    let id = created.task.task_id.clone();
+    loop {
+        let state = peer
+            .get_task(GetTaskParams::new(id.clone()))
+            .await
+            .expect("tasks/get");
+        if state.task.status() != TaskStatus::Working {
+            let TaskPayload::Completed { result } = &state.task.payload else {
+                panic!("completed: {state:?}");
+            };
+            let text = result["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|item| item["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+            return (result["isError"].as_bool().unwrap_or(false), text, true);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// The JSON a script returned, from `evaluate_script`'s answer.
@@ -200,21 +250,32 @@ async fn without_the_flag_request_human_is_absent() {
 
 #[tokio::test]
 async fn a_person_signs_in_through_the_live_view_and_the_agent_sees_it() {
-    signs_in(true).await;
+    signs_in(How::Elicitation).await;
+}
+
+/// As a task (`--experimentalTasks`), the call still hands the client its live view.
+#[tokio::test]
+async fn a_task_waiting_for_a_person_elicits_too() {
+    signs_in(How::TaskElicitation).await;
 }
 
 /// A client without URL-mode elicitation that asked for progress reads the URL there.
 #[tokio::test]
 async fn without_elicitation_the_url_comes_in_the_calls_progress() {
-    signs_in(false).await;
+    signs_in(How::Progress).await;
 }
 
-async fn signs_in(elicits: bool) {
+async fn signs_in(how: How) {
+    let elicits = how != How::Progress;
     let pages = FixtureServer::start(vec![
         Route::html("/", LOGIN),
         Route::html("/welcome", WELCOME),
     ]);
-    let (agent, mut urls) = Agent::start(&["--experimentalHumanInTheLoop"], elicits).await;
+    let (agent, mut urls) = Agent::start(
+        &["--experimentalHumanInTheLoop", "--experimentalTasks"],
+        how,
+    )
+    .await;
     let (error, text) = agent
         .call("navigate_page", json!({ "url": pages.url("/") }))
         .await;
@@ -222,12 +283,8 @@ async fn signs_in(elicits: bool) {
 
     // The agent asks; the call waits for the person.
     let peer = agent.client.peer().clone();
-    let asked = tokio::spawn(call(
-        peer,
-        "request_human",
-        json!({ "reason": "Sign in as alice", "timeoutSeconds": 100 }),
-        !elicits,
-    ));
+    let arguments = json!({ "reason": "Sign in as alice", "timeoutSeconds": 100 });
+    let asked = tokio::spawn(call_full(peer, "request_human", arguments, !elicits));
     let (url, message) = tokio::time::timeout(timeout(), urls.recv())
         .await
         .expect("the URL in time")
@@ -274,11 +331,12 @@ async fn signs_in(elicits: bool) {
     assert!(!pressed.is_error, "{}", pressed.text);
 
     // The call returns with what changed; the agent sees the logged-in page.
-    let (error, answer) = tokio::time::timeout(timeout(), asked)
+    let (error, answer, task) = tokio::time::timeout(timeout(), asked)
         .await
         .expect("request_human returned after Done")
         .expect("the call's task");
     assert!(!error, "{answer}");
+    assert_eq!(task, how == How::TaskElicitation, "{answer}");
     assert!(answer.contains("The person pressed Done after"), "{answer}");
     assert!(
         answer.contains(&format!("is now at {}", pages.url("/welcome?user=alice"))),

@@ -9,6 +9,7 @@
 mod listener;
 
 use crate::browser::cdp::{cdp, send, timeouts};
+use crate::browser::page::{PageLink, settle};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use chromiumoxide::cdp::browser_protocol::page::{EventScreencastFrame, ScreencastFrameAckParams};
@@ -36,7 +37,9 @@ pub struct Frame {
 
 /// What one live view shares with the listener that serves it.
 pub struct ViewState {
-    page: chromiumoxide::Page,
+    /// The page; each input is an action settled as the tools' are (a submit's navigation
+    /// has loaded before the viewer sends the next input, or Done).
+    link: PageLink,
     reason: String,
     frames: watch::Sender<Option<Frame>>,
     done: watch::Sender<bool>,
@@ -63,7 +66,8 @@ pub struct LiveView {
 impl LiveView {
     /// Opens a live view of `page` for `reason`: registers a fresh token on the loopback
     /// listener (bound on first use) and starts the page's screencast.
-    pub async fn open(page: chromiumoxide::Page, reason: &str) -> Result<LiveView, String> {
+    pub async fn open(link: PageLink, reason: &str) -> Result<LiveView, String> {
+        let page = link.cdp().clone();
         let listener = listener::Listener::get().await?;
         let frames = page
             .event_listener::<EventScreencastFrame>()
@@ -86,7 +90,7 @@ impl LiveView {
         .await
         .map_err(|error| format!("Could not start the page's screencast: {error}"))?;
         let state = Arc::new(ViewState {
-            page: page.clone(),
+            link,
             reason: reason.to_string(),
             frames: watch::channel(None).0,
             done: watch::channel(false).0,
@@ -122,7 +126,7 @@ impl LiveView {
         listener::unregister(&self.token);
         self.pump.abort();
         let _stopped = send(
-            &self.state.page,
+            self.state.link.cdp(),
             cdp("Page.stopScreencast", json!({})),
             timeouts::COMMAND,
         )
@@ -200,8 +204,14 @@ impl ViewState {
         }
     }
 
-    /// Forwards one input of the person's to the page.
+    /// Forwards one input of the person's to the page, and waits for what it caused.
     pub async fn dispatch(&self, input: Input) -> Result<(), String> {
+        settle::after_action(&self.link, self.send_input(input))
+            .await
+            .map(drop)
+    }
+
+    async fn send_input(&self, input: Input) -> Result<(), String> {
         let (width, height) = self
             .frames
             .borrow()
@@ -251,7 +261,7 @@ impl ViewState {
     }
 
     async fn command(&self, method: &'static str, params: serde_json::Value) -> Result<(), String> {
-        send(&self.page, cdp(method, params), timeouts::COMMAND)
+        send(self.link.cdp(), cdp(method, params), timeouts::COMMAND)
             .await
             .map(drop)
             .map_err(|error| error.to_string())

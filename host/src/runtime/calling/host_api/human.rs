@@ -68,7 +68,7 @@ impl human::Host for CallState {
             } else {
                 reason
             };
-            let view = or_return!(LiveView::open(link.cdp().clone(), &reason).await);
+            let view = or_return!(LiveView::open(link.clone(), &reason).await);
             let url = view.url().to_string();
             let told = activity::want_human(Some(HumanWanted {
                 url: url.clone(),
