@@ -106,6 +106,9 @@ pub struct BrowserOptions {
     pub recovery: bool,
     /// `--experimentalDownloads`: where and how much pages may download.
     pub downloads: Option<features::downloads::DownloadSettings>,
+    /// `--experimentalHumanInTheLoop`: `request_human` may open a live view of a page on a
+    /// loopback listener (stdio only: a tenant's browser never does).
+    pub human_in_the_loop: bool,
 }
 
 #[derive(Debug, thiserror::Error)]

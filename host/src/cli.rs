@@ -204,6 +204,9 @@ fn hash_token() -> Result<(), String> {
 
 /// `serve`: MCP over streamable HTTP, one session per tenant of the tenants file.
 async fn serve_http(args: &Args) -> Result<(), String> {
+    if Args::enabled(args.experimental_human_in_the_loop) {
+        return Err("--experimentalHumanInTheLoop works with stdio only for now: the live view listens on 127.0.0.1 of the server's machine, which a tenant cannot reach. Leave the flag out of `serve`.".into());
+    }
     let path = args
         .tenants
         .clone()
@@ -438,6 +441,7 @@ pub(crate) fn browser_options(args: &Args) -> Result<BrowserOptions, String> {
         webmcp: Args::enabled(args.category_experimental_webmcp)
             || Args::enabled(args.category_experimental_third_party),
         extensions: Args::enabled(args.category_extensions),
+        human_in_the_loop: Args::enabled(args.experimental_human_in_the_loop),
         // Tenants' browsers turn it on (see tenants/registry.rs); stdio keeps the reference's.
         block_popups: false,
         navigation: crate::policy::navigation::NavigationPolicy {

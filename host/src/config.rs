@@ -179,6 +179,11 @@ pub struct Args {
     /// --sessionStore).
     #[arg(long)]
     pub session: Option<String>,
+    /// Beyond 1.11.0: the `request_human` tool shows the page to a person through a live view
+    /// (a one-time URL on 127.0.0.1: the page's screencast, with the person's clicks, keys and
+    /// scrolls forwarded) and waits until they press Done. stdio only.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    pub experimental_human_in_the_loop: Option<bool>,
     /// Record screencasts with ffmpeg (the reference's legacy recorder) instead of Chrome's own.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     pub experimental_screencast: Option<bool>,

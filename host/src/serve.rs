@@ -3,6 +3,7 @@
 //! [`tenants`] of a tenants file. Each runs calls through the pipeline.
 
 pub mod http;
+pub mod live_view;
 pub mod oneshot;
 pub mod progress;
 pub mod stdio;

@@ -35,6 +35,7 @@ mod integrity;
 mod launch_flags;
 mod lifecycle;
 mod lighthouse;
+mod live_view;
 mod oauth;
 mod output_budget;
 mod packages;

@@ -9,6 +9,7 @@ pub mod collectors;
 pub mod downloads;
 pub mod extensions;
 pub mod footprint;
+pub mod human;
 pub mod long_lived;
 pub mod memory;
 pub mod page_tools;

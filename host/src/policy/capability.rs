@@ -53,10 +53,13 @@ pub enum Capability {
     /// Keep what a call started running after it returns (a performance trace, a screencast
     /// stopped by a later call). Without it, such effects end with the call that started them.
     LongLived,
+    /// Show a page to a person through a live view and wait for them (`request_human`): the
+    /// person's input reaches the page, and the call waits on them.
+    Human,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 19] = [
+    pub const ALL: [Capability; 20] = [
         Capability::PagesRead,
         Capability::PagesManage,
         Capability::Navigate,
@@ -76,6 +79,7 @@ impl Capability {
         Capability::Pwa,
         Capability::Sessions,
         Capability::LongLived,
+        Capability::Human,
     ];
 
     /// The name used in policy files.
@@ -100,6 +104,7 @@ impl Capability {
             Capability::Pwa => "pwa",
             Capability::Sessions => "sessions",
             Capability::LongLived => "long-lived",
+            Capability::Human => "human",
         }
     }
 

@@ -165,17 +165,17 @@ impl ServerHandler for McpServer {
                 request.name.to_string(),
                 roots::reads_resource_links(&context),
             );
+            // A task that waits for a person still hands the client its live view.
+            let (peer, token) = (context.peer.clone(), context.meta.get_progress_token());
             let call = async move {
-                match pipeline
-                    .call_as(
-                        &session,
-                        &tool,
-                        request.arguments,
-                        structured,
-                        resource_links,
-                    )
-                    .await
-                {
+                let call = pipeline.call_as(
+                    &session,
+                    &tool,
+                    request.arguments,
+                    structured,
+                    resource_links,
+                );
+                match super::progress::followed(&peer, token, &tool, call).await {
                     Ok(result) => Ok(result),
                     Err(error) => Err(ErrorData::invalid_params(error.to_string(), None)),
                 }

@@ -101,6 +101,12 @@ pub mod screencast {
     pub use crate::__bindings::devtools::tool::screencast::{start, stop};
 }
 
+/// A person in the loop: the host shows the page in a live view and waits for Done
+/// (capability `human`; contract 0.3.2).
+pub mod human {
+    pub use crate::__bindings::devtools::tool::human::request;
+}
+
 /// Lighthouse audits, run by the host with Node.js (capability `lighthouse`).
 pub mod lighthouse {
     pub use crate::__bindings::devtools::tool::lighthouse::{

@@ -10,6 +10,7 @@ mod emulation;
 mod extensions;
 mod files;
 pub mod function;
+mod human;
 mod input;
 mod lighthouse;
 mod memory;
@@ -54,6 +55,7 @@ pub const HOST_FUNCTIONS: &[&[&HostFunction]] = &[
     extensions::FUNCTIONS,
     pwa::FUNCTIONS,
     sessions::FUNCTIONS,
+    human::FUNCTIONS,
 ];
 
 /// What most host functions return: a trap, or the function's own result.

@@ -145,6 +145,8 @@ impl Registry {
         let mut options = options;
         options.chrome_args.push(WEBRTC_PROXIED_ONLY.to_string());
         options.block_popups = true;
+        // The live view listens on the server's loopback, which a tenant cannot reach.
+        options.human_in_the_loop = false;
         let mut dedicated = options.clone();
         if dedicated.browser_url.is_none() && dedicated.ws_endpoint.is_none() {
             dedicated.isolated = true;
