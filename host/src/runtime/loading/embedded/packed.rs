@@ -1,8 +1,8 @@
 //! How the build packs the built-in tools (`server/packing.rs`): each tool's module and code is
 //! a zstd frame against a dictionary that is one of the tools itself. The tools are near copies
 //! of each other, so this keeps them at about 5 MB of the binary instead of 41 MB, and a
-//! packed download small (gzip cannot see across files). Unpacking one tool takes well under a
-//! millisecond, and only the tools a start links are unpacked.
+//! packed download small (gzip cannot see across files). A tool is unpacked only when it is
+//! described (a first start, with no remembered definitions) or linked (its first call).
 
 use std::sync::OnceLock;
 
