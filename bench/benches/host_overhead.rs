@@ -104,9 +104,11 @@ fn benches(criterion: &mut Criterion) {
         slim: false,
         new_pages: false,
         parallel_pages: false,
+        tasks: false,
         fence: false,
         flags: Map::new(),
         telemetry: None,
+        output_tokens: None,
     };
     let sandbox = Sandbox::new([std::env::temp_dir()]).unwrap_or_else(|error| panic!("{error}"));
     let options = BrowserOptions {

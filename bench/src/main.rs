@@ -137,6 +137,11 @@ struct Args {
     /// `exp:MEAN` (exponential, capped at five means).
     #[arg(long, default_value = "1-3")]
     capacity_think: capacity::Think,
+    /// Capacity: measure idle agents instead of the ramp: at N = 1 and N = `--capacity-max`,
+    /// each agent opens the form and snapshots it, then makes no call for this many seconds;
+    /// the memory of every process is read then, split by kind.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    capacity_idle: Option<u64>,
     /// Capacity: which targets to run (comma-separated).
     #[arg(
         long,
@@ -234,7 +239,7 @@ fn compared(earlier: &Path, report: &str) -> (String, bool) {
 }
 
 async fn bench(args: &Args) -> Result<String, String> {
-    if args.capacity {
+    if args.capacity || args.capacity_idle.is_some() {
         return capacity_bench(args).await;
     }
     if args.agent_tasks {
@@ -463,6 +468,7 @@ async fn capacity_bench(args: &Args) -> Result<String, String> {
         step: Duration::from_secs(args.capacity_step_secs),
         think: args.capacity_think,
         timeout: Duration::from_secs(args.timeout_secs),
+        idle: args.capacity_idle.map(Duration::from_secs),
     };
     let report = capacity::bench(&options, &fixtures).await?;
     Ok(format!(

@@ -72,6 +72,7 @@ mod tasks;
 mod tenant_footprint;
 mod tenant_quotas;
 mod tenant_reconnect;
+mod tenant_window;
 mod tools;
 mod typed_results;
 mod url_patterns;

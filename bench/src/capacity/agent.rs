@@ -211,6 +211,22 @@ impl Agent {
         Ok(())
     }
 
+    /// The first navigation, then the small form opened and snapshotted once: what an agent
+    /// leaves behind when it stops to think (`--capacity-idle`).
+    pub async fn open_form(&mut self, pages: &Pages) -> Result<(), String> {
+        self.prepare(pages).await?;
+        for call in [self.dialect.navigate(&pages.form), self.dialect.snapshot()] {
+            let out = self.client.call(call, self.timeout).await?;
+            if out.is_error {
+                return Err(format!(
+                    "opening the form failed: {}",
+                    first_line(&out.text)
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Rounds of the loop until `deadline` (no call starts after it).
     pub async fn work(&mut self, pages: &Pages, deadline: Instant) {
         let d = self.dialect;

@@ -9,6 +9,7 @@
 //! started once unmeasured first (see [`warm_up`]).
 
 mod agent;
+pub mod idle;
 mod measure;
 mod report;
 mod targets;
@@ -38,6 +39,8 @@ pub struct Options {
     pub step: Duration,
     pub think: Think,
     pub timeout: Duration,
+    /// `--capacity-idle`: measure idle agents (this long without a call) instead of the ramp.
+    pub idle: Option<Duration>,
 }
 
 /// One target at one N.
@@ -117,10 +120,10 @@ fn within(p95: Duration, baseline: Duration) -> bool {
 
 /// Runs the ramp on every target and returns the markdown report.
 pub async fn bench(options: &Options, fixtures: &FixtureServer) -> Result<String, String> {
-    let pages = Arc::new(Pages {
-        start: fixtures.url("/start.html"),
-        form: fixtures.url("/small.html"),
-    });
+    let pages = pages(fixtures);
+    if let Some(idle) = options.idle {
+        return idle::bench(options, &pages, idle).await;
+    }
     let mut ramps: Vec<Ramp> = options
         .targets
         .iter()
@@ -178,10 +181,17 @@ pub async fn bench(options: &Options, fixtures: &FixtureServer) -> Result<String
 
 pub const MIB: f64 = 1024.0 * 1024.0;
 
+fn pages(fixtures: &FixtureServer) -> Arc<Pages> {
+    Arc::new(Pages {
+        start: fixtures.url("/start.html"),
+        form: fixtures.url("/small.html"),
+    })
+}
+
 /// One agent's start and first call, not measured: the first start after a build fills
 /// devtools-mcp's compiled-code cache (and the page cache for every server), which costs
 /// the N = 1 step memory and time no later start pays (the main bench's `--warmup`).
-async fn warm_up(target: &Target, options: &Options, pages: &Pages) {
+pub(crate) async fn warm_up(target: &Target, options: &Options, pages: &Pages) {
     eprintln!("capacity: {} warm-up", target.label());
     match target.start(1, options.timeout).await {
         Ok(mut running) => {

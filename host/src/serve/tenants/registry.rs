@@ -17,6 +17,13 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
+/// A tenant's window (`--window-size`) when the operator gives no `--viewport`: Playwright
+/// MCP's default viewport size.
+/// Headless Chromium sizes a window to the 4K screen 1.11.0 emulates (1905x2140), and the GPU
+/// process keeps each window's surfaces: about 16 MiB per tenant at that size, 4 MiB at this
+/// one (BENCHMARKS.md, "What an idle agent costs").
+pub const TENANT_VIEWPORT: (u32, u32) = (1280, 720);
+
 /// WebRTC's UDP does not go through a proxy: only proxied traffic, or none.
 const WEBRTC_PROXIED_ONLY: &str = "--force-webrtc-ip-handling-policy=disable_non_proxied_udp";
 
@@ -145,6 +152,9 @@ impl Registry {
         let mut options = options;
         options.chrome_args.push(WEBRTC_PROXIED_ONLY.to_string());
         options.block_popups = true;
+        if options.viewport.is_none() {
+            options.viewport = Some(TENANT_VIEWPORT);
+        }
         // The live view listens on the server's loopback, which a tenant cannot reach.
         options.human_in_the_loop = false;
         let mut dedicated = options.clone();
