@@ -526,3 +526,38 @@ async fn isolated_contexts_keep_cookies_apart_and_navigation_options_work() {
     );
     server.shutdown().await;
 }
+
+/// A navigation that stays in the document (`about:blank` to `about:blank#x`) answers at once,
+/// as 1.11.0's does, and the next navigation is not held behind it (chromiumoxide holds a
+/// `Page.navigate` it sends until the frame's next load, which such a navigation never has).
+#[tokio::test]
+async fn navigations_within_the_document_answer_at_once() {
+    let server = McpServer::start(&[]).await;
+    let started = std::time::Instant::now();
+    let opened = server
+        .call("new_page", json!({ "url": "about:blank#second" }))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    assert!(
+        opened.text.contains("#second [selected]"),
+        "{}",
+        opened.text
+    );
+    for url in ["about:blank#third", "about:blank", "about:blank#fourth"] {
+        let navigated = server
+            .call("navigate_page", json!({ "type": "url", "url": url }))
+            .await;
+        assert_eq!(
+            navigated.text.lines().next(),
+            Some(format!("Successfully navigated to {url}.").as_str()),
+            "{}",
+            navigated.text
+        );
+    }
+    // Each took 10 s (the navigation timeout) before.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+}

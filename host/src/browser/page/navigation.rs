@@ -2,12 +2,12 @@
 //! cache restore), with a `beforeunload` dialog on the way accepted or dismissed as asked.
 
 use super::{Navigated, PageLink, Target};
-use crate::browser::cdp::{cdp, send, timeouts};
+use crate::browser::cdp::{CdpError, cdp, send, settle_events, timeouts};
 use chromiumoxide::cdp::browser_protocol::page::{
     EventFrameNavigated, EventLoadEventFired, NavigationType,
 };
 use futures::StreamExt;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::time::Duration;
 
 impl PageLink {
@@ -102,13 +102,7 @@ impl PageLink {
         let start = async {
             let started = match target {
                 Target::Url(url) => {
-                    let result = send(
-                        &self.page,
-                        cdp("Page.navigate", json!({ "url": url })),
-                        command_timeout,
-                    )
-                    .await
-                    .map_err(|error| error.to_string())?;
+                    let result = self.send_navigate(&url, command_timeout).await?;
                     if let Some(error) =
                         result["errorText"].as_str().filter(|text| !text.is_empty())
                     {
@@ -177,6 +171,43 @@ impl PageLink {
                 _ = &mut deadline => {
                     return Err(format!("Navigation timeout of {} ms exceeded", timeout.as_millis()));
                 }
+            }
+        }
+    }
+
+    /// `Page.navigate` on the page's own session of the thin connection, so that its answer
+    /// comes back as soon as the browser gives it: chromiumoxide holds the answer to a
+    /// `Page.navigate` sent through it until the frame's next load, which a same-document
+    /// navigation (`about:blank` to `about:blank#x`) never has, and queues every later
+    /// navigation of the page behind it. Without the thin connection, through chromiumoxide.
+    async fn send_navigate(&self, url: &str, timeout: Duration) -> Result<Value, String> {
+        let params = json!({ "url": url });
+        let thin = async {
+            let client = self.raw.client().await?;
+            let session = client
+                .session(self.page.target_id().as_ref(), timeouts::COMMAND)
+                .await?;
+            Ok::<_, CdpError>((client, session))
+        };
+        match thin.await {
+            Ok((client, session)) => {
+                let result = client
+                    .call(Some(&session), "Page.navigate", params, timeout)
+                    .await
+                    .and_then(|reply| reply.result())
+                    .map_err(|error| error.to_string())?;
+                // What the page's own session heard before the answer (a same-document
+                // navigation's new URL) is read before the caller asks for the URL.
+                if let Err(error) = settle_events(&self.page).await {
+                    tracing::debug!(%error, "the page did not settle after navigating");
+                }
+                Ok(result)
+            }
+            Err(error) => {
+                tracing::debug!(%error, "navigating through chromiumoxide instead");
+                send(&self.page, cdp("Page.navigate", params), timeout)
+                    .await
+                    .map_err(|error| error.to_string())
             }
         }
     }
