@@ -44,7 +44,11 @@ async fn a_tenants_person_signs_in_on_its_endpoint_and_no_one_else_opens_the_vie
 
     // Bob did not opt in: no request_human, and a call says how to get it.
     let bob = server.connect("token-bob").await;
-    assert!(!bob.tool_names().await.contains(&"request_human".to_string()));
+    assert!(
+        !bob.tool_names()
+            .await
+            .contains(&"request_human".to_string())
+    );
     let refused = bob
         .call("request_human", json!({ "reason": "Sign in" }))
         .await;
@@ -117,6 +121,9 @@ async fn a_tenants_person_signs_in_on_its_endpoint_and_no_one_else_opens_the_vie
     assert!(!again.is_error, "{}", again.text);
     let seen = person.call("take_snapshot", json!({})).await;
     assert!(seen.text.contains("No live view here"), "{}", seen.text);
+    // The refusal itself, not a viewer that failed afterwards.
+    assert!(!seen.text.contains("The agent asks"), "{}", seen.text);
+    assert_eq!(status_of(&url, None).await.0, 404);
     assert_eq!(status_of(&format!("{url}frame"), None).await.0, 404);
     let back = person.call("select_page", json!({ "pageId": 1 })).await;
     assert!(!back.is_error, "{}", back.text);

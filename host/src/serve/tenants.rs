@@ -290,12 +290,14 @@ impl TenantTable {
             None => None,
         };
         let public_url = match &file.public_url {
-            Some(text) => Some(public_url::parse(text).map_err(|reason| {
-                TenantsError::PublicUrl {
-                    path: shown.clone(),
-                    reason,
-                }
-            })?),
+            Some(text) => {
+                Some(
+                    public_url::parse(text).map_err(|reason| TenantsError::PublicUrl {
+                        path: shown.clone(),
+                        reason,
+                    })?,
+                )
+            }
             None => None,
         };
         let metrics_token = match &file.metrics_token_sha256 {

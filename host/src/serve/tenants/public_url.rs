@@ -6,8 +6,11 @@
 /// The origin `text` names (`https://host[:port]`), or why it is not one. Plain `http` only
 /// on a loopback host: a cookie that binds a live view must not cross a network in clear.
 pub fn parse(text: &str) -> Result<String, String> {
-    let url = url::Url::parse(text.trim())
-        .map_err(|error| format!("public_url {text:?} is not a URL ({error}); write it as \"https://mcp.example.com\""))?;
+    let url = url::Url::parse(text.trim()).map_err(|error| {
+        format!(
+            "public_url {text:?} is not a URL ({error}); write it as \"https://mcp.example.com\""
+        )
+    })?;
     let loopback = match url.host() {
         Some(url::Host::Domain(name)) => name == "localhost",
         Some(url::Host::Ipv4(address)) => address.is_loopback(),

@@ -150,9 +150,8 @@ pub async fn serve(request: Request<Incoming>, bearer: Bearer) -> Answer {
     let mut response = views::route(&view.state, request, rest).await;
     if let Some(secret) = given {
         let secure = if binding.secure { "; Secure" } else { "" };
-        let value = format!(
-            "{COOKIE}={secret}; Path=/live/{token}/; HttpOnly; SameSite=Strict{secure}"
-        );
+        let value =
+            format!("{COOKIE}={secret}; Path=/live/{token}/; HttpOnly; SameSite=Strict{secure}");
         if let Ok(value) = header::HeaderValue::from_str(&value) {
             response.headers_mut().append(header::SET_COOKIE, value);
         }
