@@ -204,9 +204,6 @@ fn hash_token() -> Result<(), String> {
 
 /// `serve`: MCP over streamable HTTP, one session per tenant of the tenants file.
 async fn serve_http(args: &Args) -> Result<(), String> {
-    if Args::enabled(args.experimental_human_in_the_loop) {
-        return Err("--experimentalHumanInTheLoop works with stdio only for now: the live view listens on 127.0.0.1 of the server's machine, which a tenant cannot reach. Leave the flag out of `serve`.".into());
-    }
     let path = args
         .tenants
         .clone()

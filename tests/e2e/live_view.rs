@@ -23,16 +23,16 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// The login form: the field's box is at a known place in the page's viewport.
-const LOGIN: &str = r#"<!doctype html><html><head><title>Sign in</title>
+pub(crate) const LOGIN: &str = r#"<!doctype html><html><head><title>Sign in</title>
 <style>body { margin: 0 } input, button { position: absolute; font-size: 20px }</style></head>
 <body><form action="/welcome" method="get">
 <input id="user" name="user" aria-label="User name" style="left: 20px; top: 20px; width: 300px; height: 40px">
 <button style="left: 20px; top: 100px; width: 120px; height: 40px">Sign in</button>
 </form></body></html>"#;
 /// The field's center in CSS pixels.
-const FIELD: (f64, f64) = (170.0, 40.0);
+pub(crate) const FIELD: (f64, f64) = (170.0, 40.0);
 
-const WELCOME: &str = r#"<!doctype html><html><head><title>Welcome</title></head><body>
+pub(crate) const WELCOME: &str = r#"<!doctype html><html><head><title>Welcome</title></head><body>
 <h1 id="who"></h1>
 <script>document.getElementById('who').textContent = 'Signed in as ' + new URLSearchParams(location.search).get('user');</script>
 </body></html>"#;
@@ -40,14 +40,14 @@ const WELCOME: &str = r#"<!doctype html><html><head><title>Welcome</title></head
 /// A person's MCP client: one that takes URL-mode elicitations passes each URL on and
 /// accepts; one that does not finds the URL in the call's progress messages.
 #[derive(Clone)]
-struct Person {
-    urls: mpsc::UnboundedSender<(String, String)>,
-    how: How,
+pub(crate) struct Person {
+    pub(crate) urls: mpsc::UnboundedSender<(String, String)>,
+    pub(crate) how: How,
 }
 
 /// How the client learns the live view's URL.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum How {
+pub(crate) enum How {
     /// URL-mode elicitation.
     Elicitation,
     /// The call's progress messages (no elicitation declared).
@@ -161,7 +161,7 @@ async fn call(
 
 /// Calls `tool` and waits for its answer, directly or (a client declaring the Tasks
 /// extension, a call past a second) as a task; says which.
-async fn call_full(
+pub(crate) async fn call_full(
     peer: rmcp::service::Peer<RoleClient>,
     tool: &str,
     arguments: Value,
@@ -303,32 +303,7 @@ async fn signs_in(how: How) {
     let live = person.call("wait_for", json!({ "text": ["Live."] })).await;
     assert!(!live.is_error, "{}", live.text);
     assert!(!asked.is_finished(), "request_human returned before Done");
-    let at = person
-        .call(
-            "evaluate_script",
-            json!({ "function": format!(
-                "() => {{ const img = document.getElementById('screen'); const box = img.getBoundingClientRect(); const [w, h] = img.dataset.viewport.split('x').map(Number); return [box.left + {} / w * box.width, box.top + {} / h * box.height]; }}",
-                FIELD.0, FIELD.1
-            ) }),
-        )
-        .await;
-    assert!(!at.is_error, "{}", at.text);
-    let at = returned(&at.text);
-    let clicked = person
-        .call("click_at", json!({ "x": at[0], "y": at[1] }))
-        .await;
-    assert!(!clicked.is_error, "{}", clicked.text);
-    let typed = person
-        .call(
-            "type_text",
-            json!({ "text": "alice", "submitKey": "Enter" }),
-        )
-        .await;
-    assert!(!typed.is_error, "{}", typed.text);
-    let snapshot = person.call("take_snapshot", json!({})).await.text;
-    let done = uid_of(&snapshot, "button \"Done\"");
-    let pressed = person.call("click", json!({ "uid": done })).await;
-    assert!(!pressed.is_error, "{}", pressed.text);
+    signs_in_through(&person).await;
 
     // The call returns with what changed; the agent sees the logged-in page.
     let (error, answer, task) = tokio::time::timeout(timeout(), asked)
@@ -367,4 +342,35 @@ async fn signs_in(how: How) {
         403
     );
     person.shutdown().await;
+}
+
+/// The person, at a live view showing the login form: clicks the field in the screencast
+/// picture, types the name, submits and presses Done.
+pub(crate) async fn signs_in_through(person: &McpServer) {
+    let at = person
+        .call(
+            "evaluate_script",
+            json!({ "function": format!(
+                "() => {{ const img = document.getElementById('screen'); const box = img.getBoundingClientRect(); const [w, h] = img.dataset.viewport.split('x').map(Number); return [box.left + {} / w * box.width, box.top + {} / h * box.height]; }}",
+                FIELD.0, FIELD.1
+            ) }),
+        )
+        .await;
+    assert!(!at.is_error, "{}", at.text);
+    let at = returned(&at.text);
+    let clicked = person
+        .call("click_at", json!({ "x": at[0], "y": at[1] }))
+        .await;
+    assert!(!clicked.is_error, "{}", clicked.text);
+    let typed = person
+        .call(
+            "type_text",
+            json!({ "text": "alice", "submitKey": "Enter" }),
+        )
+        .await;
+    assert!(!typed.is_error, "{}", typed.text);
+    let snapshot = person.call("take_snapshot", json!({})).await.text;
+    let done = uid_of(&snapshot, "button \"Done\"");
+    let pressed = person.call("click", json!({ "uid": done })).await;
+    assert!(!pressed.is_error, "{}", pressed.text);
 }

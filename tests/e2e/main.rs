@@ -36,6 +36,7 @@ mod launch_flags;
 mod lifecycle;
 mod lighthouse;
 mod live_view;
+mod live_view_tenants;
 mod oauth;
 mod output_budget;
 mod packages;

@@ -1,6 +1,6 @@
 //! MCP over streamable HTTP for several tenants: `/mcp` (rmcp's streamable HTTP service,
-//! behind bearer-token authentication), `/healthz` and Prometheus `/metrics` (behind its own
-//! token). rmcp checks `Host` and `Origin` against DNS rebinding and caps request bodies.
+//! behind bearer-token authentication), `/healthz`, Prometheus `/metrics` (behind its own
+//! token) and the live views of tenants that opted in (`/live/<token>/`, [`live_view`]). rmcp checks `Host` and `Origin` against DNS rebinding and caps request bodies.
 //! Connections are capped in total and per client address and timed out while their headers
 //! or body arrive; the accept loop waits on nothing but a free place and signals. SIGHUP
 //! re-reads the tenants file (in the background); SIGTERM or SIGINT drains in-flight calls,
@@ -13,6 +13,7 @@ mod connections;
 mod descriptors;
 mod disconnect;
 mod handler;
+mod live_view;
 mod metrics;
 pub mod oauth;
 mod sessions;
@@ -315,6 +316,12 @@ impl App {
             "/readyz" => capacity::readiness(&self.tenants),
             "/metrics" => self.serve_metrics(&request, connection),
             "/mcp" => self.mcp(request, connection).await,
+            path if path.starts_with("/live/") => {
+                let bearer = live_view::bearer(&self.tenants, request.headers());
+                crate::browser::features::human::tenant::serve(request, bearer)
+                    .await
+                    .map(BodyExt::boxed)
+            }
             path if path.starts_with(oauth::METADATA_PATH) => {
                 match self.oauth.metadata(&self.tenants, path) {
                     Some(metadata) => metadata,

@@ -6,6 +6,7 @@ pub mod checks;
 pub mod lease;
 mod limits;
 pub mod oauth;
+pub mod public_url;
 pub mod registry;
 
 use crate::net::EgressPolicy;
@@ -84,6 +85,8 @@ pub enum TenantsError {
         name: String,
         flag: String,
     },
+    #[error("the tenants file {path}: {reason}")]
+    PublicUrl { path: String, reason: String },
     #[error("the tenants file {path}: {reason}")]
     CodeFolder { path: String, reason: String },
     #[error("tenant {name:?} in {path}: sandbox_root {root} cannot be created: {reason}")]
@@ -186,6 +189,9 @@ struct TenantsFile {
     /// OAuth 2.1 resource server settings (`http::oauth`).
     #[serde(default)]
     oauth: Option<OAuthSection>,
+    /// The address people's browsers reach this server at, for live views' URLs.
+    #[serde(default)]
+    public_url: Option<String>,
 }
 
 /// The limits a tenant's calls run under.
@@ -253,6 +259,7 @@ pub struct TenantTable {
     tenants: Vec<Arc<Tenant>>,
     metrics_token: Option<[u8; 32]>,
     oauth: Option<Arc<OAuthConfig>>,
+    public_url: Option<String>,
 }
 
 impl TenantTable {
@@ -280,6 +287,17 @@ impl TenantTable {
                     reason,
                 }
             })?)),
+            None => None,
+        };
+        let public_url = match &file.public_url {
+            Some(text) => {
+                Some(
+                    public_url::parse(text).map_err(|reason| TenantsError::PublicUrl {
+                        path: shown.clone(),
+                        reason,
+                    })?,
+                )
+            }
             None => None,
         };
         let metrics_token = match &file.metrics_token_sha256 {
@@ -350,6 +368,7 @@ impl TenantTable {
             tenants,
             metrics_token,
             oauth,
+            public_url,
         })
     }
 
@@ -362,6 +381,11 @@ impl TenantTable {
     /// The `[oauth]` section, when the file has one.
     pub fn oauth(&self) -> Option<Arc<OAuthConfig>> {
         self.oauth.clone()
+    }
+
+    /// `public_url`: the origin people's browsers reach this server at, when the file says.
+    pub fn public_url(&self) -> Option<String> {
+        self.public_url.clone()
     }
 
     /// The tenant a bearer token belongs to; `None` for an unknown or revoked token. Every

@@ -2,11 +2,14 @@
 //! person opens in their own browser. The page's screencast (`Page.startScreencast` JPEG
 //! frames) goes to the viewer, and the person's clicks, keys and scrolls come back as CDP input
 //! (`Input.dispatchMouseEvent`, `Input.dispatchKeyEvent`, `Input.insertText`), scaled to the
-//! page's viewport. The view lives at a one-time URL on a loopback listener ([`listener`]):
-//! an unguessable token, valid for this request only; once the person presses Done or the
-//! time runs out, the URL answers 404 like any wrong one.
+//! page's viewport. The view lives at a one-time URL ([`views`]): on a loopback listener
+//! ([`listener`]) on stdio, on the server's own HTTP listener for a tenant under `serve`
+//! ([`tenant`]). An unguessable token, valid for this request only; once the person presses
+//! Done or the time runs out, the URL answers 404 like any wrong one.
 
 mod listener;
+pub mod tenant;
+mod views;
 
 use crate::browser::cdp::{cdp, send, timeouts};
 use crate::browser::page::{PageLink, settle};
@@ -64,11 +67,24 @@ pub struct LiveView {
 }
 
 impl LiveView {
-    /// Opens a live view of `page` for `reason`: registers a fresh token on the loopback
-    /// listener (bound on first use) and starts the page's screencast.
+    /// Opens a live view of `page` for `reason`: registers a fresh token on the tenant's
+    /// endpoint when the call runs for one ([`tenant::current`]), else on the loopback
+    /// listener (bound on first use), and starts the page's screencast.
     pub async fn open(link: PageLink, reason: &str) -> Result<LiveView, String> {
         let page = link.cdp().clone();
-        let listener = listener::Listener::get().await?;
+        let token = views::new_token()?;
+        let (url, owner) = match tenant::current() {
+            Some(endpoint) => {
+                let base = endpoint.base?;
+                let url = format!("{}/live/{token}/", base.trim_end_matches('/'));
+                let binding = tenant::Binding::new(&endpoint.tenant, &base);
+                (url, views::Owner::Tenant(binding))
+            }
+            None => (
+                listener::Listener::get().await?.url(&token),
+                views::Owner::Loopback,
+            ),
+        };
         let frames = page
             .event_listener::<EventScreencastFrame>()
             .await
@@ -96,8 +112,7 @@ impl LiveView {
             done: watch::channel(false).0,
         });
         let pump = tokio::spawn(pump_frames(page, frames, state.clone()));
-        let token = listener::new_token()?;
-        let url = listener.register(&token, state.clone());
+        views::register(&token, state.clone(), owner);
         Ok(LiveView {
             token,
             url,
@@ -123,7 +138,7 @@ impl LiveView {
 
     /// Refuses the URL from now on and stops the screencast.
     pub async fn close(self) {
-        listener::unregister(&self.token);
+        views::unregister(&self.token);
         self.pump.abort();
         let _stopped = send(
             self.state.link.cdp(),
@@ -138,7 +153,7 @@ impl Drop for LiveView {
     /// A call that ends without [`LiveView::close`] (its wall clock ran out) still takes its
     /// URL off the listener at once.
     fn drop(&mut self) {
-        listener::unregister(&self.token);
+        views::unregister(&self.token);
         self.pump.abort();
     }
 }

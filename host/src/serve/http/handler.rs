@@ -4,6 +4,7 @@
 
 use super::auth::AuthenticatedTenant;
 use super::disconnect::Disconnected;
+use super::live_view;
 use super::metrics::Metrics;
 use crate::pipeline::{CallError, Pipeline};
 use crate::policy::tenant_urls::UrlPolicy;
@@ -71,8 +72,15 @@ impl TenantServer {
 
     /// The flags deciding which tools this tenant has: the server's, with its own laid over
     /// them (`None` when it has none of its own). Computed once per request.
+    /// A person's live view is opt-in per tenant: off for one that did not set it.
     fn flags(&self, tenant: &Tenant) -> Option<Map<String, Value>> {
-        (!tenant.flags.is_empty()).then(|| self.pipeline.flags_with(&tenant.flags))
+        let withheld = live_view::server_allows(&self.pipeline) && !live_view::opted_in(tenant);
+        if !withheld {
+            return (!tenant.flags.is_empty()).then(|| self.pipeline.flags_with(&tenant.flags));
+        }
+        let mut own = tenant.flags.clone();
+        own.insert(live_view::FLAG.into(), Value::Bool(false));
+        Some(self.pipeline.flags_with(&own))
     }
 
     /// The tenant's output budget: the lower of the server's and its own.
@@ -96,6 +104,12 @@ impl TenantServer {
         flags: Option<&Map<String, Value>>,
         tool: &Tool,
     ) -> Option<String> {
+        if tool.name == live_view::TOOL
+            && live_view::server_allows(&self.pipeline)
+            && !live_view::opted_in(tenant)
+        {
+            return Some(live_view::refusal(tenant));
+        }
         let tools = self.pipeline.tools.current();
         let entry = tools.get(&tool.name);
         if let Some(disabled) = entry.and_then(|entry| self.pipeline.disabled(entry, flags)) {
@@ -420,14 +434,19 @@ impl TenantServer {
             .pipeline
             .structured_for(crate::serve::stdio::roots::is_modern(context));
         // Engine jobs the call starts take this tenant's share of the engine's slots.
+        // A live view this call opens is served on the tenant's endpoint.
+        let live_views = live_view::endpoint(&self.pipeline, &self.tenants, tenant, context);
         let call = std::panic::AssertUnwindSafe(crate::engine::as_tenant(
             &tenant.name,
-            self.pipeline.call_as(
-                &ticket.runtime.session,
-                &request.name,
-                request.arguments,
-                structured,
-                crate::serve::stdio::roots::reads_resource_links(context),
+            crate::browser::features::human::tenant::serving(
+                live_views,
+                self.pipeline.call_as(
+                    &ticket.runtime.session,
+                    &request.name,
+                    request.arguments,
+                    structured,
+                    crate::serve::stdio::roots::reads_resource_links(context),
+                ),
             ),
         ))
         .catch_unwind();

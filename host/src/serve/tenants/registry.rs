@@ -155,7 +155,8 @@ impl Registry {
         if options.viewport.is_none() {
             options.viewport = Some(TENANT_VIEWPORT);
         }
-        // The live view listens on the server's loopback, which a tenant cannot reach.
+        // Never the loopback listener: a tenant's live views are served on its own endpoint,
+        // for the tenants that opted in (`http::live_view`).
         options.human_in_the_loop = false;
         let mut dedicated = options.clone();
         if dedicated.browser_url.is_none() && dedicated.ws_endpoint.is_none() {
@@ -259,6 +260,11 @@ impl Registry {
     /// The tenants file's `[oauth]` section, as last read.
     pub fn oauth(&self) -> Option<Arc<crate::serve::tenants::oauth::OAuthConfig>> {
         self.table().oauth()
+    }
+
+    /// The tenants file's `public_url`, if it sets one.
+    pub fn public_url(&self) -> Option<String> {
+        self.table().public_url()
     }
 
     /// Counts one request against the tenant's requests per minute; `Err` past it.

@@ -1,11 +1,12 @@
 //! `devtools:tool/human`: a person in the loop. The host opens the live view, hands its URL
 //! to the client (never to the plugin), waits for Done within the call's wall clock, and
-//! answers with what changed. Only with `--experimentalHumanInTheLoop` on stdio.
+//! answers with what changed. Only with `--experimentalHumanInTheLoop` (on stdio), or for a
+//! tenant that opted in under `serve` (its calls run with a [`tenant::Endpoint`]).
 
 use super::function::{HostFunction as F, Marks as M};
 use super::{CallState, PageHandle, or_return};
 use crate::activity::{self, HumanWanted};
-use crate::browser::features::human::{Ended, LiveView};
+use crate::browser::features::human::{Ended, LiveView, tenant};
 use crate::browser::features::screencast::Screencast;
 use crate::runtime::calling::bindings::v0_3::devtools::tool::human;
 use std::time::Duration;
@@ -38,7 +39,7 @@ impl human::Host for CallState {
     ) -> Lines {
         self.dispatch(&REQUEST, async |call| {
             let session = or_return!(call.session());
-            if !session.browser_options().human_in_the_loop {
+            if !session.browser_options().human_in_the_loop && tenant::current().is_none() {
                 return Ok(Err(
                     "The live view is off: start the server (stdio) with --experimentalHumanInTheLoop to let a person act on a page."
                         .to_string(),
