@@ -236,6 +236,7 @@ async fn serve_http(args: &Args) -> Result<(), String> {
         tenants::registry::Registry::open(path, checks, browser_options(args)?, idle)
             .map_err(|error| format!("Refusing to start: {error}"))?
             .with_max_tenants(args.max_tenants.map(|max| max as usize))
+            .with_discard_idle(args.discard_idle_secs.map(Duration::from_secs))
             .with_session_store(session_store(args)?),
     );
     let options = http::HttpOptions {

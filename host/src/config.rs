@@ -382,6 +382,12 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
     #[serde(skip)]
     pub idle_timeout_secs: Option<u64>,
+    /// `serve`: close an idle tenant's pages after this many seconds without calls, keeping
+    /// its browser context (cookies, storage); its next call reopens them at their URLs under
+    /// the same ids, and says so (default: never; at most 31536000).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
+    #[serde(skip)]
+    pub discard_idle_secs: Option<u64>,
     /// `serve`: tenants this instance holds at once (default: no limit). Past it, a new
     /// tenant's requests are answered 503 with Retry-After (a load balancer retries them on
     /// another instance) and `/readyz` answers 503.

@@ -272,7 +272,6 @@ impl Session {
     }
 
     /// The session's state if no call holds it now.
-    #[cfg(test)]
     pub fn try_lock(&self) -> Option<OwnedMutexGuard<SessionState>> {
         self.state.clone().try_lock_owned().ok()
     }
@@ -363,6 +362,9 @@ pub struct SessionState {
     remembered: BTreeMap<u32, recovery::Remembered>,
     /// What the last relaunch reopened, for the next answer.
     recovery_note: Option<String>,
+    /// `serve --discard-idle-secs`: the pages closed while the tenant was idle, and after how
+    /// long, reopened by its next call.
+    discarded: Option<(recovery::Lost, Duration)>,
     /// `--sessionStore`: the session's named sessions.
     named: Option<named::NamedSessions>,
 }
@@ -396,12 +398,26 @@ impl SessionState {
             downloads_followed: None,
             remembered: BTreeMap::new(),
             recovery_note: None,
+            discarded: None,
             named: None,
         }
     }
 
-    /// Launches or connects on first use, and again after the browser died.
+    /// Launches or connects on first use, and again after the browser died; then reopens the
+    /// pages an idle tenant's were closed for (`discard_pages`).
     pub async fn ensure_browser(&mut self) -> Result<(), BrowserError> {
+        self.ensure_browser_running().await?;
+        if let Some((discarded, idle)) = self.discarded.take() {
+            let why = format!(
+                "This tenant's pages were closed after {} s without a call, to give their memory back (its cookies and storage were kept)",
+                idle.as_secs()
+            );
+            self.reopen(discarded, &why).await;
+        }
+        Ok(())
+    }
+
+    async fn ensure_browser_running(&mut self) -> Result<(), BrowserError> {
         if self
             .browser
             .as_ref()
@@ -472,7 +488,7 @@ impl SessionState {
         };
         // Pages a reconnection kept are back already: none is opened twice.
         if let Some(lost) = lost.filter(|_| !kept_contexts) {
-            self.reopen(lost).await;
+            self.reopen(lost, recovery::RELAUNCHED).await;
         }
         if let Some(restored) = restored {
             self.add_to_recovery_note(&restored);

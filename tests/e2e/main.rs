@@ -29,6 +29,7 @@ mod hostile_clients;
 mod hostile_tenants;
 mod hot_reload;
 mod http;
+mod idle_discard;
 mod input;
 mod install;
 mod integrity;

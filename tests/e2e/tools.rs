@@ -539,7 +539,7 @@ async fn navigations_within_the_document_answer_at_once() {
         .await;
     assert!(!opened.is_error, "{}", opened.text);
     assert!(
-        opened.text.contains("#second [selected]"),
+        opened.text.contains("about:blank#second"),
         "{}",
         opened.text
     );

@@ -296,12 +296,18 @@ async fn close_abandoned_sessions(app: App) {
 }
 
 async fn close_idle_tenants(tenants: Arc<Registry>) {
+    let shortest = tenants
+        .discard_after()
+        .map_or(tenants.idle_timeout(), |after| {
+            after.min(tenants.idle_timeout())
+        });
     let interval = IDLE_SWEEP_INTERVAL
-        .min(tenants.idle_timeout())
+        .min(shortest)
         .max(Duration::from_millis(100));
     loop {
         tokio::time::sleep(interval).await;
         tenants.close_idle().await;
+        tenants.discard_idle().await;
     }
 }
 

@@ -9,6 +9,11 @@
 
 use super::SessionState;
 use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// How a relaunch's note begins.
+pub(super) const RELAUNCHED: &str =
+    "The browser had stopped (a crash or a kill) and was started again";
 
 /// A page as it was last seen: where to reopen it.
 #[derive(Clone, Debug)]
@@ -63,9 +68,48 @@ impl SessionState {
         })
     }
 
-    /// After a relaunch: reopens each lost page under its id, and notes for the next answer
-    /// what came back.
-    pub(super) async fn reopen(&mut self, lost: Lost) {
+    /// Closes every page of an idle tenant (`serve --discard-idle-secs`), remembering where
+    /// each was: their renderers and window surfaces go back to the machine, the browser
+    /// context (cookies, storage) stays, and the next call reopens them under their ids
+    /// (`ensure_browser`). Returns how many were closed.
+    pub async fn discard_pages(&mut self, idle: Duration) -> usize {
+        let alive = self
+            .browser
+            .as_ref()
+            .is_some_and(|browser| browser.connection().is_alive());
+        if self.discarded.is_some() || self.pages.is_empty() || !alive {
+            return 0;
+        }
+        let mut pages = BTreeMap::new();
+        for (id, page) in &self.pages {
+            let url = page.url().await;
+            let url = if url.is_empty() {
+                "about:blank".to_string()
+            } else {
+                url
+            };
+            let isolated_context = page.isolated_context.clone();
+            pages.insert(
+                *id,
+                Remembered {
+                    url,
+                    isolated_context,
+                },
+            );
+        }
+        let ids: Vec<u32> = pages.keys().copied().collect();
+        self.close_pages(&ids).await;
+        // The recovery record must not reopen them a second time after a relaunch.
+        self.remembered.clear();
+        let selected = self.selected.take();
+        self.publish_pages();
+        self.discarded = Some((Lost { pages, selected }, idle));
+        ids.len()
+    }
+
+    /// After a relaunch (or an idle tenant's next call): reopens each lost page under its id,
+    /// and notes for the next answer what came back, the note beginning with `why`.
+    pub(super) async fn reopen(&mut self, lost: Lost, why: &str) {
         // The relaunch opened a blank first page: the lost pages take its place.
         let blank: Vec<u32> = self.pages.keys().copied().collect();
         let mut reopened = Vec::new();
@@ -93,8 +137,7 @@ impl SessionState {
             .filter(|id| self.pages.contains_key(id))
             .or_else(|| self.pages.keys().next().copied());
         self.publish_pages();
-        let mut note =
-            String::from("The browser had stopped (a crash or a kill) and was started again");
+        let mut note = String::from(why);
         if !reopened.is_empty() {
             note.push_str(&format!(
                 "; these pages were reopened at their last URLs, with the same ids: {}. What they held only in memory (form input, scroll position, script state) is lost",
@@ -115,9 +158,7 @@ impl SessionState {
     pub(super) fn add_to_recovery_note(&mut self, part: &str) {
         let note = match self.recovery_note.take() {
             Some(note) => format!("{}; {part}.", note.trim_end_matches('.')),
-            None => format!(
-                "The browser had stopped (a crash or a kill) and was started again; {part}."
-            ),
+            None => format!("{RELAUNCHED}; {part}."),
         };
         self.recovery_note = Some(note);
     }

@@ -17,6 +17,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
+mod discard;
+
 /// A tenant's window (`--window-size`) when the operator gives no `--viewport`: Playwright
 /// MCP's default viewport size.
 /// Headless Chromium sizes a window to the 4K screen 1.11.0 emulates (1905x2140), and the GPU
@@ -108,6 +110,8 @@ pub struct Registry {
     idle_timeout: Duration,
     /// Tenants held at once (`--max-tenants`); `None`: no limit.
     max_tenants: Option<usize>,
+    /// `--discard-idle-secs`: an idle tenant's pages are closed after this (see `discard`).
+    discard_after: Option<Duration>,
     /// `--sessionStore`: each tenant saves and restores named sessions in a folder of its own.
     session_store: Option<Arc<SessionStore>>,
 }
@@ -193,6 +197,7 @@ impl Registry {
             dedicated,
             idle_timeout,
             max_tenants: None,
+            discard_after: None,
             session_store: None,
         }
     }
@@ -206,6 +211,11 @@ impl Registry {
     /// Caps the tenants this instance holds at once.
     pub fn with_max_tenants(mut self, max: Option<usize>) -> Registry {
         self.max_tenants = max;
+        self
+    }
+
+    pub fn with_discard_idle(mut self, after: Option<Duration>) -> Registry {
+        self.discard_after = after;
         self
     }
 
