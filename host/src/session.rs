@@ -440,10 +440,14 @@ impl SessionState {
                         if let Some(gone) = gone {
                             shared.disown_context(&gone);
                         }
-                        let context =
-                            create_browser_context(&connection.browser, proxy_server.as_deref())
-                                .await
-                                .map_err(BrowserError::Context)?;
+                        let browser = &connection.browser;
+                        let context = shared
+                            .blob_census()
+                            .create_context(browser, || {
+                                create_browser_context(browser, proxy_server.as_deref())
+                            })
+                            .await
+                            .map_err(BrowserError::Context)?;
                         shared.own_context(&context);
                         scope.context = Some(context);
                     }

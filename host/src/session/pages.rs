@@ -2,15 +2,17 @@
 //! as they come), numbering them, selecting, opening and closing them, and listing them as
 //! 1.11.0 lists them.
 
-use super::scope::{TargetInfo, adoptable, create_browser_context};
+use super::scope::{BrowserHandle, TargetInfo, adoptable, create_browser_context};
 use super::watch::Watched;
 use super::{
     ATTACH_WAIT, Adoption, CLOSED_SELECTED_PAGE, NEXT_PAGE_ID, PageEntry, SessionState, Worker,
     tab_order,
 };
+use crate::browser::cdp::blob_census::BlobReach;
 use crate::browser::{McpPage, cdp};
 use crate::sandbox::Sandbox;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -213,6 +215,13 @@ impl SessionState {
             raw: connection.map(|connection| connection.raw.clone()),
             local_renderers: connection.is_some_and(|connection| connection.launched),
             contexts: self.own_contexts(),
+            blobs: match (&self.scope, &self.browser) {
+                (Some(scope), Some(BrowserHandle::Shared(connection))) => Some(BlobReach {
+                    census: scope.shared.blob_census(),
+                    connection: Arc::downgrade(connection),
+                }),
+                _ => None,
+            },
         });
     }
 
@@ -402,7 +411,19 @@ impl SessionState {
         if let Some(id) = self.contexts.get(name) {
             return Ok(id.clone());
         }
-        let id = create_browser_context(self.browser()?, self.proxy_server()).await?;
+        let browser = self.browser()?;
+        let create = || create_browser_context(browser, self.proxy_server());
+        let id = match &self.scope {
+            // Every context of a shared browser has its Blobs counted (`blob_census`).
+            Some(scope) => {
+                scope
+                    .shared
+                    .blob_census()
+                    .create_context(browser, create)
+                    .await?
+            }
+            None => create().await?,
+        };
         self.allow_downloads_in(&id).await?;
         if let Some(scope) = &self.scope {
             scope.shared.own_context(&id);
