@@ -441,9 +441,14 @@ impl SessionState {
                             shared.disown_context(&gone);
                         }
                         let browser = &connection.browser;
+                        let raw = connection
+                            .raw
+                            .client()
+                            .await
+                            .map_err(|error| BrowserError::Context(error.to_string()))?;
                         let context = shared
                             .blob_census()
-                            .create_context(browser, || {
+                            .create_context(&raw, || {
                                 create_browser_context(browser, proxy_server.as_deref())
                             })
                             .await

@@ -2,17 +2,15 @@
 //! as they come), numbering them, selecting, opening and closing them, and listing them as
 //! 1.11.0 lists them.
 
-use super::scope::{BrowserHandle, TargetInfo, adoptable, create_browser_context};
+use super::scope::{TargetInfo, adoptable, create_browser_context};
 use super::watch::Watched;
 use super::{
     ATTACH_WAIT, Adoption, CLOSED_SELECTED_PAGE, NEXT_PAGE_ID, PageEntry, SessionState, Worker,
     tab_order,
 };
-use crate::browser::cdp::blob_census::BlobReach;
 use crate::browser::{McpPage, cdp};
 use crate::sandbox::Sandbox;
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -215,13 +213,7 @@ impl SessionState {
             raw: connection.map(|connection| connection.raw.clone()),
             local_renderers: connection.is_some_and(|connection| connection.launched),
             contexts: self.own_contexts(),
-            blobs: match (&self.scope, &self.browser) {
-                (Some(scope), Some(BrowserHandle::Shared(connection))) => Some(BlobReach {
-                    census: scope.shared.blob_census(),
-                    connection: Arc::downgrade(connection),
-                }),
-                _ => None,
-            },
+            blobs: self.scope.as_ref().map(|scope| scope.shared.blob_census()),
         });
     }
 
@@ -413,16 +405,18 @@ impl SessionState {
         }
         let browser = self.browser()?;
         let create = || create_browser_context(browser, self.proxy_server());
-        let id = match &self.scope {
+        let id = match (&self.scope, self.raw_link()) {
             // Every context of a shared browser has its Blobs counted (`blob_census`).
-            Some(scope) => {
+            (Some(scope), Some(link)) => {
+                let raw = link.client().await.map_err(|error| error.to_string())?;
                 scope
                     .shared
                     .blob_census()
-                    .create_context(browser, create)
+                    .create_context(&raw, create)
                     .await?
             }
-            None => create().await?,
+            (Some(_), None) => return Err("The browser is not running.".to_string()),
+            (None, _) => create().await?,
         };
         self.allow_downloads_in(&id).await?;
         if let Some(scope) = &self.scope {

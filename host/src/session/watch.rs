@@ -8,7 +8,7 @@
 //! tenant's next answer.
 
 use super::footprint_cap::{self, Limits, Quiet, Verdict};
-use crate::browser::cdp::blob_census::BlobReach;
+use crate::browser::cdp::blob_census::BlobCensus;
 use crate::browser::cdp::renderer_processes::{self, RendererCeiling};
 use crate::browser::features::footprint;
 use crate::browser::features::renderer_memory;
@@ -47,7 +47,7 @@ pub struct Watched {
     /// The session's browser contexts in a shared browser; `None`: the browser is its own.
     pub contexts: Option<Vec<String>>,
     /// The shared browser's count of each context's Blobs.
-    pub blobs: Option<BlobReach>,
+    pub blobs: Option<Arc<BlobCensus>>,
 }
 
 #[derive(Default)]
@@ -168,21 +168,14 @@ impl SessionWatch {
                 .iter()
                 .map(|(id, page)| (*id, page.target_id().as_ref().to_string()))
                 .collect();
-            let shared = watched.blobs.as_ref().and_then(|reach| {
-                let connection = reach.connection.upgrade()?;
-                Some((reach.census.clone(), connection))
-            });
             let scope = footprint::Scope {
                 pages: &pages,
                 contexts: watched.contexts.as_deref(),
                 local_renderers: watched.local_renderers,
-                blobs: shared
-                    .as_ref()
-                    .map(|(census, connection)| footprint::Blobs {
-                        census,
-                        browser: &connection.browser,
-                        not_before: blobs_not_before,
-                    }),
+                blobs: watched.blobs.as_deref().map(|census| footprint::Blobs {
+                    census,
+                    not_before: blobs_not_before,
+                }),
             };
             let in_call_before = call_in_flight();
             let measured =

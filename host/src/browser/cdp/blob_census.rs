@@ -14,23 +14,19 @@
 //! the census is taken at most every [`CENSUS_PERIOD`] and shared by every tenant. Tracing is
 //! the census's alone in a shared browser: tenants there are refused every trace.
 
-use super::{cdp, connection::BrowserConn};
-use chromiumoxide::Browser;
-use chromiumoxide::cdp::browser_protocol::tracing::{EventDataCollected, EventTracingComplete};
-use futures::{FutureExt, StreamExt};
+use super::raw::RawClient;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
-use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
 /// How old a census may be before the next measurement takes a new one.
-pub const CENSUS_PERIOD: Duration = Duration::from_secs(3);
+pub const CENSUS_PERIOD: Duration = Duration::from_secs(5);
 /// How long one dump may take, from `Tracing.start` to the last event.
 const DUMP_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long ending a trace a failed dump left running may take.
-const END_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long the browser has to answer one command of a dump.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often a new context whose storage could not be told apart is made again.
 const CREATE_ATTEMPTS: usize = 3;
 /// What the browser's blob storage dump provider names each storage context.
@@ -58,44 +54,33 @@ pub struct BlobCensus {
     last: Mutex<Option<(Instant, Census)>>,
 }
 
-/// How the footprint watch reaches a shared browser's census.
-#[derive(Clone)]
-pub struct BlobReach {
-    pub census: Arc<BlobCensus>,
-    pub connection: Weak<BrowserConn>,
-}
-
 impl BlobCensus {
     /// Makes a browser context with `create` and finds its blob storage: a dump before and
     /// one after, the one new address is the context's. A context that cannot be told apart
     /// (another storage context appeared or went at the same time) is disposed of and made
     /// again; one that cannot be measured at all is refused, so no tenant works in a context
     /// whose Blobs are not counted.
-    pub async fn create_context<F, Fut>(
-        &self,
-        browser: &Browser,
-        create: F,
-    ) -> Result<String, String>
+    pub async fn create_context<F, Fut>(&self, raw: &RawClient, create: F) -> Result<String, String>
     where
         F: Fn() -> Fut,
         Fut: Future<Output = Result<String, String>>,
     {
         let mut last = self.last.lock().await;
         for _ in 0..CREATE_ATTEMPTS {
-            let before = dump(browser).await.map_err(refusal)?;
+            let before = dump(raw).await.map_err(refusal)?;
             let context = create().await?;
-            let after = dump(browser).await;
-            let new = after.as_ref().ok().and_then(|after| only_new(&before, after));
+            let after = dump(raw).await;
+            let new = after
+                .as_ref()
+                .ok()
+                .and_then(|after| only_new(&before, after));
             if let (Ok(after), Some(address)) = (after, new) {
                 self.addresses().insert(context.clone(), address);
                 *last = Some((Instant::now(), after));
                 return Ok(context);
             }
-            let dispose = browser.execute(cdp(
-                "Target.disposeBrowserContext",
-                json!({ "browserContextId": context }),
-            ));
-            let _gone = tokio::time::timeout(DUMP_TIMEOUT, dispose).await;
+            let dispose = json!({ "browserContextId": context });
+            let _gone = call(raw, "Target.disposeBrowserContext", dispose).await;
         }
         Err(refusal(CensusError::Ambiguous))
     }
@@ -116,7 +101,7 @@ impl BlobCensus {
     /// before `not_before`, or when the dump fails (its error logged).
     pub async fn held(
         &self,
-        browser: &Browser,
+        raw: &RawClient,
         contexts: &[String],
         not_before: Instant,
     ) -> Option<u64> {
@@ -129,7 +114,7 @@ impl BlobCensus {
             .as_ref()
             .is_some_and(|(at, _)| *at >= not_before && at.elapsed() < CENSUS_PERIOD);
         if !fresh {
-            match dump(browser).await {
+            match dump(raw).await {
                 Ok(census) => *last = Some((Instant::now(), census)),
                 Err(error) => {
                     tracing::warn!(%error, "the Blob census failed; Blobs are not counted this time");
@@ -163,19 +148,12 @@ fn only_new(before: &Census, after: &Census) -> Option<String> {
 }
 
 /// One memory dump of the browser: every blob storage context and what it holds.
-async fn dump(browser: &Browser) -> Result<Census, CensusError> {
-    let failed = |error: &dyn std::fmt::Display| CensusError::Dump(error.to_string());
-    let mut data = browser
-        .event_listener::<EventDataCollected>()
-        .await
-        .map_err(|error| failed(&error))?;
-    let mut complete = browser
-        .event_listener::<EventTracingComplete>()
-        .await
-        .map_err(|error| failed(&error))?;
+async fn dump(raw: &RawClient) -> Result<Census, CensusError> {
+    // Tapped before the trace starts, so no event of it is missed.
+    let mut events = raw.tap("Tracing.");
     let run = async {
-        execute(
-            browser,
+        call(
+            raw,
             "Tracing.start",
             json!({
                 "traceConfig": {
@@ -187,38 +165,33 @@ async fn dump(browser: &Browser) -> Result<Census, CensusError> {
             }),
         )
         .await?;
-        let requested = execute(
-            browser,
+        let requested = call(
+            raw,
             "Tracing.requestMemoryDump",
             json!({ "deterministic": false, "levelOfDetail": "background" }),
         )
         .await;
-        execute(browser, "Tracing.end", json!({})).await?;
+        call(raw, "Tracing.end", json!({})).await?;
         if requested?["success"] != true {
-            return Err(CensusError::Dump("the browser did not take the dump".into()));
+            return Err(CensusError::Dump(
+                "the browser did not take the dump".into(),
+            ));
         }
-        let mut events: Vec<Value> = vec![];
-        loop {
-            tokio::select! {
-                biased;
-                chunk = data.next() => match chunk {
-                    Some(chunk) => events.extend(chunk.value.iter().cloned()),
-                    None => return Err(CensusError::Dump("the connection closed".into())),
-                },
-                done = complete.next() => {
-                    if done.is_none() {
-                        return Err(CensusError::Dump("the connection closed".into()));
-                    }
-                    // Chunks read in the batch of the completion reach their queue on the
-                    // handler's next loop, which a second answer waits for.
-                    let _settled = execute(browser, "Target.getTargets", json!({})).await;
-                    while let Some(Some(chunk)) = data.next().now_or_never() {
-                        events.extend(chunk.value.iter().cloned());
-                    }
-                    return Ok(storage_contexts(&events));
+        let mut census = Census::new();
+        // One connection delivers them in order: every chunk before the completion.
+        while let Some(text) = events.recv().await {
+            let event: Value = serde_json::from_str(&text)
+                .map_err(|error| CensusError::Dump(format!("unreadable event: {error}")))?;
+            match event["method"].as_str() {
+                Some("Tracing.dataCollected") => {
+                    let chunk = event["params"]["value"].as_array();
+                    census.extend(storage_contexts(chunk.map_or(&[][..], Vec::as_slice)));
                 }
+                Some("Tracing.tracingComplete") => return Ok(census),
+                _ => {}
             }
         }
+        Err(CensusError::Dump("the connection closed".into()))
     };
     let taken = tokio::time::timeout(DUMP_TIMEOUT, run)
         .await
@@ -230,21 +203,15 @@ async fn dump(browser: &Browser) -> Result<Census, CensusError> {
         });
     if taken.is_err() {
         // A trace left running would refuse every later census.
-        let end = execute(browser, "Tracing.end", json!({}));
-        let _ended = tokio::time::timeout(END_TIMEOUT, end).await;
+        let _ended = call(raw, "Tracing.end", json!({})).await;
     }
     taken
 }
 
-async fn execute(
-    browser: &Browser,
-    method: &'static str,
-    params: Value,
-) -> Result<Value, CensusError> {
-    browser
-        .execute(cdp(method, params))
+async fn call(raw: &RawClient, method: &'static str, params: Value) -> Result<Value, CensusError> {
+    raw.call(None, method, params, COMMAND_TIMEOUT)
         .await
-        .map(|answer| answer.result)
+        .and_then(|reply| reply.result())
         .map_err(|error| CensusError::Dump(format!("{method}: {error}")))
 }
 
@@ -304,7 +271,10 @@ mod tests {
             addresses.iter().map(|a| (a.to_string(), 0)).collect()
         };
         let before = census(&["A", "B"]);
-        assert_eq!(only_new(&before, &census(&["A", "B", "C"])), Some("C".into()));
+        assert_eq!(
+            only_new(&before, &census(&["A", "B", "C"])),
+            Some("C".into())
+        );
         // One disposed of meanwhile does not matter; two new ones cannot be told apart.
         assert_eq!(only_new(&before, &census(&["B", "C"])), Some("C".into()));
         assert_eq!(only_new(&before, &census(&["A", "B", "C", "D"])), None);
@@ -320,7 +290,11 @@ mod tests {
             ("other".to_string(), "C".to_string()),
         ]);
         let census = Census::from([("A".into(), 5), ("B".into(), 7), ("C".into(), 100)]);
-        let mine = ["ctx1".to_string(), "ctx2".to_string(), "unknown".to_string()];
+        let mine = [
+            "ctx1".to_string(),
+            "ctx2".to_string(),
+            "unknown".to_string(),
+        ];
         assert_eq!(held_by(&addresses, &census, &mine), 12);
     }
 }

@@ -239,7 +239,6 @@ pub struct Scope<'a> {
 /// Where the Blobs of a shared browser's contexts are counted.
 pub struct Blobs<'a> {
     pub census: &'a BlobCensus,
-    pub browser: &'a chromiumoxide::Browser,
     /// No census taken before this counts (Blobs just freed may still show in it).
     pub not_before: Instant,
 }
@@ -298,7 +297,7 @@ pub async fn measure(
     let blob_bytes = match (&scope.blobs, scope.contexts) {
         (Some(blobs), Some(contexts)) => blobs
             .census
-            .held(blobs.browser, contexts, blobs.not_before)
+            .held(raw, contexts, blobs.not_before)
             .await
             .unwrap_or(0),
         _ => 0,
