@@ -458,8 +458,35 @@ fn reply_id(message: &[u8]) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Message, RawReply, reply_id, socket};
+    use super::{Message, RawReply, deliver, reply_id, socket};
     use serde_json::json;
+
+    #[test]
+    fn a_tap_gets_the_browser_level_events_of_its_prefix_until_dropped() {
+        let (sender, mut tracing) = tokio::sync::mpsc::unbounded_channel();
+        let (gone, dropped) = tokio::sync::mpsc::unbounded_channel();
+        drop(dropped);
+        let mut taps = vec![("Tracing.", sender), ("Tracing.", gone)];
+        deliver(
+            &mut taps,
+            r#"{"method":"Tracing.tracingComplete","params":{}}"#,
+        );
+        deliver(
+            &mut taps,
+            r#"{"method":"Target.targetCreated","params":{}}"#,
+        );
+        // A page's own trace is not the browser's.
+        deliver(
+            &mut taps,
+            r#"{"method":"Tracing.dataCollected","params":{"value":[]},"sessionId":"S"}"#,
+        );
+        assert_eq!(taps.len(), 1, "a tap whose receiver is gone is forgotten");
+        assert_eq!(
+            tracing.try_recv().ok().as_deref(),
+            Some(r#"{"method":"Tracing.tracingComplete","params":{}}"#)
+        );
+        assert!(tracing.try_recv().is_err());
+    }
 
     #[test]
     fn replies_are_routed_by_their_id() {
