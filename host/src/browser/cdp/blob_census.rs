@@ -10,7 +10,7 @@
 //! time ([`BlobCensus::create_context`]), and one that cannot be told apart is disposed of
 //! and made again; nothing a page does can move the mapping.
 //!
-//! A dump costs the browser process about 0.15 s of CPU (Chromium 156, eight processes), so
+//! A dump costs the browser process about 0.16 s of CPU (Chromium 156, eight processes), so
 //! the census is taken at most every [`CENSUS_PERIOD`] and shared by every tenant. Tracing is
 //! the census's alone in a shared browser: tenants there are refused every trace.
 
@@ -128,7 +128,9 @@ impl BlobCensus {
 }
 
 fn refusal(error: CensusError) -> String {
-    format!("Cannot account for a new browser context's Blobs, so it was not made: {error}.")
+    format!(
+        "Cannot account for a new browser context's Blobs, so it was not made: {error}. Try again; a tenant with browser = \"dedicated\" does not need this."
+    )
 }
 
 /// What `contexts` hold in `census`; a context of no known storage holds none yet.
