@@ -456,19 +456,10 @@ impl SessionState {
                         if let Some(gone) = gone {
                             shared.disown_context(&gone);
                         }
-                        let browser = &connection.browser;
-                        let raw = connection
-                            .raw
-                            .client()
-                            .await
-                            .map_err(|error| BrowserError::Context(error.to_string()))?;
-                        let context = shared
-                            .blob_census()
-                            .create_context(&raw, || {
-                                create_browser_context(browser, proxy_server.as_deref())
-                            })
-                            .await
-                            .map_err(BrowserError::Context)?;
+                        let context =
+                            create_browser_context(&connection.browser, proxy_server.as_deref())
+                                .await
+                                .map_err(BrowserError::Context)?;
                         shared.own_context(&context);
                         scope.context = Some(context);
                     }

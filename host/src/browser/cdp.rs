@@ -1,11 +1,9 @@
-//! Reaching Chromium: launching or connecting ([`connection`], [`launch`], [`shared`], whose
-//! contexts' Blobs [`blob_census`] counts), the
+//! Reaching Chromium: launching or connecting ([`connection`], [`launch`], [`shared`]), the
 //! DevTools pipe ([`pipe`]), our thin socket for large replies ([`raw`]), short side
 //! connections ([`side`], [`ws_headers`]), the browser's own enforcement of URL patterns
 //! ([`url_guard`]), and here the one command helper: raw CDP commands as JSON, without the
 //! generated types' ceremony, each bounded by a row of [`timeouts`].
 
-pub mod blob_census;
 pub mod connection;
 pub mod launch;
 pub mod pipe;

@@ -55,24 +55,8 @@ impl Limits {
     }
 }
 
-/// Whether the Blobs the tenant's contexts hold take it over the cap, with its heaps, and hold
-/// more than any one holder's heap: the browser does not say which page made a Blob, so
-/// every page and worker of the tenant is closed, which frees them all.
-pub fn blobs_over(footprint: &Footprint, limits: &Limits) -> bool {
-    let largest = footprint
-        .holders
-        .iter()
-        .map(|holder| holder.heap.bytes)
-        .max()
-        .unwrap_or(0);
-    footprint.blob_bytes > 0
-        && footprint.heap_bytes().saturating_add(footprint.blob_bytes) > limits.cap
-        && footprint.blob_bytes >= largest
-}
-
-/// Every holder that cannot be measured or whose renderer crashed; then, when the heaps and
-/// Blobs together are over the cap, every holder if the Blobs hold the most
-/// ([`blobs_over`]), else the largest holder; then the largest process when the processes
+/// Every holder that cannot be measured or whose renderer crashed, then the largest holder
+/// when the heaps together are over the cap, then the largest process when the processes
 /// together are over the cap plus [`RENDERER_BASELINE`].
 pub fn verdicts(footprint: &Footprint, limits: &Limits) -> Vec<Verdict> {
     let quota = limits.quota();
@@ -85,18 +69,7 @@ pub fn verdicts(footprint: &Footprint, limits: &Limits) -> Vec<Verdict> {
         }
     }
     let heap = footprint.heap_bytes();
-    if blobs_over(footprint, limits) {
-        let reason = format!(
-            "this tenant's browser contexts hold {} MiB of Blobs in the browser process (which does not say which page made them) and its pages and workers {} MiB of heaps, over {quota}; every page and worker of the tenant was closed to free them",
-            footprint.blob_bytes >> 20,
-            heap >> 20
-        );
-        verdicts.extend(
-            measurable
-                .iter()
-                .map(|holder| close(holder, reason.clone())),
-        );
-    } else if heap.saturating_add(footprint.blob_bytes) > limits.cap
+    if heap > limits.cap
         && let Some(largest) = measurable.iter().max_by_key(|holder| holder.heap.bytes)
     {
         let held = largest.heap.bytes;
@@ -104,13 +77,6 @@ pub fn verdicts(footprint: &Footprint, limits: &Limits) -> Vec<Verdict> {
             format!(
                 "its JavaScript heap and buffers reached {} MiB, over {quota}",
                 held >> 20
-            )
-        } else if footprint.blob_bytes > 0 {
-            format!(
-                "its JavaScript heap and buffers reached {} MiB, the most of the {} MiB this tenant's pages and workers hold together with {} MiB of Blobs, over {quota}",
-                held >> 20,
-                heap >> 20,
-                footprint.blob_bytes >> 20
             )
         } else {
             format!(
@@ -363,7 +329,6 @@ mod tests {
         let footprint = Footprint {
             holders: vec![page(1, 30 * MIB, &["page"]), shared_worker(40 * MIB)],
             processes: vec![],
-            blob_bytes: 0,
         };
         let verdicts = verdicts(&footprint, &limits());
         let [Verdict::CloseWorker { what, reason, .. }] = verdicts.as_slice() else {
@@ -375,44 +340,8 @@ mod tests {
         let under = Footprint {
             holders: vec![page(1, 30 * MIB, &["page"]), shared_worker(30 * MIB)],
             processes: vec![],
-            blob_bytes: 0,
         };
         assert!(super::verdicts(&under, &limits()).is_empty());
-    }
-
-    #[test]
-    fn blobs_count_with_the_heaps_and_close_every_holder_when_they_hold_the_most() {
-        let footprint = |blob_mib: u64| Footprint {
-            holders: vec![page(1, 10 * MIB, &["page"]), shared_worker(20 * MIB)],
-            processes: vec![],
-            blob_bytes: blob_mib * MIB,
-        };
-        let over = footprint(512);
-        assert!(blobs_over(&over, &limits()));
-        let verdicts = verdicts(&over, &limits());
-        let [
-            Verdict::ClosePage { id: 1, reason },
-            Verdict::CloseWorker { .. },
-        ] = verdicts.as_slice()
-        else {
-            panic!("{verdicts:?}");
-        };
-        assert!(reason.contains("hold 512 MiB of Blobs"), "{reason}");
-        assert!(reason.contains("renderer_memory_mib of 64 MiB"), "{reason}");
-        // Under the cap together: nothing; over it with a heap larger than the Blobs: the
-        // largest holder, as without Blobs.
-        assert!(super::verdicts(&footprint(30), &limits()).is_empty());
-        let mostly_heap = Footprint {
-            holders: vec![page(1, 50 * MIB, &["page"]), shared_worker(5 * MIB)],
-            processes: vec![],
-            blob_bytes: 20 * MIB,
-        };
-        assert!(!blobs_over(&mostly_heap, &limits()));
-        let verdicts = super::verdicts(&mostly_heap, &limits());
-        let [Verdict::ClosePage { id: 1, reason }] = verdicts.as_slice() else {
-            panic!("{verdicts:?}");
-        };
-        assert!(reason.contains("with 20 MiB of Blobs"), "{reason}");
     }
 
     #[test]
@@ -426,7 +355,6 @@ mod tests {
         let footprint = Footprint {
             holders: vec![page(1, MIB, &["page"]), page(2, MIB, &["page", "iframe"])],
             processes: vec![process(10, 40, vec![0]), process(11, 160, vec![1])],
-            blob_bytes: 0,
         };
         let verdicts = verdicts(&footprint, &limits());
         let [Verdict::EndProcess { pid, pages, reason }] = verdicts.as_slice() else {
@@ -441,7 +369,6 @@ mod tests {
         let within = Footprint {
             holders: vec![page(1, MIB, &["page"])],
             processes: vec![process(10, 190, vec![0])],
-            blob_bytes: 0,
         };
         assert!(super::verdicts(&within, &limits()).is_empty());
     }
@@ -455,7 +382,6 @@ mod tests {
         let footprint = Footprint {
             holders: vec![busy_page, busy_worker],
             processes: vec![],
-            blob_bytes: 0,
         };
         let in_call = Limits {
             in_call: true,
@@ -494,7 +420,6 @@ mod tests {
                     },
                 ],
             }],
-            blob_bytes: 0,
         };
         let start = Instant::now();
         let mut quiet = Quiet::default();

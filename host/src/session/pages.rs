@@ -213,7 +213,6 @@ impl SessionState {
             raw: connection.map(|connection| connection.raw.clone()),
             local_renderers: connection.is_some_and(|connection| connection.launched),
             contexts: self.own_contexts(),
-            blobs: self.scope.as_ref().map(|scope| scope.shared.blob_census()),
         });
     }
 
@@ -403,21 +402,7 @@ impl SessionState {
         if let Some(id) = self.contexts.get(name) {
             return Ok(id.clone());
         }
-        let browser = self.browser()?;
-        let create = || create_browser_context(browser, self.proxy_server());
-        let id = match (&self.scope, self.raw_link()) {
-            // Every context of a shared browser has its Blobs counted (`blob_census`).
-            (Some(scope), Some(link)) => {
-                let raw = link.client().await.map_err(|error| error.to_string())?;
-                scope
-                    .shared
-                    .blob_census()
-                    .create_context(&raw, create)
-                    .await?
-            }
-            (Some(_), None) => return Err("The browser is not running.".to_string()),
-            (None, _) => create().await?,
-        };
+        let id = create_browser_context(self.browser()?, self.proxy_server()).await?;
         self.allow_downloads_in(&id).await?;
         if let Some(scope) = &self.scope {
             scope.shared.own_context(&id);

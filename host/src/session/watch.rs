@@ -8,7 +8,6 @@
 //! tenant's next answer.
 
 use super::footprint_cap::{self, Limits, Quiet, Verdict};
-use crate::browser::cdp::blob_census::BlobCensus;
 use crate::browser::cdp::renderer_processes::{self, RendererCeiling};
 use crate::browser::features::footprint;
 use crate::browser::features::renderer_memory;
@@ -22,9 +21,6 @@ const MEMORY_POLL_INTERVAL: Duration = Duration::from_secs(1);
 const THREAD_START_GRACE: Duration = Duration::from_millis(1000);
 /// How long one context has to answer a measurement or a termination.
 const PAGE_COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long after pages were closed for their Blobs the browser may take to free them: no
-/// census taken before counts.
-const BLOBS_FREED_WITHIN: Duration = Duration::from_secs(2);
 
 /// Whether a call holds the session right now: a call may keep its page's thread busy for
 /// its whole budget, so a page that does not answer then is not held against it.
@@ -46,8 +42,6 @@ pub struct Watched {
     pub local_renderers: bool,
     /// The session's browser contexts in a shared browser; `None`: the browser is its own.
     pub contexts: Option<Vec<String>>,
-    /// The shared browser's count of each context's Blobs.
-    pub blobs: Option<Arc<BlobCensus>>,
 }
 
 #[derive(Default)]
@@ -153,7 +147,6 @@ impl SessionWatch {
     ) {
         let mut quiet = Quiet::default();
         let mut known = footprint::Known::default();
-        let mut blobs_not_before = Instant::now();
         loop {
             tokio::time::sleep(MEMORY_POLL_INTERVAL).await;
             reattach().await;
@@ -172,10 +165,6 @@ impl SessionWatch {
                 pages: &pages,
                 contexts: watched.contexts.as_deref(),
                 local_renderers: watched.local_renderers,
-                blobs: watched.blobs.as_deref().map(|census| footprint::Blobs {
-                    census,
-                    not_before: blobs_not_before,
-                }),
             };
             let in_call_before = call_in_flight();
             let measured =
@@ -185,9 +174,6 @@ impl SessionWatch {
                 ended: ceiling.recently_ended().map(|held| (held, ceiling.bytes())),
                 in_call: in_call_before || call_in_flight(),
             };
-            if footprint_cap::blobs_over(&measured, &limits) {
-                blobs_not_before = Instant::now() + BLOBS_FREED_WITHIN;
-            }
             let mut verdicts = footprint_cap::verdicts(&measured, &limits);
             verdicts.extend(quiet.observe(&measured, limits.in_call, Instant::now()));
             for verdict in verdicts {

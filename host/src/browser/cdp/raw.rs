@@ -31,11 +31,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, OnceLock};
 use std::time::Duration;
 use tokio::net::unix::pipe;
-use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio::sync::{Mutex, oneshot};
 
 type Waiters = Arc<StdMutex<HashMap<u64, oneshot::Sender<Message>>>>;
-/// Browser-level events wanted by name prefix (`Tracing.`), each to its receiver.
-type Taps = Arc<StdMutex<Vec<(&'static str, mpsc::UnboundedSender<String>)>>>;
 
 /// One whole message, in the form it crossed the wire in.
 struct Message {
@@ -158,7 +156,6 @@ pub struct RawClient {
     attachments: Arc<StdMutex<Attachments>>,
     /// Sessions on which the browser was asked to attach children.
     auto_attached: StdMutex<HashSet<String>>,
-    taps: Taps,
     reader: tokio::task::JoinHandle<()>,
 }
 
@@ -218,53 +215,19 @@ impl RawReply {
     }
 }
 
-/// Hands a browser-level event to the taps whose prefix its method starts with; forgets the
-/// taps whose receiver is gone.
-fn deliver(taps: &mut Vec<(&'static str, mpsc::UnboundedSender<String>)>, text: &str) {
-    taps.retain(|(_, sender)| !sender.is_closed());
-    if taps.is_empty() {
-        return;
-    }
-    let Ok(event) = serde_json::from_str::<EventHead>(text) else {
-        return;
-    };
-    if event.session_id.is_some() {
-        return;
-    }
-    for (prefix, sender) in taps.iter() {
-        if event.method.starts_with(prefix) {
-            let _gone = sender.send(text.to_string());
-        }
-    }
-}
-
-/// What routes an event: its method and session, the rest skipped unparsed.
-#[derive(serde::Deserialize)]
-struct EventHead<'a> {
-    #[serde(borrow)]
-    method: std::borrow::Cow<'a, str>,
-    #[serde(rename = "sessionId", default)]
-    session_id: Option<serde::de::IgnoredAny>,
-}
-
 impl RawClient {
     /// Starts the task that routes what `incoming` reads to the callers waiting for it.
     fn start(mut incoming: Incoming, writer: Outgoing) -> RawClient {
         let waiters: Waiters = Arc::default();
         let alive = Arc::new(AtomicBool::new(true));
         let attachments: Arc<StdMutex<Attachments>> = Arc::default();
-        let taps: Taps = Arc::default();
         let (routes, flag, seen) = (waiters.clone(), alive.clone(), attachments.clone());
-        let tapped = taps.clone();
         let reader = tokio::spawn(async move {
             while let Ok(Some(message)) = incoming.next().await {
                 let Some(id) = message.reply_id() else {
                     let event = RawReply::new(message);
                     if let (Ok(text), Ok(mut seen)) = (event.text(), seen.lock()) {
                         seen.observe(text.as_bytes());
-                    }
-                    if let (Ok(text), Ok(mut taps)) = (event.text(), tapped.lock()) {
-                        deliver(&mut taps, text);
                     }
                     continue;
                 };
@@ -288,19 +251,8 @@ impl RawClient {
             attaching: Mutex::new(()),
             attachments,
             auto_attached: StdMutex::default(),
-            taps,
             reader,
         }
-    }
-
-    /// Every browser-level event (one sent on no session) whose method starts with `prefix`,
-    /// as text, from now until the receiver is dropped.
-    pub fn tap(&self, prefix: &'static str) -> mpsc::UnboundedReceiver<String> {
-        let (sender, receiver) = mpsc::unbounded_channel();
-        if let Ok(mut taps) = self.taps.lock() {
-            taps.push((prefix, sender));
-        }
-        receiver
     }
 
     /// Sends `method` (on `session`, or to the browser) and waits for its reply's text.
@@ -458,35 +410,8 @@ fn reply_id(message: &[u8]) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Message, RawReply, deliver, reply_id, socket};
+    use super::{Message, RawReply, reply_id, socket};
     use serde_json::json;
-
-    #[test]
-    fn a_tap_gets_the_browser_level_events_of_its_prefix_until_dropped() {
-        let (sender, mut tracing) = tokio::sync::mpsc::unbounded_channel();
-        let (gone, dropped) = tokio::sync::mpsc::unbounded_channel();
-        drop(dropped);
-        let mut taps = vec![("Tracing.", sender), ("Tracing.", gone)];
-        deliver(
-            &mut taps,
-            r#"{"method":"Tracing.tracingComplete","params":{}}"#,
-        );
-        deliver(
-            &mut taps,
-            r#"{"method":"Target.targetCreated","params":{}}"#,
-        );
-        // A page's own trace is not the browser's.
-        deliver(
-            &mut taps,
-            r#"{"method":"Tracing.dataCollected","params":{"value":[]},"sessionId":"S"}"#,
-        );
-        assert_eq!(taps.len(), 1, "a tap whose receiver is gone is forgotten");
-        assert_eq!(
-            tracing.try_recv().ok().as_deref(),
-            Some(r#"{"method":"Tracing.tracingComplete","params":{}}"#)
-        );
-        assert!(tracing.try_recv().is_err());
-    }
 
     #[test]
     fn replies_are_routed_by_their_id() {

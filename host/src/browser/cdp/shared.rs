@@ -8,7 +8,6 @@
 //! one is disposed with its pages. A cut DevTools connection the browser did not notice leaves
 //! its contexts alive: without this step their pages would run on outside every tenant.
 
-use super::blob_census::BlobCensus;
 use super::cdp;
 use super::connection::BrowserConn;
 use super::renderer_processes::RendererCeiling;
@@ -26,8 +25,6 @@ pub struct SharedBrowser {
     connection: Mutex<Option<Arc<BrowserConn>>>,
     /// What each renderer of this browser may hold: the largest cap of its tenants.
     renderer_ceiling: Arc<RendererCeiling>,
-    /// The Blobs each context holds in the browser process; every context is made through it.
-    blobs: Arc<BlobCensus>,
     /// The browser contexts of live sessions: kept by the reconciliation.
     owned: std::sync::Mutex<HashSet<String>>,
     /// The owned contexts the browser still held at the last (re)connect: their sessions
@@ -41,7 +38,6 @@ impl SharedBrowser {
             options,
             connection: Mutex::new(None),
             renderer_ceiling: Arc::default(),
-            blobs: Arc::default(),
             owned: std::sync::Mutex::default(),
             survived: std::sync::Mutex::default(),
         }
@@ -49,12 +45,6 @@ impl SharedBrowser {
 
     pub fn renderer_ceiling(&self) -> Arc<RendererCeiling> {
         self.renderer_ceiling.clone()
-    }
-
-    /// The Blobs each context holds; a session's contexts must be made with
-    /// [`BlobCensus::create_context`], so they are counted.
-    pub fn blob_census(&self) -> Arc<BlobCensus> {
-        self.blobs.clone()
     }
 
     pub fn options(&self) -> &BrowserOptions {
@@ -92,7 +82,6 @@ impl SharedBrowser {
 
     /// A session gave its context up (disposed of, or about to be).
     pub fn disown_context(&self, context: &str) {
-        self.blobs.forget(context);
         lock(&self.owned).remove(context);
         lock(&self.survived).remove(context);
     }

@@ -12,17 +12,15 @@
 //! (`Performance.getMetrics` `ProcessTime`), which must fall between two readings of exactly
 //! one renderer's CPU time in `/proc`; a frame whose time matches several is left for the
 //! next measurement. [`counted`] says how each kind of target counts and [`MEMORY`] how each
-//! kind of memory does, Blobs included: the browser process keeps them, and a shared
-//! browser's memory dump says which context holds how much (`cdp::blob_census`).
+//! kind of memory does, Blobs included (which the browser process keeps, not a renderer).
 
 use super::renderer_memory::{self, Context, Holding, MAX_CONTEXTS};
-use crate::browser::cdp::blob_census::BlobCensus;
 use crate::browser::cdp::raw::RawClient;
 use crate::browser::cdp::renderer_processes::{self, TICKS_PER_SECOND, WorkerThread};
 use futures::future::join_all;
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How a kind of target Chromium reports counts in its context's footprint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,11 +105,7 @@ pub const MEMORY: &[(&str, &str)] = &[
     ),
     (
         "Blobs",
-        "the blob storage of the context in the browser process (a memory dump of a shared browser; not counted in a browser of the tenant's own)",
-    ),
-    (
-        "WebGL textures and buffers",
-        "not counted: the GPU process holds them for every context, and its memory dump names renderers, not contexts",
+        "not counted: the browser process keeps them and no DevTools command says whose they are",
     ),
 ];
 
@@ -160,8 +154,6 @@ pub struct Footprint {
     pub holders: Vec<Holder>,
     /// Empty when the renderers are not this machine's (an attached browser).
     pub processes: Vec<Process>,
-    /// The Blobs the contexts hold in the browser process; 0 when not measured.
-    pub blob_bytes: u64,
 }
 
 impl Footprint {
@@ -232,15 +224,6 @@ pub struct Scope<'a> {
     pub contexts: Option<&'a [String]>,
     /// Whether the renderers are processes of this machine (a browser we launched).
     pub local_renderers: bool,
-    /// The shared browser's Blob census; `None` in a browser of the session's own.
-    pub blobs: Option<Blobs<'a>>,
-}
-
-/// Where the Blobs of a shared browser's contexts are counted.
-pub struct Blobs<'a> {
-    pub census: &'a BlobCensus,
-    /// No census taken before this counts (Blobs just freed may still show in it).
-    pub not_before: Instant,
 }
 
 /// Measures everything `scope` holds; each DevTools command is bounded by `timeout`.
@@ -294,19 +277,7 @@ pub async fn measure(
     } else {
         vec![]
     };
-    let blob_bytes = match (&scope.blobs, scope.contexts) {
-        (Some(blobs), Some(contexts)) => blobs
-            .census
-            .held(raw, contexts, blobs.not_before)
-            .await
-            .unwrap_or(0),
-        _ => 0,
-    };
-    Footprint {
-        holders,
-        processes,
-        blob_bytes,
-    }
+    Footprint { holders, processes }
 }
 
 /// The context's shared and service workers: (target id, type, url).
@@ -503,21 +474,13 @@ mod tests {
             "WebAssembly memories",
             "canvas backing stores and decoded images",
             "Blobs",
-            "WebGL textures and buffers",
         ] {
             assert!(kinds.contains(&needed), "{needed} is not accounted for");
         }
-        // The browser process keeps a tenant's Blobs, and they count.
-        let blobs = MEMORY.iter().find(|(kind, _)| *kind == "Blobs");
-        assert!(
-            blobs.is_some_and(|(_, how)| how.starts_with("the blob storage")),
-            "{blobs:?}"
-        );
         for (kind, how) in MEMORY {
             assert!(
                 how.starts_with("Runtime.getHeapUsage")
                     || how.starts_with("the private memory")
-                    || how.starts_with("the blob storage")
                     || how.starts_with("not counted: "),
                 "{kind}: {how}"
             );
@@ -585,7 +548,6 @@ mod tests {
         let footprint = Footprint {
             holders: vec![holder(5), holder(7)],
             processes: vec![process(100), process(20)],
-            blob_bytes: 0,
         };
         assert_eq!(footprint.heap_bytes(), 12);
         assert_eq!(footprint.process_bytes(), 120);
