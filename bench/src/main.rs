@@ -142,6 +142,10 @@ struct Args {
     /// the memory of every process is read then, split by kind.
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     capacity_idle: Option<u64>,
+    /// Capacity: a flag for the `serve` target (repeat it for more), e.g.
+    /// `--capacity-serve-arg=--discard-idle-secs=5`.
+    #[arg(long, value_name = "FLAG", allow_hyphen_values = true)]
+    capacity_serve_arg: Vec<String>,
     /// Capacity: which targets to run (comma-separated).
     #[arg(
         long,
@@ -459,6 +463,7 @@ async fn capacity_bench(args: &Args) -> Result<String, String> {
         browser_flags(&args.chromium),
         reference_server(args)?,
         playwright_server(args)?,
+        &args.capacity_serve_arg,
     );
     let fixtures = fixtures::FixtureServer::start()
         .map_err(|e| format!("cannot start the fixture server: {e}"))?;

@@ -90,6 +90,11 @@ async fn run(args: Args) -> Result<(), String> {
         _ => {}
     }
     let serving = args.command.is_none();
+    if let Some(flag) = serve_only_flag(&args) {
+        return Err(format!(
+            "{flag} applies to `serve` (its tenants) only; this stdio server has one user and would ignore it. Leave it out, or run `devtools-mcp serve --http ADDRESS --tenants FILE {flag} ...`."
+        ));
+    }
     let (pipeline, tool_folders) = build_pipeline(&args, stdio_writable(&args), serving).await?;
     let compiling = tool_folders.has_pending();
     let pipeline = Arc::new(pipeline);
@@ -189,6 +194,18 @@ pub(crate) fn stdio_writable(args: &Args) -> Vec<Named> {
 }
 
 /// `tenant hash-token`: the token on stdin, its hash on stdout.
+/// The first flag given that only `serve` reads (stdio must not start with it ignored).
+fn serve_only_flag(args: &Args) -> Option<&'static str> {
+    [
+        ("--idle-timeout-secs", args.idle_timeout_secs.is_some()),
+        ("--discard-idle-secs", args.discard_idle_secs.is_some()),
+        ("--max-tenants", args.max_tenants.is_some()),
+        ("--shutdown-grace-secs", args.shutdown_grace_secs.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(flag, given)| given.then_some(flag))
+}
+
 fn hash_token() -> Result<(), String> {
     use std::io::Read;
     let mut token = String::new();

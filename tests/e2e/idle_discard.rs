@@ -84,3 +84,25 @@ async fn an_idle_tenants_pages_are_closed_and_reopened_by_its_next_call() {
         listed.text
     );
 }
+
+/// A flag only `serve` reads stops a stdio start instead of being ignored.
+#[test]
+fn serve_only_flags_stop_a_stdio_start() {
+    for flag in [
+        "--discard-idle-secs",
+        "--max-tenants",
+        "--idle-timeout-secs",
+    ] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+            .args([flag, "5"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the server");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{flag}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{flag} applies to `serve` (its tenants) only")),
+            "{flag}: {stderr}"
+        );
+    }
+}

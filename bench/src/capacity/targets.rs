@@ -224,16 +224,22 @@ pub fn all(
     browser: Vec<String>,
     reference: Option<Launch>,
     playwright: Option<Launch>,
+    serve_args: &[String],
 ) -> Vec<Target> {
     // The loop calls without a `pageId`, as the main bench does.
     let mut browser = browser;
     browser.push("--no-page-id-routing".to_owned());
+    // `--capacity-serve-arg`s show in the serve target's name.
+    let serve_name = match serve_args {
+        [] => "devtools-mcp".to_owned(),
+        args => format!("devtools-mcp {}", args.join(" ")),
+    };
     let mut targets = vec![
         Target {
             launch: Launch {
-                name: "devtools-mcp".to_owned(),
+                name: serve_name,
                 program: ours.clone(),
-                args: browser.clone(),
+                args: browser.iter().chain(serve_args).cloned().collect(),
             },
             dialect: Dialect::DevTools,
             deployment: Deployment::Tenants,
