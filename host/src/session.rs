@@ -406,13 +406,14 @@ impl SessionState {
     /// Launches or connects on first use, and again after the browser died; then reopens the
     /// pages an idle tenant's were closed for (`discard_pages`).
     pub async fn ensure_browser(&mut self) -> Result<(), BrowserError> {
-        self.ensure_browser_running().await?;
+        // Boxed: both are large futures, and a debug build's worker stack holds every caller's.
+        Box::pin(self.ensure_browser_running()).await?;
         if let Some((discarded, idle)) = self.discarded.take() {
             let why = format!(
                 "This tenant's pages were closed after {} s without a call, to give their memory back (its cookies and storage were kept)",
                 idle.as_secs()
             );
-            self.reopen(discarded, &why).await;
+            Box::pin(self.reopen(discarded, &why)).await;
         }
         Ok(())
     }

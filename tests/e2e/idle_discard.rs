@@ -93,7 +93,7 @@ fn serve_only_flags_stop_a_stdio_start() {
         "--max-tenants",
         "--idle-timeout-secs",
     ] {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_devtools-mcp"))
+        let output = crate::support::command(env!("CARGO_BIN_EXE_devtools-mcp"))
             .args([flag, "5"])
             .stdin(std::process::Stdio::null())
             .output()

@@ -438,15 +438,17 @@ impl TenantServer {
         let live_views = live_view::endpoint(&self.pipeline, &self.tenants, tenant, context);
         let call = std::panic::AssertUnwindSafe(crate::engine::as_tenant(
             &tenant.name,
+            // Boxed: the call is a large future, and a debug build's worker stack holds it
+            // once per layer around it (a sessionless request overflowed it unboxed).
             crate::browser::features::human::tenant::serving(
                 live_views,
-                self.pipeline.call_as(
+                Box::pin(self.pipeline.call_as(
                     &ticket.runtime.session,
                     &request.name,
                     request.arguments,
                     structured,
                     crate::serve::stdio::roots::reads_resource_links(context),
-                ),
+                )),
             ),
         ))
         .catch_unwind();
