@@ -7,6 +7,17 @@
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+/// Whether a URL's host is this machine: `localhost` or a loopback address, decided on the
+/// canonical address (`::ffff:127.0.0.1` is 127.0.0.1). Plain HTTP is accepted only there.
+pub fn is_loopback_host(host: Option<url::Host<&str>>) -> bool {
+    match host {
+        Some(url::Host::Domain(name)) => name == "localhost",
+        Some(url::Host::Ipv4(address)) => address.is_loopback(),
+        Some(url::Host::Ipv6(address)) => IpAddr::V6(address).to_canonical().is_loopback(),
+        None => false,
+    }
+}
+
 /// A default-deny range and why it is refused.
 struct Range {
     net: IpNet,
@@ -207,5 +218,27 @@ mod tests {
     fn the_reason_names_the_range() {
         let reason = special_purpose("::ffff:127.0.0.1".parse().expect("an address"));
         assert_eq!(reason, Some("loopback (127.0.0.0/8)"));
+    }
+
+    #[test]
+    fn loopback_hosts_are_localhost_and_loopback_addresses_however_written() {
+        let host = |url: &str| url::Url::parse(url).map(|url| is_loopback_host(url.host()));
+        for url in [
+            "http://localhost/",
+            "http://127.0.0.2:8/",
+            "http://[::1]/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://0x7f.1/",
+        ] {
+            assert_eq!(host(url), Ok(true), "{url}");
+        }
+        for url in [
+            "http://example.com/",
+            "http://10.0.0.1/",
+            "http://localhost.example/",
+            "http://[::ffff:10.0.0.1]/",
+        ] {
+            assert_eq!(host(url), Ok(false), "{url}");
+        }
     }
 }

@@ -5,7 +5,9 @@
 //! the pages reopen, so they load signed in), and that answer says once what came back and what
 //! did not. What a page held only in memory (form input, scroll position, script state) is
 //! lost, and said so.
-//! A reopened page keeps its id; no id is ever given to another page.
+//! A reopened page keeps its id; no id is ever given to another page. The same reopening
+//! serves an idle tenant whose pages were closed to give their memory back (`serve
+//! --discard-idle-secs`, `discard_pages`).
 
 use super::SessionState;
 use std::collections::BTreeMap;

@@ -108,8 +108,14 @@ impl PageLink {
                     {
                         return Err(format!("{error} at {url}"));
                     }
-                    // A same-document navigation has no loader and no load event.
-                    result.get("loaderId").is_some_and(|id| !id.is_null())
+                    // A same-document navigation has no loader and no load event; what the
+                    // page's own session heard before the answer (its new URL) is read before
+                    // the caller asks for the URL.
+                    let new_document = result.get("loaderId").is_some_and(|id| !id.is_null());
+                    if !new_document && let Err(error) = settle_events(&self.page).await {
+                        tracing::debug!(%error, "the page did not settle after navigating");
+                    }
+                    new_document
                 }
                 Target::Back | Target::Forward => {
                     let offset = if matches!(target, Target::Back) {
@@ -196,11 +202,6 @@ impl PageLink {
                     .await
                     .and_then(|reply| reply.result())
                     .map_err(|error| error.to_string())?;
-                // What the page's own session heard before the answer (a same-document
-                // navigation's new URL) is read before the caller asks for the URL.
-                if let Err(error) = settle_events(&self.page).await {
-                    tracing::debug!(%error, "the page did not settle after navigating");
-                }
                 Ok(result)
             }
             Err(error) => {

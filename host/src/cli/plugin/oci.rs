@@ -106,12 +106,7 @@ pub enum OciError {
 pub(super) fn may_connect(url: &url::Url) -> bool {
     match url.scheme() {
         "https" => true,
-        "http" => match url.host() {
-            Some(url::Host::Ipv4(address)) => address.is_loopback(),
-            Some(url::Host::Ipv6(address)) => address.is_loopback(),
-            Some(url::Host::Domain(name)) => name == "localhost",
-            None => false,
-        },
+        "http" => crate::net::address::is_loopback_host(url.host()),
         _ => false,
     }
 }

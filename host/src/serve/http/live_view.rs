@@ -74,12 +74,8 @@ fn public_base(
     }
     let loopback = host.and_then(|host| {
         let url = url::Url::parse(&format!("http://{host}/")).ok()?;
-        let is_loopback = match url.host()? {
-            url::Host::Domain(name) => name == "localhost",
-            url::Host::Ipv4(address) => address.is_loopback(),
-            url::Host::Ipv6(address) => address.is_loopback(),
-        };
-        is_loopback.then(|| url.origin().ascii_serialization())
+        crate::net::address::is_loopback_host(url.host())
+            .then(|| url.origin().ascii_serialization())
     });
     loopback.ok_or_else(|| {
         format!(

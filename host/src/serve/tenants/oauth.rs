@@ -7,7 +7,6 @@ use crate::policy::tenant_tools::ToolPolicy;
 use jsonwebtoken::Algorithm;
 use serde::Deserialize;
 use std::collections::BTreeSet;
-use std::net::IpAddr;
 use std::time::Duration;
 use url::Url;
 
@@ -268,12 +267,7 @@ fn canonical_resource(text: &str) -> Result<String, String> {
 /// development identity provider); never credentials in it.
 fn endpoint(text: &str, key: &str) -> Result<Url, String> {
     let url = Url::parse(text).map_err(|error| format!("[oauth] {key} {text:?}: {error}"))?;
-    let loopback = match url.host() {
-        Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
-        Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip).to_canonical().is_loopback(),
-        Some(url::Host::Domain(domain)) => domain == "localhost",
-        None => false,
-    };
+    let loopback = crate::net::address::is_loopback_host(url.host());
     match url.scheme() {
         "https" => {}
         "http" if loopback => {}

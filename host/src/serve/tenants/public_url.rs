@@ -11,12 +11,7 @@ pub fn parse(text: &str) -> Result<String, String> {
             "public_url {text:?} is not a URL ({error}); write it as \"https://mcp.example.com\""
         )
     })?;
-    let loopback = match url.host() {
-        Some(url::Host::Domain(name)) => name == "localhost",
-        Some(url::Host::Ipv4(address)) => address.is_loopback(),
-        Some(url::Host::Ipv6(address)) => address.is_loopback(),
-        None => false,
-    };
+    let loopback = crate::net::address::is_loopback_host(url.host());
     match url.scheme() {
         "https" => {}
         "http" if loopback => {}
