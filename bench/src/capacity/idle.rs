@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::agent::{Agent, AgentRun, Pages, Rng};
+use super::agent::Pages;
 use super::targets::Target;
-use super::{MIB, Options, warm_up};
+use super::{MIB, Options, new_agent, warm_up};
 use crate::server::descendants;
 
 /// What one kind of process holds: how many, and their PSS in bytes.
@@ -131,14 +131,7 @@ async fn measure(
     let mut running = target.start(count, options.timeout).await?;
     let mut tasks = Vec::new();
     for (index, client) in std::mem::take(&mut running.clients).into_iter().enumerate() {
-        let mut agent = Agent {
-            client,
-            dialect: target.dialect,
-            think: options.think,
-            rng: Rng::new(index as u64),
-            timeout: options.timeout,
-            run: AgentRun::default(),
-        };
+        let mut agent = new_agent(client, target, options, index as u64);
         let pages = pages.clone();
         tasks.push(tokio::spawn(async move {
             let opened = agent.open_form(&pages).await;

@@ -181,6 +181,18 @@ pub async fn bench(options: &Options, fixtures: &FixtureServer) -> Result<String
 
 pub const MIB: f64 = 1024.0 * 1024.0;
 
+/// An agent of `target` on `client`, its think times drawn from `seed`.
+fn new_agent(client: agent::Client, target: &Target, options: &Options, seed: u64) -> Agent {
+    Agent {
+        client,
+        dialect: target.dialect,
+        think: options.think,
+        rng: Rng::new(seed),
+        timeout: options.timeout,
+        run: AgentRun::default(),
+    }
+}
+
 fn pages(fixtures: &FixtureServer) -> Arc<Pages> {
     Arc::new(Pages {
         start: fixtures.url("/start.html"),
@@ -196,14 +208,7 @@ pub(crate) async fn warm_up(target: &Target, options: &Options, pages: &Pages) {
     match target.start(1, options.timeout).await {
         Ok(mut running) => {
             for client in std::mem::take(&mut running.clients) {
-                let mut agent = Agent {
-                    client,
-                    dialect: target.dialect,
-                    think: options.think,
-                    rng: Rng::new(0),
-                    timeout: options.timeout,
-                    run: AgentRun::default(),
-                };
+                let mut agent = new_agent(client, target, options, 0);
                 if let Err(error) = agent.prepare(pages).await {
                     eprintln!("capacity: {} warm-up: {error}", target.label());
                 }
@@ -228,14 +233,7 @@ async fn run_step(
     let pids = running.pids.clone();
     let mut tasks = Vec::new();
     for (index, client) in std::mem::take(&mut running.clients).into_iter().enumerate() {
-        let mut agent = Agent {
-            client,
-            dialect: target.dialect,
-            think: options.think,
-            rng: Rng::new((count * 1000 + index) as u64),
-            timeout: options.timeout,
-            run: AgentRun::default(),
-        };
+        let mut agent = new_agent(client, target, options, (count * 1000 + index) as u64);
         let pages = pages.clone();
         tasks.push(tokio::spawn(async move {
             let prepared = agent.prepare(&pages).await;
