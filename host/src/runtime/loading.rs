@@ -7,9 +7,11 @@ mod code;
 pub mod componentize;
 pub mod definition;
 pub mod embedded;
+mod functions;
 mod loader;
 pub(super) mod memory_image;
 pub mod needs;
+mod prune;
 mod remembered;
 
 pub use cache::CompiledCache;

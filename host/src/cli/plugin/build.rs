@@ -53,7 +53,9 @@ fn run(command: &mut Command, what: &str, missing: &str) -> Result<(), String> {
     }
 }
 
-/// `npm install` once, then the tool's `npm run build`.
+/// `npm install` once, then the tool's `npm run build`; or `npm run compile` when the project
+/// has that script and its types are newer than its WIT (an edit of the handler makes no new
+/// types: `jco guest-types` and an npm of its own cost most of a second of every edit).
 fn build_typescript(dir: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
     let manifest = dir.join("package.json");
     let text = std::fs::read_to_string(&manifest)
@@ -76,15 +78,45 @@ fn build_typescript(dir: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
     }
     std::fs::create_dir_all(dir.join("dist"))
         .map_err(|error| format!("Cannot create {}: {error}", dir.join("dist").display()))?;
+    let script = if package["scripts"]["compile"].is_string() && types_are_current(dir) {
+        "compile"
+    } else {
+        "build"
+    };
     run(
         Command::new("npm")
-            .args(["run", "--silent", "build"])
+            .args(["run", "--silent", script])
             .current_dir(dir),
-        "npm run build",
+        &format!("npm run {script}"),
         no_npm,
     )?;
     carry_source_map(dir, &name)?;
     deliver(dir, &name, out)
+}
+
+/// Whether `types/` (made by `npm run types`) is newer than every file of `wit/`.
+fn types_are_current(dir: &Path) -> bool {
+    match (newest(&dir.join("types")), newest(&dir.join("wit"))) {
+        (Some(types), Some(wit)) => types >= wit,
+        _ => false,
+    }
+}
+
+/// The newest modification time of the files under `folder`, if it has any.
+fn newest(folder: &Path) -> Option<std::time::SystemTime> {
+    let mut latest = None;
+    for entry in std::fs::read_dir(folder).ok()?.flatten() {
+        let Ok(metadata) = entry.metadata() else {
+            continue;
+        };
+        let time = if metadata.is_dir() {
+            newest(&entry.path())
+        } else {
+            metadata.modified().ok()
+        };
+        latest = latest.max(time);
+    }
+    latest
 }
 
 /// Puts the compiler's source map (`build/tool.js.map`, from `"sourceMap": true`) into the
@@ -274,11 +306,35 @@ fn package_name(manifest: &Path) -> Result<String, String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
     /// What componentize-py 0.25.1 prints for a syntax error with RUST_BACKTRACE=1 (cut).
     const SYNTAX_ERROR: &str = "Traceback (most recent call last):\n  File \"/usr/bin/componentize-py\", line 8, in <module>\n    sys.exit(script())\n             ^^^^^^^^\nAssertionError:   File \"/0/app.py\", line 8\n    def oops(:\n             ^\nSyntaxError: invalid syntax\n\n\nCaused by:\n    SyntaxError: invalid syntax (app.py, line 8)\n\nStack backtrace:\n   0: <anyhow::Error>::msg::<alloc::string::String>\n   1: anyhow::__private::format_err\n";
+
+    #[test]
+    fn types_are_made_again_only_when_the_wit_is_newer() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |path: &str, secs: u64| {
+            let file = dir.path().join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, "x").unwrap();
+            let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+            std::fs::File::options()
+                .append(true)
+                .open(&file)
+                .unwrap()
+                .set_modified(time)
+                .unwrap();
+        };
+        at("wit/world.wit", 1_000);
+        assert!(!types_are_current(dir.path()), "no types yet");
+        at("types/interfaces/devtools-tool-types.d.ts", 2_000);
+        assert!(types_are_current(dir.path()));
+        at("wit/deps/tool.wit", 3_000);
+        assert!(!types_are_current(dir.path()), "a WIT file changed after");
+    }
 
     #[test]
     fn a_componentize_py_error_is_the_compilers_message_alone() {

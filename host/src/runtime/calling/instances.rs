@@ -25,6 +25,8 @@ const EPOCH_TICK: Duration = Duration::from_millis(10);
 pub struct Runtime {
     engine: Engine,
     linker: Arc<Linker<CallState>>,
+    /// The CPU level compiled code targets, for [`Runtime::compiler`].
+    cpu: compile_settings::Cpu,
 }
 
 /// How one call ended, besides the tool's own success or error.
@@ -65,7 +67,19 @@ impl Runtime {
         Ok(Runtime {
             engine,
             linker: Arc::new(linker),
+            cpu,
         })
+    }
+
+    /// An engine that only compiles, with this runtime's code settings (its code is what
+    /// [`Runtime::engine`] accepts) and Cranelift's incremental cache in `functions`: a
+    /// plugin compiled again after an edit recompiles only the functions that changed.
+    pub fn compiler(&self, functions: Arc<dyn wasmtime::CacheStore>) -> wasmtime::Result<Engine> {
+        let mut config = wasmtime::Config::new();
+        compile_settings::apply(&mut config, self.cpu);
+        config.max_wasm_stack(limits::MAX_WASM_STACK);
+        config.enable_incremental_compilation(functions)?;
+        Engine::new(&config)
     }
 
     pub fn engine(&self) -> &Engine {

@@ -170,12 +170,30 @@ impl CompiledCache {
         bytes: &[u8],
         compile: impl FnOnce(&[u8]) -> wasmtime::Result<Vec<u8>>,
     ) -> wasmtime::Result<(Component, bool)> {
+        self.load_or_compile_with(engine, bytes, compile, |component| {
+            engine.precompile_component(component)
+        })
+    }
+
+    /// [`CompiledCache::load_or_compile`] with the compile to native code done by
+    /// `precompile`, which must produce code `engine` accepts (the loader's compiler engine:
+    /// the same settings, with the per-file function cache of `functions`).
+    pub fn load_or_compile_with(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+        compile: impl FnOnce(&[u8]) -> wasmtime::Result<Vec<u8>>,
+        precompile: impl FnOnce(&[u8]) -> wasmtime::Result<Vec<u8>>,
+    ) -> wasmtime::Result<(Component, bool)> {
         let component_sha256: [u8; 32] = Sha256::digest(bytes).into();
         let entry = self.entry(&component_sha256);
         if let Some(path) = &entry {
             match read_entry(path) {
                 Ok(Some(sealed)) => match self.open_sealed(engine, &component_sha256, &sealed) {
-                    Ok(component) => return Ok((component, true)),
+                    Ok(component) => {
+                        super::prune::touch(path);
+                        return Ok((component, true));
+                    }
                     Err(reason) => tracing::warn!(
                         path = %path.display(),
                         %reason,
@@ -191,11 +209,15 @@ impl CompiledCache {
             }
         }
         let component_bytes = compile(bytes)?;
-        let compiled = engine.precompile_component(&component_bytes)?;
+        let compiled = precompile(&component_bytes)?;
         if let Some(path) = &entry {
             store_atomically(path, &self.seal(&component_sha256, &compiled));
         }
-        // SAFETY: these bytes were produced just above by this engine and never left memory.
+        if let Some(dir) = &self.dir {
+            super::prune::prune(dir, super::prune::MAX_FOLDER_BYTES);
+        }
+        // SAFETY: these bytes were produced just above by this engine's settings and never
+        // left memory.
         #[allow(unsafe_code)]
         let component = unsafe { Component::deserialize(engine, &compiled)? };
         Ok((component, false))

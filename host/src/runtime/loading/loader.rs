@@ -4,6 +4,7 @@
 
 use super::cache::CompiledCache;
 use super::componentize::Componentizer;
+use super::functions::FunctionPack;
 use super::remembered::Remembered;
 use super::{LoadedTool, ToolCode, memory_image};
 use crate::policy::limits::Limits;
@@ -431,17 +432,28 @@ impl Loader {
         bytes: &[u8],
     ) -> Result<(wasmtime::component::Component, bool), LoadError> {
         let cache = self.cache.clone();
-        let engine = self.runtime.engine().clone();
+        let runtime = self.runtime.clone();
         let owned_file = file.to_path_buf();
         let owned_bytes = bytes.to_vec();
         let componentizer = self.componentizer.clone();
         let work = move || {
             caught_quietly(|| {
-                cache.load_or_compile(&engine, &owned_bytes, |bytes| {
+                let componentize = |bytes: &[u8]| {
                     componentizer
                         .componentize(&owned_file, bytes)
                         .map_err(wasmtime::Error::from)
-                })
+                };
+                // Only on a miss: the functions this file's last compile made are reused.
+                let precompile = |component: &[u8]| {
+                    let pack = Arc::new(FunctionPack::load(&cache, &owned_file));
+                    let compiled = runtime
+                        .compiler(pack.clone())?
+                        .precompile_component(component)?;
+                    tracing::debug!(file = %owned_file.display(), functions = pack.used(), reused = pack.reused(), "compiled plugin");
+                    pack.store(&cache, &owned_file);
+                    Ok(compiled)
+                };
+                cache.load_or_compile_with(runtime.engine(), &owned_bytes, componentize, precompile)
             })
         };
         let compile_error = |reason: String| LoadError::Compile {

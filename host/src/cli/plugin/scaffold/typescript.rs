@@ -21,7 +21,8 @@ pub fn create(name: &str, root: &Path, template: Template) -> Result<(), String>
   "description": "A devtools-mcp tool written in TypeScript.",
   "scripts": {{
     "types": "jco guest-types wit --world-name {world} -o types",
-    "build": "npm run types && tsc -p . && jco componentize build/tool.js --wit wit --world-name {world} --disable random --disable clocks --disable http -o dist/{name}.wasm"
+    "compile": "tsc -p . && jco componentize build/tool.js --wit wit --world-name {world} --disable random --disable clocks --disable http -o dist/{name}.wasm",
+    "build": "npm run types && npm run compile"
   }},
   "devDependencies": {{
     "@bytecodealliance/jco": "{JCO_VERSION}",
