@@ -13,7 +13,7 @@
 use super::cache::{CompiledCache, read_entry, seal_with, store_atomically, unseal_with};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use wasmtime::CacheStore;
@@ -28,23 +28,25 @@ const MAX_PACK_BYTES: usize = 256 << 20;
 pub struct FunctionPack {
     /// What the last compile left, read from the pack.
     earlier: HashMap<Vec<u8>, Vec<u8>>,
-    /// What this compile used or made: the next pack.
-    used: Mutex<HashMap<Vec<u8>, Vec<u8>>>,
+    /// What this compile took from `earlier` (keys only: the code stays where it is).
+    reused: Mutex<HashSet<Vec<u8>>>,
+    /// What this compile made. With `reused`, the next pack.
+    made: Mutex<HashMap<Vec<u8>, Vec<u8>>>,
 }
 
 impl CacheStore for FunctionPack {
     fn get(&self, key: &[u8]) -> Option<Cow<'_, [u8]>> {
         let value = self.earlier.get(key)?;
-        if let Ok(mut used) = self.used.lock() {
-            used.insert(key.to_vec(), value.clone());
+        if let Ok(mut reused) = self.reused.lock() {
+            reused.insert(key.to_vec());
         }
         Some(Cow::Borrowed(value))
     }
 
     fn insert(&self, key: &[u8], value: Vec<u8>) -> bool {
-        match self.used.lock() {
-            Ok(mut used) => {
-                used.insert(key.to_vec(), value);
+        match self.made.lock() {
+            Ok(mut made) => {
+                made.insert(key.to_vec(), value);
                 true
             }
             Err(_) => false,
@@ -77,7 +79,7 @@ impl FunctionPack {
         match earlier {
             Ok(earlier) => FunctionPack {
                 earlier,
-                used: Mutex::default(),
+                ..FunctionPack::default()
             },
             Err(reason) => {
                 tracing::warn!(path = %path.display(), reason, "refusing a compiled-functions pack; compiling every function");
@@ -91,8 +93,16 @@ impl FunctionPack {
         let Some(path) = pack_path(cache, file) else {
             return;
         };
-        let Ok(used) = self.used.lock() else { return };
-        let body = encode(&used);
+        let (Ok(reused), Ok(made)) = (self.reused.lock(), self.made.lock()) else {
+            return;
+        };
+        let kept = reused
+            .iter()
+            .filter_map(|key| Some((key.as_slice(), self.earlier.get(key)?.as_slice())));
+        let made = made
+            .iter()
+            .map(|(key, value)| (key.as_slice(), value.as_slice()));
+        let body = encode(kept.chain(made));
         if body.len() > MAX_PACK_BYTES {
             tracing::debug!(path = %path.display(), bytes = body.len(), "compiled-functions pack too large to keep");
             return;
@@ -103,21 +113,14 @@ impl FunctionPack {
         );
     }
 
-    /// How many functions this compile used or made (for the log).
-    pub fn used(&self) -> usize {
-        self.used.lock().map(|used| used.len()).unwrap_or(0)
+    /// How many functions this compile made (for the log).
+    pub fn made(&self) -> usize {
+        self.made.lock().map(|made| made.len()).unwrap_or(0)
     }
 
     /// How many functions came from the last compile (for the log and tests).
     pub fn reused(&self) -> usize {
-        self.used
-            .lock()
-            .map(|used| {
-                used.keys()
-                    .filter(|key| self.earlier.contains_key(*key))
-                    .count()
-            })
-            .unwrap_or(0)
+        self.reused.lock().map(|reused| reused.len()).unwrap_or(0)
     }
 }
 
@@ -138,16 +141,17 @@ fn context(file: &Path) -> Vec<u8> {
 }
 
 /// `count, (key length, key, value length, value)*`, lengths as little-endian u32.
-fn encode(entries: &HashMap<Vec<u8>, Vec<u8>>) -> Vec<u8> {
-    let size: usize = entries.iter().map(|(k, v)| 8 + k.len() + v.len()).sum();
-    let mut body = Vec::with_capacity(4 + size);
-    body.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+fn encode<'a>(entries: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Vec<u8> {
+    let mut count: u32 = 0;
+    let mut body = vec![0; 4];
     for (key, value) in entries {
+        count += 1;
         body.extend_from_slice(&(key.len() as u32).to_le_bytes());
         body.extend_from_slice(key);
         body.extend_from_slice(&(value.len() as u32).to_le_bytes());
         body.extend_from_slice(value);
     }
+    body[..4].copy_from_slice(&count.to_le_bytes());
     body
 }
 
@@ -334,6 +338,7 @@ mod tests {
         assert!(decode(&[0xff, 0xff, 0xff, 0xff]).is_err());
         let mut one = HashMap::new();
         one.insert(b"k".to_vec(), b"v".to_vec());
-        assert_eq!(decode(&encode(&one)).unwrap(), one);
+        let encoded = encode(one.iter().map(|(k, v)| (k.as_slice(), v.as_slice())));
+        assert_eq!(decode(&encoded).unwrap(), one);
     }
 }

@@ -449,7 +449,7 @@ impl Loader {
                     let compiled = runtime
                         .compiler(pack.clone())?
                         .precompile_component(component)?;
-                    tracing::debug!(file = %owned_file.display(), functions = pack.used(), reused = pack.reused(), "compiled plugin");
+                    tracing::debug!(file = %owned_file.display(), reused = pack.reused(), compiled = pack.made(), "compiled plugin");
                     pack.store(&cache, &owned_file);
                     Ok(compiled)
                 };
