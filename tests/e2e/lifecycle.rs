@@ -231,14 +231,18 @@ async fn components_load_too_and_a_second_start_compiles_nothing() {
     server.shutdown().await;
 
     // The built-in tools come compiled in the binary: only the plugin was compiled (beside
-    // it, the record of the built-in tools' definitions).
+    // it, its compiled functions for its next edit, and the record of the built-in tools'
+    // definitions).
     let entries = cache_entries(cache.path());
-    let compiled = entries
-        .iter()
-        .filter(|(name, _)| name.ends_with(".cwasm"))
-        .count();
-    assert_eq!(compiled, 1, "one compiled artifact: {entries:?}");
-    assert_eq!(entries.len(), 2, "and one record: {entries:?}");
+    let count = |suffix: &str| {
+        entries
+            .iter()
+            .filter(|(name, _)| name.ends_with(suffix))
+            .count()
+    };
+    assert_eq!(count(".cwasm"), 1, "one compiled artifact: {entries:?}");
+    assert_eq!(count(".pack"), 1, "one functions pack: {entries:?}");
+    assert_eq!(entries.len(), 3, "and one record: {entries:?}");
     let server = McpServer::start_with(args, Vec::new())
         .await
         .expect("second start");

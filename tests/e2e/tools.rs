@@ -553,6 +553,12 @@ async fn navigations_within_the_document_answer_at_once() {
             "{}",
             navigated.text
         );
+        // As 1.11.0 lists it: the URL, not the placeholder title of the URL before.
+        assert!(
+            navigated.text.contains(&format!(": {url} [selected]")),
+            "{}",
+            navigated.text
+        );
     }
     // Each took 10 s (the navigation timeout) before.
     assert!(

@@ -469,13 +469,18 @@ impl SessionState {
 
 /// A target's title as 1.11.0 shows it: empty when it is the placeholder Chromium gives an
 /// untitled page (its URL, or the URL without `http(s)://`, with or without the last `/`).
+/// A navigation within the document (`#x`) changes the target's URL but not, for a while,
+/// its placeholder title, so the URL is also compared without its fragment.
 fn shown_title(title: &str, url: &str) -> String {
-    let without_scheme = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-        .unwrap_or(url);
-    let placeholder =
-        title == url || title == without_scheme || without_scheme.strip_suffix('/') == Some(title);
+    let placeholder_of = |url: &str| {
+        let without_scheme = url
+            .strip_prefix("https://")
+            .or_else(|| url.strip_prefix("http://"))
+            .unwrap_or(url);
+        title == url || title == without_scheme || without_scheme.strip_suffix('/') == Some(title)
+    };
+    let without_fragment = url.split_once('#').map_or(url, |(before, _)| before);
+    let placeholder = placeholder_of(url) || placeholder_of(without_fragment);
     if placeholder {
         String::new()
     } else {
@@ -626,5 +631,18 @@ mod tests {
         assert_eq!(shown_title("Start", url), "Start");
         // Only http(s) loses its scheme.
         assert_eq!(shown_title("x.test/a", "ftp://x.test/a"), "x.test/a");
+        // Right after a navigation within the document, the title is the old URL's.
+        assert_eq!(shown_title("about:blank", "about:blank#x"), "");
+        assert_eq!(
+            shown_title(
+                "127.0.0.1:8080/start.html",
+                "http://127.0.0.1:8080/start.html#b"
+            ),
+            ""
+        );
+        assert_eq!(
+            shown_title("Start", "http://127.0.0.1:8080/start.html#b"),
+            "Start"
+        );
     }
 }

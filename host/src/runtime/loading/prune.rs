@@ -17,10 +17,23 @@ fn prunable(name: &str) -> bool {
     name.ends_with(".cwasm") || (name.starts_with("functions-") && name.ends_with(".pack"))
 }
 
-/// Marks an entry as just used, so pruning keeps it over entries unused for longer.
+/// How stale an entry's time may get before a use refreshes it: an hour's precision is
+/// plenty to order entries by use, and a start that loads everything from the cache writes
+/// nothing.
+const TOUCH_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Marks an entry as used now (unless it was within the hour), so pruning keeps it over
+/// entries unused for longer.
 pub fn touch(path: &Path) {
+    let now = SystemTime::now();
+    let stale = fs::metadata(path)
+        .and_then(|metadata| metadata.modified())
+        .is_ok_and(|modified| now.duration_since(modified).unwrap_or_default() > TOUCH_AFTER);
+    if !stale {
+        return;
+    }
     if let Ok(file) = fs::OpenOptions::new().append(true).open(path) {
-        let _ignored = file.set_modified(SystemTime::now());
+        let _ignored = file.set_modified(now);
     }
 }
 
@@ -73,10 +86,10 @@ mod tests {
                 .unwrap();
             path
         };
-        let oldest = write("a-1.cwasm", 300);
-        let used_again = write("b-1.cwasm", 200);
-        let pack = write("functions-c.pack", 100);
-        let record = write("definitions-1.record", 1000);
+        let oldest = write("a-1.cwasm", 30_000);
+        let used_again = write("b-1.cwasm", 20_000);
+        let pack = write("functions-c.pack", 10_000);
+        let record = write("definitions-1.record", 100_000);
         touch(&used_again);
         prune(dir.path(), 200);
         assert!(!oldest.exists(), "the least recently used entry goes");
@@ -84,5 +97,10 @@ mod tests {
         assert!(record.exists(), "only compiled code and packs are pruned");
         prune(dir.path(), 100);
         assert!(!pack.exists() && used_again.exists());
+        // A use within the hour writes nothing.
+        let recent = write("d-1.cwasm", 60);
+        let before = fs::metadata(&recent).unwrap().modified().unwrap();
+        touch(&recent);
+        assert_eq!(fs::metadata(&recent).unwrap().modified().unwrap(), before);
     }
 }
