@@ -3,7 +3,7 @@
 //! engine (StarlingMonkey, CPython) around a few lines of the author's code, and an edit
 //! changes the engine's data (its pre-initialised heap), not its functions: with Cranelift's
 //! incremental cache the compile after an edit takes a fraction of a full one
-//! (BENCHMARKS.md, "A plugin author's loop").
+//! (BENCHMARKS.md, "The edit loop").
 //!
 //! One pack per plugin file (by its path), holding the functions of its last compile only, so
 //! the folder grows with the number of plugin files, not with the number of edits. A pack is
@@ -319,7 +319,7 @@ mod tests {
         // The heap and one function changed: most of the other 199 come from the pack. Not
         // all: under parallel compilation, wasmtime 48's keys of some unchanged functions
         // differ from one compile to the next (a compiled-alone run reuses all but the edited
-        // one; parallel stays faster on a real engine: BENCHMARKS.md, "A plugin author's loop").
+        // one; parallel stays faster on a real engine: BENCHMARKS.md, "The edit loop").
         let (compiled, reused) = compile(&component(200, b"heap after the edit", 3));
         assert!(reused > 0, "no function was reused");
         // Code from the compiler engine is code the runtime's engine takes.
