@@ -29,16 +29,23 @@ pub struct Runtime {
     cpu: compile_settings::Cpu,
 }
 
+/// The settings the runtime's engine and its compiler engine share, so that code from one is
+/// code the other takes. What compiled code depends on is shared with the build script's
+/// precompiler (`compile_settings`).
+fn code_config(cpu: compile_settings::Cpu) -> wasmtime::Config {
+    let mut config = wasmtime::Config::new();
+    compile_settings::apply(&mut config, cpu);
+    config.max_wasm_stack(limits::MAX_WASM_STACK);
+    config
+}
+
 /// How one call ended, besides the tool's own success or error.
 pub type CallOutcome = Result<Result<(), String>, wasmtime::Error>;
 
 impl Runtime {
     pub fn new() -> wasmtime::Result<Runtime> {
-        let mut config = wasmtime::Config::new();
-        // What compiled code depends on is shared with the build script's precompiler.
         let cpu = compile_settings::Cpu::from_env().map_err(wasmtime::Error::msg)?;
-        compile_settings::apply(&mut config, cpu);
-        config.max_wasm_stack(limits::MAX_WASM_STACK);
+        let mut config = code_config(cpu);
         // A fresh instance per call is the isolation we want; the pooling allocator makes it
         // cheap (pre-reserved memories and instance slots, reset instead of remapped). Where
         // the address space cannot be reserved, instances are allocated on demand instead.
@@ -75,9 +82,7 @@ impl Runtime {
     /// [`Runtime::engine`] accepts) and Cranelift's incremental cache in `functions`: a
     /// plugin compiled again after an edit recompiles only the functions that changed.
     pub fn compiler(&self, functions: Arc<dyn wasmtime::CacheStore>) -> wasmtime::Result<Engine> {
-        let mut config = wasmtime::Config::new();
-        compile_settings::apply(&mut config, self.cpu);
-        config.max_wasm_stack(limits::MAX_WASM_STACK);
+        let mut config = code_config(self.cpu);
         config.enable_incremental_compilation(functions)?;
         Engine::new(&config)
     }

@@ -189,16 +189,18 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    fn cache(dir: &Path) -> CompiledCache {
+    /// A cache in a fresh folder, and a plugin file's path beside it.
+    fn cache_and_file() -> (tempfile::TempDir, CompiledCache, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
         let engine = wasmtime::Engine::default();
-        CompiledCache::open(&engine, &dir.join("compiled")).unwrap()
+        let cache = CompiledCache::open(&engine, &dir.path().join("compiled")).unwrap();
+        let file = dir.path().join("tool.wasm");
+        (dir, cache, file)
     }
 
     #[test]
     fn a_pack_keeps_what_the_last_compile_used_and_only_for_its_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = cache(dir.path());
-        let file = dir.path().join("tool.wasm");
+        let (dir, cache, file) = cache_and_file();
         let first = FunctionPack::load(&cache, &file);
         assert!(first.get(b"f").is_none());
         assert!(first.insert(b"f", b"code of f".to_vec()));
@@ -227,9 +229,7 @@ mod tests {
 
     #[test]
     fn an_altered_pack_is_never_used() {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = cache(dir.path());
-        let file = dir.path().join("tool.wasm");
+        let (_dir, cache, file) = cache_and_file();
         let pack = FunctionPack::load(&cache, &file);
         pack.insert(b"f", b"code of f".to_vec());
         pack.store(&cache, &file);
