@@ -574,7 +574,8 @@ pub(crate) fn default_cache_dir() -> PathBuf {
         .join("compiled")
 }
 
-async fn shutdown_signal() {
+/// SIGTERM, SIGINT (Ctrl-C) or SIGHUP.
+pub(crate) async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut terminate), Ok(mut interrupt), Ok(mut hangup)) = (
         signal(SignalKind::terminate()),

@@ -1,6 +1,6 @@
 //! Folders watched for changes, with bursts settled into one: an editor's save or a copy
 //! writes in steps, and the server should react once, to the finished result. Used by the
-//! plugin folders' `--watch` and the `--config` file's reload.
+//! plugin folders' `--watch`, the `--config` file's reload and `plugin test --watch`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -21,6 +21,19 @@ impl SettledChanges {
         settle: Duration,
         relevant: impl Fn(&notify::Event) -> bool + Send + 'static,
     ) -> Result<SettledChanges, String> {
+        let folders: Vec<(PathBuf, notify::RecursiveMode)> = folders
+            .iter()
+            .map(|folder| (folder.clone(), notify::RecursiveMode::NonRecursive))
+            .collect();
+        SettledChanges::watch_modes(&folders, settle, relevant)
+    }
+
+    /// Watches each folder, recursively or not, for events that `relevant` accepts.
+    pub fn watch_modes(
+        folders: &[(PathBuf, notify::RecursiveMode)],
+        settle: Duration,
+        relevant: impl Fn(&notify::Event) -> bool + Send + 'static,
+    ) -> Result<SettledChanges, String> {
         use notify::Watcher;
         let (events, changed) = mpsc::unbounded_channel::<()>();
         let mut watcher =
@@ -30,9 +43,9 @@ impl SettledChanges {
                 }
             })
             .map_err(|error| format!("cannot watch for changes: {error}"))?;
-        for folder in folders {
+        for (folder, mode) in folders {
             watcher
-                .watch(folder, notify::RecursiveMode::NonRecursive)
+                .watch(folder, *mode)
                 .map_err(|error| format!("cannot watch {}: {error}", folder.display()))?;
         }
         Ok(SettledChanges {

@@ -51,6 +51,7 @@ mod plugin_catalog;
 mod plugin_cli;
 mod plugin_templates;
 mod plugin_walkthrough;
+mod plugin_watch;
 mod porting;
 mod progress;
 mod provenance;

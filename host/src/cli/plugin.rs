@@ -11,6 +11,7 @@ mod lock;
 mod oci;
 mod scaffold;
 mod test;
+mod watch;
 
 /// The registry manifest check, public for the fuzz target `oci_manifest`.
 pub use oci::manifest::{PluginManifest, read as read_oci_manifest};
@@ -92,13 +93,14 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
             expect,
             policy,
             headful,
+            watch,
         } => {
             // Nothing said of the call: a project made by `plugin new` runs its own test.
             let own = match (page, url, params.as_str(), expect.is_empty()) {
                 (None, None, "{}", true) if plugin.is_dir() => test::project_test(plugin)?,
                 _ => None,
             };
-            let component = component_of(plugin)?;
+            let own_test = own.is_some();
             let (opened, params, expect) = match own {
                 Some(own) => {
                     println!("Running {}.", own.file.display());
@@ -113,6 +115,18 @@ pub async fn run(command: &PluginCommand) -> Result<(), String> {
                     (opened, params.clone(), expect.clone())
                 }
             };
+            if *watch == Some(true) {
+                let spec = watch::TestSpec {
+                    params,
+                    opened,
+                    expect,
+                    policy: policy.clone(),
+                    headful: *headful,
+                    own_test,
+                };
+                return watch::watch(plugin, spec).await;
+            }
+            let component = component_of(plugin)?;
             let (passed, answer) =
                 test::run(&component, &params, opened, policy.as_deref(), *headful).await?;
             if !passed {

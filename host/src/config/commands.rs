@@ -221,6 +221,10 @@ pub enum PluginCommand {
         /// Show the browser window.
         #[arg(long)]
         headful: bool,
+        /// Keep running: test again after every saved change (a project folder is rebuilt,
+        /// the component loaded again, the page opened afresh; the browser stays up).
+        #[arg(long, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
+        watch: Option<bool>,
     },
 }
 

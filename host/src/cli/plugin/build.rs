@@ -94,6 +94,25 @@ fn build_typescript(dir: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
     deliver(dir, &name, out)
 }
 
+/// A TypeScript project `plugin test --watch` can compile in its resident builder: installed,
+/// its types current, and its `compile` script still the one `plugin new` wrote (any other
+/// script is run as written). Its tool's name and world.
+pub fn resident_typescript(dir: &Path) -> Option<(String, String)> {
+    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+    let package: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let name = package["name"].as_str()?;
+    let ours = package["scripts"]["compile"].as_str()
+        == Some(super::scaffold::typescript::compile_script(name).as_str());
+    let ready = dir.join("node_modules").is_dir() && types_are_current(dir);
+    (ours && ready).then(|| (name.to_string(), super::scaffold::world_name(name)))
+}
+
+/// What a TypeScript build does after compiling: the source map carried into the component.
+pub fn finish_typescript(dir: &Path, name: &str) -> Result<PathBuf, String> {
+    carry_source_map(dir, name)?;
+    deliver(dir, name, None)
+}
+
 /// Whether `types/` (made by `npm run types`) is newer than every file of `wit/`.
 fn types_are_current(dir: &Path) -> bool {
     match (newest(&dir.join("types")), newest(&dir.join("wit"))) {

@@ -4,18 +4,23 @@
 //! work before writing the policy an operator will need.
 
 use crate::config::Args;
+use crate::pipeline::Pipeline;
+use crate::pipeline::tools::folders::ToolFolders;
 use crate::policy::limits::Limits;
 use crate::policy::plugins::{Origin, Policy};
 use crate::runtime::{CompiledCache, Loader, Runtime, needs};
 use crate::session::Session;
+use page::PageServer;
 use rmcp::model::ContentBlock;
 use serde_json::{Value, json};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+mod page;
 
 /// What the browser shows before the tool runs.
+#[derive(Clone)]
 pub enum Opened {
     Blank,
     /// An HTML file, served with the files of its folder.
@@ -88,34 +93,196 @@ pub async fn run(
     policy: Option<&Path>,
     headful: bool,
 ) -> Result<(bool, String), String> {
-    let bytes = std::fs::read(component)
-        .map_err(|error| format!("Cannot read {}: {error}", component.display()))?;
-    let folder = component
-        .parent()
-        .filter(|folder| !folder.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
-    let scratch = tempfile::Builder::new()
-        .prefix("devtools-mcp-plugin-test-")
-        .tempdir()
-        .map_err(|error| format!("Cannot create a scratch folder: {error}"))?;
-    // The server's own cache (out of the temp dir, where start-up refuses code): a plugin
-    // tested again is not compiled again.
-    let cache = crate::cli::default_cache_dir();
-    let name = tool_name(component, &cache).await?;
-    let policy_file = match policy {
-        Some(file) => file.to_path_buf(),
-        None => {
-            let file = scratch.path().join("policy.toml");
-            let granted = granted_by_imports(&bytes);
+    let mut bench = Bench::open(component, opened, policy, headful).await?;
+    let result = match bench.load().await {
+        Ok(()) => bench.call(params).await,
+        Err(error) => Err(error),
+    };
+    bench.shutdown().await;
+    result
+}
+
+/// A plugin's tool ready to be called as the server calls it: the server's pipeline over the
+/// component's folder, a browser session, the author's page served on loopback. `plugin test`
+/// calls it once; `--watch` keeps the browser and the page between edits and loads the
+/// changed component again.
+pub struct Bench {
+    component: PathBuf,
+    /// The author's policy; without one, each load grants what the imports ask for.
+    policy: Option<PathBuf>,
+    args: Args,
+    scratch: tempfile::TempDir,
+    session: Session,
+    url: Option<String>,
+    _page: Option<PageServer>,
+    loaded: Option<Loaded>,
+}
+
+struct Loaded {
+    pipeline: Pipeline,
+    folders: ToolFolders,
+    name: String,
+    /// What the generated policy granted, or the text of the author's policy file.
+    policy_inputs: Vec<String>,
+}
+
+impl Bench {
+    /// The browser (started at the first call), the page server and a scratch folder for the
+    /// files the tool writes; the component is loaded by [`Bench::load`].
+    pub async fn open(
+        component: &Path,
+        opened: Opened,
+        policy: Option<&Path>,
+        headful: bool,
+    ) -> Result<Bench, String> {
+        let scratch = tempfile::Builder::new()
+            .prefix("devtools-mcp-plugin-test-")
+            .tempdir()
+            .map_err(|error| format!("Cannot create a scratch folder: {error}"))?;
+        let policy_file = policy
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| scratch.path().join("policy.toml"));
+        let args = server_args(component, &policy_file, headful)?;
+        // The files the tool may write go to a scratch folder of their own.
+        let files = scratch.path().join("files");
+        std::fs::create_dir_all(&files)
+            .map_err(|error| format!("Cannot create {}: {error}", files.display()))?;
+        let sandbox = crate::sandbox::Sandbox::new(vec![files])
+            .map_err(|error| format!("Cannot use the scratch folder: {error}"))?;
+        let session = Session::new(crate::cli::browser_options(&args)?, sandbox);
+        let page = match &opened {
+            Opened::File(page) => Some(PageServer::start(page).await?),
+            _ => None,
+        };
+        let url = match (&opened, &page) {
+            (Opened::Url(url), _) => Some(url.clone()),
+            (Opened::File(_), Some(page)) => Some(page.url.clone()),
+            _ => None,
+        };
+        Ok(Bench {
+            component: component.to_path_buf(),
+            policy: policy.map(Path::to_path_buf),
+            args,
+            scratch,
+            session,
+            url,
+            _page: page,
+            loaded: None,
+        })
+    }
+
+    /// Loads the component (again): only it is loaded again while its tool keeps its name
+    /// and the policy stays the same (the author's file unchanged, or the same capabilities
+    /// asked for); otherwise the whole server side is set up anew, under the new policy.
+    pub async fn load(&mut self) -> Result<(), String> {
+        let bytes = std::fs::read(&self.component)
+            .map_err(|error| format!("Cannot read {}: {error}", self.component.display()))?;
+        // What the policy says: the author's file as it is now, or what the imports ask for.
+        let granted = match &self.policy {
+            Some(file) => vec![std::fs::read_to_string(file).unwrap_or_default()],
+            None => granted_by_imports(&bytes),
+        };
+        if let Some(loaded) = self
+            .loaded
+            .as_mut()
+            .filter(|loaded| loaded.policy_inputs == granted)
+        {
+            let reloaded = loaded.folders.reload().await;
+            if let Some(failure) = reloaded.failures.into_iter().next() {
+                return Err(failure);
+            }
+            if let Some(tools) = reloaded.tools {
+                loaded.pipeline.tools.replace(tools);
+            }
+            if loaded
+                .folders
+                .loaded_from(&self.component)
+                .map(|tool| &tool.definition.name)
+                == Some(&loaded.name)
+            {
+                return Ok(());
+            }
+        }
+        self.loaded = None;
+        // The server's own cache (out of the temp dir, where start-up refuses code): a plugin
+        // tested again is not compiled again.
+        let name = tool_name(&self.component, &crate::cli::default_cache_dir()).await?;
+        if self.policy.is_none() {
+            let file = self.scratch.path().join("policy.toml");
             println!("Granted for this test: {}", granted.join(", "));
             let quoted: Vec<String> = granted.iter().map(|name| format!("{name:?}")).collect();
             let text = format!("[plugins.{name}]\ncapabilities = [{}]\n", quoted.join(", "));
             std::fs::write(&file, text)
                 .map_err(|error| format!("Cannot write {}: {error}", file.display()))?;
-            file
         }
-    };
+        // Where the code may be, checked as the server checks it (the same writable folders):
+        // a plugin that passes its test loads.
+        let writable = crate::cli::stdio_writable(&self.args);
+        let (pipeline, folders) = crate::cli::build_pipeline(&self.args, writable, false).await?;
+        self.loaded = Some(Loaded {
+            pipeline,
+            folders,
+            name,
+            policy_inputs: granted,
+        });
+        Ok(())
+    }
+
+    /// Opens the page (afresh each time) and calls the tool; whether it answered without an
+    /// error, and the answer's text (printed as a client would see it).
+    pub async fn call(&self, params: &str) -> Result<(bool, String), String> {
+        let Some(loaded) = &self.loaded else {
+            return Err("the tool is not loaded".into());
+        };
+        if let Some(url) = &self.url {
+            let arguments = json!({ "type": "url", "url": url });
+            let navigated = loaded
+                .pipeline
+                .call(
+                    &self.session,
+                    "navigate_page",
+                    arguments.as_object().cloned(),
+                )
+                .await
+                .map_err(|error| error.to_string())?;
+            if navigated.is_error == Some(true) {
+                crate::serve::oneshot::print(&navigated);
+                return Err(format!("Could not open {url}."));
+            }
+        }
+        let arguments = crate::serve::oneshot::parse_params(Some(params))?;
+        let result = loaded
+            .pipeline
+            .call(&self.session, &loaded.name, Some(arguments))
+            .await
+            .map_err(|error| error.to_string())?;
+        crate::serve::oneshot::print(&result);
+        let mut text: Vec<String> = result
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.clone()),
+                _ => None,
+            })
+            .collect();
+        if let Some(line) = structured_line(result.structured_content.as_ref()) {
+            println!("{line}");
+            text.push(line);
+        }
+        Ok((result.is_error != Some(true), text.join("\n")))
+    }
+
+    pub async fn shutdown(self) {
+        self.session.shutdown(Duration::from_millis(700)).await;
+    }
+}
+
+/// The server's flags for a test: the component's folder as the plugin folder, one page.
+fn server_args(component: &Path, policy: &Path, headful: bool) -> Result<Args, String> {
+    let folder = component
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let mut argv = vec![
         "devtools-mcp".to_string(),
         "--isolated".to_string(),
@@ -127,62 +294,12 @@ pub async fn run(
         "--plugin-dir".to_string(),
         folder.display().to_string(),
         "--policy".to_string(),
-        policy_file.display().to_string(),
+        policy.display().to_string(),
     ];
     if !headful {
         argv.push("--headless".to_string());
     }
-    let args = Args::try_parse_compatible(argv).map_err(|error| error.to_string())?;
-    // Where the code may be, checked as the server checks it (the same writable folders): a
-    // plugin that passes its test loads.
-    let writable = crate::cli::stdio_writable(&args);
-    let (pipeline, _folders) = crate::cli::build_pipeline(&args, writable, false).await?;
-    // The files the tool may write go to a scratch folder of their own.
-    let files = scratch.path().join("files");
-    std::fs::create_dir_all(&files)
-        .map_err(|error| format!("Cannot create {}: {error}", files.display()))?;
-    let sandbox = crate::sandbox::Sandbox::new(vec![files])
-        .map_err(|error| format!("Cannot use the scratch folder: {error}"))?;
-    let session = Session::new(crate::cli::browser_options(&args)?, sandbox);
-    let server = match &opened {
-        Opened::File(page) => Some(PageServer::start(page).await?),
-        _ => None,
-    };
-    let url = match (&opened, &server) {
-        (Opened::Url(url), _) => Some(url.clone()),
-        (Opened::File(_), Some(server)) => Some(server.url.clone()),
-        _ => None,
-    };
-    if let Some(url) = url {
-        let arguments = json!({ "type": "url", "url": url });
-        let navigated = pipeline
-            .call(&session, "navigate_page", arguments.as_object().cloned())
-            .await
-            .map_err(|error| error.to_string())?;
-        if navigated.is_error == Some(true) {
-            crate::serve::oneshot::print(&navigated);
-            session.shutdown(Duration::from_millis(700)).await;
-            return Err(format!("Could not open {url}."));
-        }
-    }
-    let arguments = crate::serve::oneshot::parse_params(Some(params))?;
-    let result = pipeline.call(&session, &name, Some(arguments)).await;
-    session.shutdown(Duration::from_millis(700)).await;
-    let result = result.map_err(|error| error.to_string())?;
-    crate::serve::oneshot::print(&result);
-    let mut text: Vec<String> = result
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.clone()),
-            _ => None,
-        })
-        .collect();
-    if let Some(line) = structured_line(result.structured_content.as_ref()) {
-        println!("{line}");
-        text.push(line);
-    }
-    Ok((result.is_error != Some(true), text.join("\n")))
+    Args::try_parse_compatible(argv).map_err(|error| error.to_string())
 }
 
 /// The tool's own structured result (under `result`, beside the host's keys), as one line
@@ -224,102 +341,4 @@ fn granted_by_imports(bytes: &[u8]) -> Vec<String> {
     names.sort();
     names.dedup();
     names
-}
-
-/// A page of the author's, served on 127.0.0.1 with the files of its folder (and nothing
-/// outside it), for as long as the test runs.
-struct PageServer {
-    url: String,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for PageServer {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-impl PageServer {
-    async fn start(page: &Path) -> Result<PageServer, String> {
-        let page = page
-            .canonicalize()
-            .map_err(|error| format!("Cannot open {}: {error}", page.display()))?;
-        let folder = page.parent().map(Path::to_path_buf).unwrap_or_default();
-        let name = page
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .map_err(|error| format!("Cannot listen on 127.0.0.1: {error}"))?;
-        let port = listener
-            .local_addr()
-            .map_err(|error| error.to_string())?
-            .port();
-        let task = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve_one(stream, folder.clone()));
-            }
-        });
-        Ok(PageServer {
-            url: format!("http://127.0.0.1:{port}/{name}"),
-            task,
-        })
-    }
-}
-
-/// Answers one request for a file of `folder` (GET, a plain relative path) and closes.
-async fn serve_one(mut stream: tokio::net::TcpStream, folder: PathBuf) {
-    let mut request = vec![0u8; 8192];
-    let Ok(Ok(read)) =
-        tokio::time::timeout(Duration::from_secs(10), stream.read(&mut request)).await
-    else {
-        return;
-    };
-    let head = String::from_utf8_lossy(&request[..read]);
-    let target = head
-        .lines()
-        .next()
-        .and_then(|line| line.strip_prefix("GET "))
-        .and_then(|rest| rest.split(' ').next())
-        .map(|target| target.split(['?', '#']).next().unwrap_or_default())
-        .unwrap_or_default()
-        .trim_start_matches('/')
-        .to_string();
-    let relative = Path::new(&target);
-    let plain = relative
-        .components()
-        .all(|component| matches!(component, Component::Normal(_)));
-    let body = match plain && !target.is_empty() {
-        true => std::fs::read(folder.join(relative)).ok(),
-        false => None,
-    };
-    let response = match body {
-        Some(body) => {
-            let kind = content_type(&target);
-            let mut head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            )
-            .into_bytes();
-            head.extend(body);
-            head
-        }
-        None => {
-            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec()
-        }
-    };
-    let _sent = stream.write_all(&response).await;
-}
-
-fn content_type(path: &str) -> &'static str {
-    match path.rsplit('.').next().unwrap_or_default() {
-        "html" | "htm" => "text/html; charset=utf-8",
-        "js" | "mjs" => "text/javascript",
-        "css" => "text/css",
-        "json" => "application/json",
-        "png" => "image/png",
-        "svg" => "image/svg+xml",
-        _ => "application/octet-stream",
-    }
 }

@@ -2,18 +2,19 @@
 //! again when components are added, changed or removed. A broken new version never replaces a
 //! working one: the reload keeps what was loaded and logs why.
 
-use crate::fswatch::SettledChanges;
-use crate::pipeline::{Pipeline, ToolSet};
+use crate::pipeline::ToolSet;
 use crate::policy::plugins::Origin;
 use crate::runtime::embedded;
 use crate::runtime::{LoadError, LoadedTool, Loader, wasm_files};
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
+
+mod background;
+pub use background::{finish_in_background, watch};
 
 /// Events closer together than this are one change (an editor or a copy writes in steps).
 const SETTLE: Duration = Duration::from_millis(300);
@@ -34,6 +35,13 @@ fn task_failed(file: &Path, error: tokio::task::JoinError) -> LoadError {
         file: file.to_path_buf(),
         reason: format!("the load task failed: {error}"),
     }
+}
+
+/// What loading the folders again did: the new tool set if it changed, and why a component
+/// was not loaded (its previous version, if any, kept).
+pub struct Reload {
+    pub tools: Option<ToolSet>,
+    pub failures: Vec<String>,
 }
 
 pub struct ToolFolders {
@@ -257,8 +265,15 @@ impl ToolFolders {
     }
 
     /// Loads the folders again, keeping every unchanged component and the working version of
-    /// every component whose new version fails. `None` when the tool set did not change.
-    pub async fn reload(&mut self) -> Option<ToolSet> {
+    /// every component whose new version fails (each failure logged and returned). No tool set
+    /// when it did not change.
+    pub async fn reload(&mut self) -> Reload {
+        let mut failures = Vec::new();
+        let tools = self.reload_into(&mut failures).await;
+        Reload { tools, failures }
+    }
+
+    async fn reload_into(&mut self, failures: &mut Vec<String>) -> Option<ToolSet> {
         // Embedded tools never change while the binary runs.
         let mut next: Vec<LoadedTool> = self
             .loaded
@@ -289,6 +304,7 @@ impl ToolFolders {
                         Ok(tool) => Some(tool),
                         Err(error) => {
                             tracing::error!(%error, kept_previous = previous.is_some(), "plugin not reloaded");
+                            failures.push(error.to_string());
                             previous.cloned()
                         }
                     },
@@ -296,6 +312,7 @@ impl ToolFolders {
                 let Some(candidate) = candidate else { continue };
                 if let Some(error) = clash(&next, &candidate, &file) {
                     tracing::error!("{error}");
+                    failures.push(error.to_string());
                     continue;
                 }
                 next.push(candidate);
@@ -309,6 +326,7 @@ impl ToolFolders {
             Ok(tools) => Some(tools),
             Err(error) => {
                 tracing::error!(%error, "reloaded tools rejected; keeping the previous set");
+                failures.push(error);
                 self.loaded = previous;
                 None
             }
@@ -344,6 +362,15 @@ impl ToolFolders {
     /// The definition of every loaded tool, whatever the mode (`--slim` serves some of them).
     pub fn definitions(&self) -> impl Iterator<Item = &crate::runtime::ToolDefinition> {
         self.loaded.iter().map(|tool| &tool.definition)
+    }
+
+    /// The tool loaded from `file`, if one is.
+    pub fn loaded_from(&self, file: &Path) -> Option<&LoadedTool> {
+        self.loaded.iter().find(|tool| {
+            tool.source == file
+                || (tool.source.file_name() == file.file_name()
+                    && tool.source.canonicalize().ok() == file.canonicalize().ok())
+        })
     }
 
     fn in_dir<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = LoadedTool> + 'a {
@@ -434,78 +461,4 @@ fn file_sha256(file: &Path) -> Option<String> {
     std::fs::read(file)
         .ok()
         .map(|bytes| hex::encode(Sha256::digest(bytes)))
-}
-
-/// Watches the plugin folders and swaps the pipeline's tool set when they change; clients are
-/// told through the registry's change channel. Runs until the process ends.
-pub fn watch(
-    tool_folders: Arc<tokio::sync::Mutex<ToolFolders>>,
-    pipeline: Arc<Pipeline>,
-) -> Result<(), String> {
-    let dirs = tool_folders
-        .try_lock()
-        .map(|tool_folders| tool_folders.watched_dirs())
-        .map_err(|_| "the tool tool_folders is busy".to_string())?;
-    let mut changes = SettledChanges::watch(&dirs, SETTLE, |_| true)?;
-    tokio::spawn(async move {
-        while changes.next().await.is_some() {
-            // A panic while reloading (a bug the loader's own guards missed) is logged and
-            // the watcher keeps going with the tools it had.
-            let reloaded =
-                std::panic::AssertUnwindSafe(async { tool_folders.lock().await.reload().await })
-                    .catch_unwind()
-                    .await;
-            let reloaded = reloaded.unwrap_or_else(|_| {
-                tracing::error!("reloading the plugin folders failed; keeping the loaded tools");
-                None
-            });
-            if let Some(tools) = reloaded {
-                let names: Vec<String> = tools
-                    .iter()
-                    .map(|tool| tool.definition().name.clone())
-                    .collect();
-                tracing::info!(tools = %names.join(", "), "plugin folders changed; tool list updated");
-                pipeline.tools.replace(tools);
-            }
-        }
-    });
-    Ok(())
-}
-
-/// Compiles the plugins the start-up load left ([`ToolFolders::finish_pending`]) while the
-/// server answers: their tools join the set, clients hear `notifications/tools/list_changed`,
-/// and calls waiting for one of them go on. The policy's names are checked again then (a
-/// section naming none of the tools is an error in the log: the server already runs).
-pub fn finish_in_background(
-    tool_folders: Arc<tokio::sync::Mutex<ToolFolders>>,
-    pipeline: Arc<Pipeline>,
-) {
-    pipeline.tools.loading();
-    tokio::spawn(async move {
-        let mut folders = tool_folders.lock().await;
-        let finished = std::panic::AssertUnwindSafe(folders.finish_pending())
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|_| Err("compiling the plugins failed".to_string()));
-        match finished {
-            Ok(Some(tools)) => pipeline.tools.replace(tools),
-            Ok(None) => {}
-            // As a start with this plugin would have been refused: the server does not run
-            // on without a tool its operator configured (the MCP client reads why on stderr).
-            Err(error) => {
-                eprintln!(
-                    "devtools-mcp: {error}\nRefusing to run on without it: fix or remove the plugin, then start the server again."
-                );
-                std::process::exit(1);
-            }
-        }
-        let known = super::known_names::KnownNames::from_definitions(folders.definitions());
-        for problem in super::known_names::policy_problems(folders.loader.policy(), &known, false) {
-            if let super::known_names::Problem::Refused(reason) = problem {
-                tracing::error!("The policy file is invalid: {reason}");
-            }
-        }
-        drop(folders);
-        pipeline.tools.loaded();
-    });
 }

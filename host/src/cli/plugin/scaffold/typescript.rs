@@ -11,8 +11,18 @@ use std::path::Path;
 pub const JCO_VERSION: &str = "1.10.2";
 pub const TYPESCRIPT_VERSION: &str = "5.9.3";
 
+/// The `compile` script of a new project: `plugin test --watch` does the same in a resident
+/// process while a project's script is still this one.
+pub fn compile_script(name: &str) -> String {
+    let world = world_name(name);
+    format!(
+        "tsc -p . && jco componentize build/tool.js --wit wit --world-name {world} --disable random --disable clocks --disable http -o dist/{name}.wasm"
+    )
+}
+
 pub fn create(name: &str, root: &Path, template: Template) -> Result<(), String> {
     let world = world_name(name);
+    let compile = compile_script(name);
     let package = format!(
         r#"{{
   "name": "{name}",
@@ -21,7 +31,7 @@ pub fn create(name: &str, root: &Path, template: Template) -> Result<(), String>
   "description": "A devtools-mcp tool written in TypeScript.",
   "scripts": {{
     "types": "jco guest-types wit --world-name {world} -o types",
-    "compile": "tsc -p . && jco componentize build/tool.js --wit wit --world-name {world} --disable random --disable clocks --disable http -o dist/{name}.wasm",
+    "compile": "{compile}",
     "build": "npm run types && npm run compile"
   }},
   "devDependencies": {{
