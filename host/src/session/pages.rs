@@ -470,17 +470,24 @@ impl SessionState {
 /// A target's title as 1.11.0 shows it: empty when it is the placeholder Chromium gives an
 /// untitled page (its URL, or the URL without `http(s)://`, with or without the last `/`).
 /// A navigation within the document (`#x`) changes the target's URL but not, for a while,
-/// its placeholder title, so the URL is also compared without its fragment.
+/// its placeholder title (the URL before, with its own fragment), so both are also compared
+/// without their fragments.
 fn shown_title(title: &str, url: &str) -> String {
-    let placeholder_of = |url: &str| {
+    let placeholder_of = |title: &str, url: &str| {
         let without_scheme = url
             .strip_prefix("https://")
             .or_else(|| url.strip_prefix("http://"))
             .unwrap_or(url);
         title == url || title == without_scheme || without_scheme.strip_suffix('/') == Some(title)
     };
-    let without_fragment = url.split_once('#').map_or(url, |(before, _)| before);
-    let placeholder = placeholder_of(url) || placeholder_of(without_fragment);
+    let document = |text: &str| -> String {
+        text.split_once('#')
+            .map_or(text, |(before, _)| before)
+            .to_owned()
+    };
+    let placeholder = placeholder_of(title, url)
+        || placeholder_of(title, &document(url))
+        || placeholder_of(&document(title), &document(url));
     if placeholder {
         String::new()
     } else {
@@ -644,5 +651,15 @@ mod tests {
             shown_title("Start", "http://127.0.0.1:8080/start.html#b"),
             "Start"
         );
+        // ...the old URL with its own fragment, when the page had one already.
+        assert_eq!(shown_title("about:blank#second", "about:blank#third"), "");
+        assert_eq!(
+            shown_title(
+                "127.0.0.1:8080/start.html#a",
+                "http://127.0.0.1:8080/start.html#b"
+            ),
+            ""
+        );
+        assert_eq!(shown_title("Issue #42", url), "Issue #42");
     }
 }

@@ -102,7 +102,7 @@ pub fn next_steps(created: &Path) -> String {
     };
     if placement.refusal().is_none() {
         return format!(
-            "Next: {build}; `devtools-mcp plugin test {}` runs its test (test/test.json) on its fixture page; then start the server with --plugin-dir {}.",
+            "Next: {build}; `devtools-mcp plugin test {}` runs its test (test/test.json) on its fixture page (with --watch, again after every saved edit); then start the server with --plugin-dir {}.",
             created.display(),
             dist.display()
         );
